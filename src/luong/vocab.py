@@ -1,0 +1,374 @@
+"""Vocabulary: symbols <-> ids, for characters or whitespace-separated tokens.
+
+Ids 0 to 3 are the specials, the same in every vocabulary:
+
+    0  ``<pad>``  padding                    2  ``</s>``   end of sequence
+    1  ``<s>``    beginning of sequence      3  ``<unk>``  a symbol outside the vocabulary
+
+The other symbols follow from id 4 in the order given. ``V = len(vocab)`` counts both.
+
+Raw strings go in: ``tokenize`` applies Unicode NFKC (and lowercasing when asked), then
+splits into characters (``tokens="char"``) or on whitespace (``tokens="space"``). Every
+normalisation lives here, so training, evaluation and ``luong translate`` see text the same way.
+
+A token of the text is known when it is one of the vocabulary's own symbols. A token spelled
+like a special (``"<s>"`` in space mode) is unknown: raw input can never inject an end of
+sequence. Unknown tokens encode to ``unk_id``; ``unknown(text)`` lists them so callers can count
+them.
+
+A vocabulary is saved as JSON (``to_json`` / ``save``), never pickled.
+"""
+
+from __future__ import annotations
+
+import json
+import operator
+import os
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import Any, ClassVar, Literal
+
+__all__ = ["TOKENS", "Tokens", "Vocab"]
+
+Tokens = Literal["char", "space"]
+TOKENS: tuple[str, ...] = ("char", "space")
+
+_FIELDS = ("tokens", "lowercase", "symbols", "specials")
+
+
+class Vocab:
+    """Symbols <-> ids with fixed specials (pad 0, bos 1, eos 2, unk 3).
+
+    Args:
+        symbols: the non-special symbols in id order; the first gets id 4. In char mode each is
+            one character; in space mode each is a non-empty string without whitespace.
+        tokens: ``"char"`` (every character is a token) or ``"space"`` (``str.split()``).
+        lowercase: lowercase text in ``normalize`` (after NFKC).
+
+    Raises:
+        TypeError: ``symbols`` is not a sequence of strings, ``lowercase`` is not a bool.
+        ValueError: unknown ``tokens``, a duplicate symbol, a special among ``symbols``, a symbol
+            that ``tokenize`` could never produce (not one character in char mode; empty or with
+            whitespace in space mode).
+    """
+
+    PAD: ClassVar[str] = "<pad>"
+    BOS: ClassVar[str] = "<s>"
+    EOS: ClassVar[str] = "</s>"
+    UNK: ClassVar[str] = "<unk>"
+    SPECIALS: ClassVar[tuple[str, ...]] = (PAD, BOS, EOS, UNK)
+    pad_id: ClassVar[int] = 0
+    bos_id: ClassVar[int] = 1
+    eos_id: ClassVar[int] = 2
+    unk_id: ClassVar[int] = 3
+
+    def __init__(
+        self, symbols: Sequence[str], tokens: Tokens = "char", lowercase: bool = False
+    ) -> None:
+        if tokens not in TOKENS:
+            raise ValueError(f"tokens: expected one of {', '.join(TOKENS)}, got {tokens!r}")
+        if not isinstance(lowercase, bool):
+            raise TypeError(f"lowercase: expected a bool, got {type(lowercase).__name__}")
+        if isinstance(symbols, str) or not isinstance(symbols, Sequence):
+            raise TypeError(
+                f"symbols: expected a sequence of strings, got {type(symbols).__name__}"
+            )
+        self.tokens: Tokens = tokens
+        self.lowercase = lowercase
+        self._symbols: tuple[str, ...] = self.SPECIALS + tuple(symbols)
+        self._ids: dict[str, int] = {}
+        for index, symbol in enumerate(self._symbols):
+            position = index - len(self.SPECIALS)  # index into ``symbols``
+            if not isinstance(symbol, str):
+                raise TypeError(f"symbols[{position}]: expected a str, got {type(symbol).__name__}")
+            if symbol in self._ids:
+                first = self._ids[symbol]
+                if first < len(self.SPECIALS):
+                    raise ValueError(
+                        f"symbols[{position}]: {symbol!r} is a special "
+                        f"(specials are {', '.join(self.SPECIALS)}); list only the other symbols"
+                    )
+                raise ValueError(
+                    f"symbols[{position}]: duplicate symbol {symbol!r} "
+                    f"(already symbols[{first - len(self.SPECIALS)}])"
+                )
+            if position >= 0:
+                self._check_symbol(position, symbol)
+            self._ids[symbol] = index
+
+    def _check_symbol(self, position: int, symbol: str) -> None:
+        if self.tokens == "char" and len(symbol) != 1:
+            raise ValueError(
+                f"symbols[{position}]: expected one character in char mode, got {symbol!r}"
+            )
+        if self.tokens == "space" and (not symbol or symbol.split() != [symbol]):
+            raise ValueError(
+                f"symbols[{position}]: expected a non-empty token without whitespace "
+                f"in space mode, got {symbol!r}"
+            )
+
+    @classmethod
+    def build(
+        cls,
+        texts: Iterable[str],
+        tokens: Tokens = "char",
+        lowercase: bool = False,
+        min_count: int = 1,
+    ) -> Vocab:
+        """Collect the symbols of ``texts``, the most frequent first.
+
+        Symbols are sorted by descending count, then by symbol (code point order), so the
+        same texts give the same ids in any order. Tokens spelled like a special are left
+        out (they stay unknown).
+
+        Args:
+            texts: raw strings, tokenized as ``tokenize`` does.
+            tokens: ``"char"`` or ``"space"``.
+            lowercase: lowercase in ``normalize``.
+            min_count: keep symbols seen at least this many times.
+
+        Returns:
+            The vocabulary.
+
+        Raises:
+            TypeError: ``texts`` is a single string or holds a non-string.
+            ValueError: unknown ``tokens``, ``min_count`` not a positive int.
+        """
+        if isinstance(min_count, bool) or not isinstance(min_count, int) or min_count < 1:
+            raise ValueError(f"min_count: expected a positive int, got {min_count!r}")
+        if isinstance(texts, str):
+            raise TypeError("texts: expected an iterable of strings, got a single str")
+        empty = cls((), tokens, lowercase)  # validates tokens and lowercase
+        counts: Counter[str] = Counter()
+        for index, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise TypeError(f"texts[{index}]: expected a str, got {type(text).__name__}")
+            counts.update(empty.tokenize(text))
+        for special in cls.SPECIALS:
+            counts.pop(special, None)
+        kept = [symbol for symbol, count in counts.items() if count >= min_count]
+        kept.sort(key=lambda symbol: (-counts[symbol], symbol))
+        return cls(kept, tokens, lowercase)
+
+    # Text -> tokens -> ids.
+
+    def normalize(self, text: str) -> str:
+        """Unicode NFKC, then lowercasing (re-normalised to NFKC) when ``lowercase``."""
+        _check_text(text)
+        text = unicodedata.normalize("NFKC", text)
+        if self.lowercase:
+            text = unicodedata.normalize("NFKC", text.lower())
+        return text
+
+    def tokenize(self, text: str) -> list[str]:
+        """``normalize``, then characters (char mode) or ``str.split()`` (space mode)."""
+        text = self.normalize(text)
+        return list(text) if self.tokens == "char" else text.split()
+
+    def encode(self, text: str, *, bos: bool = False, eos: bool = True) -> list[int]:
+        """Ids of ``text``'s tokens, unknown ones as ``unk_id``; never fails on content.
+
+        Args:
+            text: a raw string.
+            bos: prepend ``bos_id``.
+            eos: append ``eos_id``.
+
+        Returns:
+            The ids, ``[bos] + tokens + [eos]`` as asked.
+
+        Raises:
+            TypeError: ``text`` is not a str.
+        """
+        first = len(self.SPECIALS)
+        ids = [self.bos_id] if bos else []
+        for token in self.tokenize(text):
+            index = self._ids.get(token, self.unk_id)
+            ids.append(index if index >= first else self.unk_id)
+        if eos:
+            ids.append(self.eos_id)
+        return ids
+
+    def unknown(self, text: str) -> list[str]:
+        """The tokens of ``text`` that ``encode`` maps to ``unk_id``, in order, repeats kept."""
+        first = len(self.SPECIALS)
+        return [token for token in self.tokenize(text) if self._ids.get(token, 0) < first]
+
+    # Ids -> symbols -> text.
+
+    def symbols_of(self, ids: Iterable[int], *, strip: bool = True) -> list[str]:
+        """The symbols of ``ids``.
+
+        Args:
+            ids: ints (or anything with ``__index__``, such as numpy or 0-d torch integers).
+            strip: stop at the first EOS and drop PAD and BOS; with False every id is kept.
+
+        Returns:
+            The symbols; UNK (and, unstripped, every special) as its string.
+
+        Raises:
+            TypeError: an id is not an integer.
+            ValueError: an id is outside ``[0, V)``.
+        """
+        out: list[str] = []
+        for position, value in enumerate(ids):
+            index = self._index(value, f"ids[{position}]")
+            if strip:
+                if index == self.eos_id:
+                    break
+                if index in (self.pad_id, self.bos_id):
+                    continue
+            out.append(self._symbols[index])
+        return out
+
+    def decode(self, ids: Iterable[int], *, strip: bool = True) -> str:
+        """Text of ``ids``: ``symbols_of`` joined by ``""`` (char) or ``" "`` (space).
+
+        Args:
+            ids: ints (or anything with ``__index__``).
+            strip: stop at the first EOS and drop PAD and BOS. UNK is written ``"<unk>"``.
+
+        Returns:
+            The text.
+
+        Raises:
+            TypeError: an id is not an integer.
+            ValueError: an id is outside ``[0, V)``.
+        """
+        separator = "" if self.tokens == "char" else " "
+        return separator.join(self.symbols_of(ids, strip=strip))
+
+    # Lookups.
+
+    @property
+    def symbols(self) -> tuple[str, ...]:
+        """The non-special symbols in id order (ids from 4)."""
+        return self._symbols[len(self.SPECIALS) :]
+
+    def __len__(self) -> int:
+        """V: the specials and the symbols."""
+        return len(self._symbols)
+
+    def __contains__(self, symbol: object) -> bool:
+        """True for the specials and the symbols (the same set as ``id`` accepts)."""
+        return isinstance(symbol, str) and symbol in self._ids
+
+    def symbol(self, id: int) -> str:
+        """The symbol with id ``id`` (specials included).
+
+        Raises:
+            TypeError: ``id`` is not an integer.
+            ValueError: ``id`` is outside ``[0, V)``.
+        """
+        return self._symbols[self._index(id, "id")]
+
+    def id(self, symbol: str) -> int:
+        """The id of ``symbol`` (specials included); see ``encode`` for text with unknowns.
+
+        Raises:
+            TypeError: ``symbol`` is not a str.
+            ValueError: ``symbol`` is not in the vocabulary.
+        """
+        if not isinstance(symbol, str):
+            raise TypeError(f"symbol: expected a str, got {type(symbol).__name__}")
+        if symbol not in self._ids:
+            raise ValueError(f"symbol: {symbol!r} is not in the vocabulary (V = {len(self)})")
+        return self._ids[symbol]
+
+    def _index(self, value: Any, name: str) -> int:
+        if isinstance(value, bool):
+            raise TypeError(f"{name}: expected an int id, got bool")
+        try:
+            index = operator.index(value)
+        except TypeError:
+            raise TypeError(f"{name}: expected an int id, got {type(value).__name__}") from None
+        if not 0 <= index < len(self._symbols):
+            raise ValueError(f"{name}: expected an id in [0, {len(self._symbols)}), got {index}")
+        return index
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Vocab):
+            return NotImplemented
+        return (self.tokens, self.lowercase, self._symbols) == (
+            other.tokens,
+            other.lowercase,
+            other._symbols,
+        )
+
+    def __repr__(self) -> str:
+        return f"Vocab(V={len(self)}, tokens={self.tokens!r}, lowercase={self.lowercase})"
+
+    # JSON.
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict: ``tokens``, ``lowercase``, ``symbols`` (ids from 4), ``specials``."""
+        return {
+            "tokens": self.tokens,
+            "lowercase": self.lowercase,
+            "symbols": list(self.symbols),
+            "specials": list(self.SPECIALS),
+        }
+
+    @classmethod
+    def from_json(cls, data: object) -> Vocab:
+        """Rebuild a vocabulary from ``to_json``'s dict.
+
+        Raises:
+            ValueError: ``data`` is not such a dict: a missing or unknown field, a field of the
+                wrong type, specials other than this version's, or invalid symbols.
+        """
+        if not isinstance(data, dict):
+            raise ValueError(f"expected a JSON object, got {type(data).__name__}")
+        missing = [field for field in _FIELDS if field not in data]
+        if missing:
+            raise ValueError(f"missing field(s) {', '.join(missing)}")
+        extra = sorted(str(field) for field in data if field not in _FIELDS)
+        if extra:
+            raise ValueError(f"unknown field(s) {', '.join(extra)}; expected {', '.join(_FIELDS)}")
+        if data["specials"] != list(cls.SPECIALS):
+            raise ValueError(f"specials: expected {list(cls.SPECIALS)}, got {data['specials']!r}")
+        symbols = data["symbols"]
+        if not isinstance(symbols, list):
+            raise ValueError(f"symbols: expected a list of strings, got {type(symbols).__name__}")
+        if not isinstance(data["lowercase"], bool):
+            raise ValueError(f"lowercase: expected true or false, got {data['lowercase']!r}")
+        try:
+            return cls(symbols, data["tokens"], data["lowercase"])
+        except TypeError as error:  # a non-string symbol: the data is wrong, not the call
+            raise ValueError(str(error)) from None
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write ``to_json()`` to ``path`` as UTF-8 JSON (non-ASCII symbols kept as written)."""
+        text = json.dumps(self.to_json(), ensure_ascii=False, indent=2)
+        with open(path, "w", encoding="utf-8") as file:
+            file.write(text + "\n")
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Vocab:
+        """Read a vocabulary that ``save`` wrote.
+
+        Raises:
+            OSError: the file cannot be read.
+            ValueError: the file is not UTF-8, not JSON, or not a vocabulary; the message
+                names the file and the problem.
+        """
+        name = os.fspath(path)
+        with open(path, "rb") as file:
+            raw = file.read()
+        try:
+            data = json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError as error:
+            raise ValueError(f"{name}: not UTF-8 (byte {error.start}: {error.reason})") from None
+        except json.JSONDecodeError as error:
+            raise ValueError(
+                f"{name}: not valid JSON ({error.msg} at line {error.lineno}, column {error.colno})"
+            ) from None
+        try:
+            return cls.from_json(data)
+        except ValueError as error:
+            raise ValueError(f"{name}: not a vocabulary: {error}") from None
+
+
+def _check_text(text: object) -> None:
+    if not isinstance(text, str):
+        raise TypeError(f"text: expected a str, got {type(text).__name__}")
