@@ -32,3 +32,11 @@ clean:
 # Mutation testing of the attention core (mutmut) plus the seed's named pitfalls.
 mutation: setup
 	$(BIN)/python scripts/mutation.py
+
+# The main job: train the dates model, print its test exact match, translate five dates.
+DEMO_OUT ?= runs/dates
+demo: setup
+	$(BIN)/luong train dates --out $(DEMO_OUT)
+	@printf '%s\n' "Monday, March 5, 1979" "3 May 1979" "12.10.21" "August 17, 2031" "5/4/09" > $(DEMO_OUT)/samples.txt
+	@echo "five sample dates:"
+	@$(BIN)/luong translate $(DEMO_OUT) --input $(DEMO_OUT)/samples.txt | paste $(DEMO_OUT)/samples.txt - | sed 's/\t/  ->  /'

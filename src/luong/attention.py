@@ -121,8 +121,13 @@ def masked_softmax(scores: Tensor, mask: Tensor) -> Tensor:
 
 
 def read(weights: Tensor, keys: Tensor) -> Tensor:
-    """Context c = sum_s a(s) k_s: weights ``[B, S]``, keys ``[B, S, K]`` -> ``[B, K]``."""
-    return torch.bmm(weights.unsqueeze(1), keys).squeeze(1)
+    """Context c = sum_s a(s) k_s: weights ``[B, S]``, keys ``[B, S, K]`` -> ``[B, K]``.
+
+    Weights ``[B, T, S]`` (T queries at once) give contexts ``[B, T, K]``.
+    """
+    if weights.dim() == 3:
+        return torch.bmm(weights, keys)  # [B, T, K]
+    return torch.bmm(weights.unsqueeze(1), keys).squeeze(1)  # [B, K]
 
 
 class _Attention(nn.Module):
@@ -180,10 +185,14 @@ class _Attention(nn.Module):
             )
         return self._attentional(query, context)
 
-    # Unchecked versions for callers that validated once (the decoder's step loop).
+    # Unchecked versions for callers that validated once (the decoder). They also take T
+    # queries at once, query [B, T, d] -> context [B, T, K], weights [B, T, S], for the
+    # decoder's fast path, which attends every target step in one batched operation.
     def _attend(
         self, query: Tensor, keys: Tensor, mask: Tensor, proj: Tensor
     ) -> tuple[Tensor, Tensor]:
+        if query.dim() == 3:
+            mask = mask.unsqueeze(1)  # [B, 1, S], the same mask for every step
         weights = masked_softmax(self._scores(query, keys, proj), mask)
         return read(weights, keys), weights
 
@@ -233,6 +242,16 @@ def _check_tensor(name: str, value: object, dims: int, width: int) -> None:
         raise TypeError(f"{name}: expected a floating-point tensor, got dtype {value.dtype}")
     if value.dim() != dims or value.shape[-1] != width:
         raise ValueError(f"{name}: expected shape {layout}, got {tuple(value.shape)}")
+
+
+def _additive(v: nn.Linear, proj: Tensor, query_part: Tensor) -> Tensor:
+    """v . tanh(query_part + proj_s): proj ``[B, S, d]``, query_part ``[B, d]`` -> ``[B, S]``,
+    or query_part ``[B, T, d]`` -> ``[B, T, S]``."""
+    if query_part.dim() == 3:
+        hidden = torch.tanh(proj.unsqueeze(1) + query_part.unsqueeze(2))  # [B, T, S, d]
+    else:
+        hidden = torch.tanh(proj + query_part.unsqueeze(1))  # [B, S, d]
+    return v(hidden).squeeze(-1)
 
 
 def _check_width(name: str, value: object) -> int:
@@ -313,11 +332,14 @@ class LuongAttention(_Attention):
 
     def _scores(self, query: Tensor, keys: Tensor, proj: Tensor) -> Tensor:
         if self.score == "concat":
-            query_part = F.linear(query, self.score_proj.weight[:, : self.d])  # W_h h: [B, d]
-            hidden = torch.tanh(proj + query_part.unsqueeze(1))  # [B, S, d]
-            return self.v(hidden).squeeze(-1)  # [B, S]
-        # dot and general: h . proj_s, one batched matrix-vector product.
-        return torch.bmm(proj, query.unsqueeze(-1)).squeeze(-1)  # [B, S]
+            query_part = F.linear(query, self.score_proj.weight[:, : self.d])  # W_h h
+            return _additive(self.v, proj, query_part)
+        # dot and general: h . proj_s, one batched matrix product. The query is the left
+        # factor: on the CPU a row vector times proj^T runs several times faster than
+        # proj times a column vector.
+        if query.dim() == 3:
+            return torch.bmm(query, proj.transpose(1, 2))  # [B, T, S]
+        return torch.bmm(query.unsqueeze(1), proj.transpose(1, 2)).squeeze(1)  # [B, S]
 
 
 class BahdanauAttention(_Attention):
@@ -361,5 +383,4 @@ class BahdanauAttention(_Attention):
         return self.key_proj(keys)  # W_k k_s: [B, S, d]
 
     def _scores(self, query: Tensor, keys: Tensor, proj: Tensor) -> Tensor:
-        hidden = torch.tanh(proj + self.query_proj(query).unsqueeze(1))  # [B, S, d]
-        return self.v(hidden).squeeze(-1)  # [B, S]
+        return _additive(self.v, proj, self.query_proj(query))

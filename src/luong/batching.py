@@ -1,0 +1,110 @@
+"""Parallel data as tensors, and batches of similar lengths.
+
+Shapes: ``N`` pairs, ``B`` batch, ``S`` source length, ``T`` target length (with BOS and EOS).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from luong.vocab import Vocab
+
+__all__ = ["Batch", "ParallelData", "bucketed_batches"]
+
+
+@dataclass(frozen=True)
+class Batch:
+    """One training batch: src ``[B, S]``, src_lengths ``[B]``, tgt ``[B, T]`` (BOS y EOS,
+    padded); the decoder reads ``tgt[:, :-1]`` and predicts ``tgt[:, 1:]``."""
+
+    src: Tensor
+    src_lengths: Tensor
+    tgt: Tensor
+
+    @property
+    def target_tokens(self) -> int:
+        """Real target tokens predicted (EOS included, BOS not)."""
+        return int((self.tgt[:, 1:] != Vocab.pad_id).sum())
+
+    def to(self, device: torch.device | str) -> Batch:
+        return Batch(self.src.to(device), self.src_lengths.to(device), self.tgt.to(device))
+
+
+class ParallelData:
+    """Pairs encoded once into padded tensors: src ``[N, S_max]`` (EOS-terminated) and tgt
+    ``[N, T_max]`` (BOS, target, EOS), with their lengths.
+
+    Args:
+        pairs: (source, target) strings.
+        src_vocab: encodes the sources; unknown symbols become unk.
+        tgt_vocab: encodes the targets.
+    """
+
+    def __init__(
+        self, pairs: Sequence[tuple[str, str]], src_vocab: Vocab, tgt_vocab: Vocab
+    ) -> None:
+        if not pairs:
+            raise ValueError("pairs: expected at least one (source, target) pair, got none")
+        self.pairs = list(pairs)
+        src = [src_vocab.encode(s, eos=True) for s, _ in self.pairs]
+        tgt = [tgt_vocab.encode(t, bos=True, eos=True) for _, t in self.pairs]
+        self.src, self.src_lengths = _pad(src)
+        self.tgt, self.tgt_lengths = _pad(tgt)
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+    def batch(self, indices: Sequence[int]) -> Batch:
+        """The pairs at ``indices``, trimmed to the longest of them."""
+        index = torch.as_tensor(indices, dtype=torch.long)
+        src_lengths = self.src_lengths[index]
+        tgt_lengths = self.tgt_lengths[index]
+        return Batch(
+            self.src[index, : int(src_lengths.max())],
+            src_lengths,
+            self.tgt[index, : int(tgt_lengths.max())],
+        )
+
+
+def bucketed_batches(
+    lengths: Sequence[int], batch_size: int, rng: random.Random, pool: int = 32
+) -> list[list[int]]:
+    """Shuffle, then sort by length inside pools of ``pool`` batches, cut into batches and
+    shuffle the batches: little padding, and still a different mix every epoch.
+
+    Args:
+        lengths: a length per example (the source's).
+        batch_size: examples per batch (the last batch of a pool may be smaller).
+        rng: the only source of randomness, so an epoch's order follows from its seed.
+        pool: batches per sorting pool.
+
+    Returns:
+        lists of example indices, one per batch.
+
+    Raises:
+        ValueError: ``batch_size`` or ``pool`` below 1.
+    """
+    if batch_size < 1:
+        raise ValueError(f"batch_size: expected >= 1, got {batch_size}")
+    if pool < 1:
+        raise ValueError(f"pool: expected >= 1, got {pool}")
+    order = list(range(len(lengths)))
+    rng.shuffle(order)
+    batches: list[list[int]] = []
+    span = batch_size * pool
+    for start in range(0, len(order), span):
+        chunk = sorted(order[start : start + span], key=lambda i: lengths[i])
+        batches.extend(chunk[i : i + batch_size] for i in range(0, len(chunk), batch_size))
+    rng.shuffle(batches)
+    return batches
+
+
+def _pad(rows: list[list[int]]) -> tuple[Tensor, Tensor]:
+    width = max(len(r) for r in rows)
+    padded = [r + [Vocab.pad_id] * (width - len(r)) for r in rows]
+    return torch.tensor(padded, dtype=torch.long), torch.tensor([len(r) for r in rows])

@@ -1,0 +1,263 @@
+"""The attentional decoder with input feeding (Luong et al. 2015, sections 3 and 3.3).
+
+Shapes: ``B`` batch, ``S`` source length, ``T`` target length, ``E`` embedding width,
+``d`` decoder width, ``K`` key width, ``V`` target vocabulary, ``L`` layers, ``G`` gates
+per cell (3 for a GRU, 4 for an LSTM).
+
+One decoder step, for an attention with ``query_from == "current"`` (Luong):
+
+    1. x_t = [emb(y_{t-1}) ; h~_{t-1}]            input feeding, h~_0 = 0 (section 3.3)
+    2. h_t = RNN(x_t, h_{t-1})                    the stacked cell steps first
+    3. c_t, a_t = attend(h_t, keys)               then attends with the new state (eq. 7)
+    4. h~_t = tanh(W_c [c_t ; h_t])               the attentional state (eq. 5)
+    5. logits_t = W_o h~_t + b_o                  (eq. 6, before the softmax)
+
+For ``query_from == "previous"`` (Bahdanau), step 3 comes first with h_{t-1}, and c_t joins
+the cell's input: x_t = [emb(y_{t-1}) ; h~_{t-1} ; c_t].
+
+The cells use the weights of one ``nn.LSTM`` / ``nn.GRU`` module, so the step-by-step path
+and the fast path (no input feeding, Luong order: the whole target side in one RNN call and
+one batched attention) compute the same function. The embedding's share of the first
+layer's input gates is computed for all T steps in one matrix multiply before the loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from luong.attention import BahdanauAttention, LuongAttention
+from luong.encoder import RNNState, make_rnn
+
+__all__ = ["Decoder", "DecoderState", "Memory"]
+
+Attention = LuongAttention | BahdanauAttention
+
+
+@dataclass(frozen=True)
+class Memory:
+    """What the decoder reads from the source, fixed for a sentence.
+
+    keys ``[B, S, K]``, mask ``[B, S]`` (True at real positions) and proj ``[B, S, d]``,
+    the attention's per-sentence key projection, computed once.
+    """
+
+    keys: Tensor
+    mask: Tensor
+    proj: Tensor
+
+    def repeat(self, k: int) -> Memory:
+        """Each sentence's rows repeated k times in a row (beams): ``[B, ...] -> [B * k, ...]``."""
+        return Memory(
+            self.keys.repeat_interleave(k, dim=0),
+            self.mask.repeat_interleave(k, dim=0),
+            self.proj.repeat_interleave(k, dim=0),
+        )
+
+
+@dataclass(frozen=True)
+class DecoderState:
+    """Everything a decoder step carries to the next.
+
+    hidden ``[L, B, d]``; cell ``[L, B, d]`` for an LSTM, None for a GRU; feed ``[B, d]`` the
+    previous attentional state h~_{t-1} (zeros before the first step); coverage ``[B, S]``
+    the attention accumulated over the steps so far, or None when not tracked.
+    """
+
+    hidden: Tensor
+    cell: Tensor | None
+    feed: Tensor
+    coverage: Tensor | None = None
+
+    def reorder(self, indices: Tensor) -> DecoderState:
+        """The state of rows ``indices`` ``[B']`` (beam search follows surviving beams)."""
+        return DecoderState(
+            self.hidden.index_select(1, indices),
+            None if self.cell is None else self.cell.index_select(1, indices),
+            self.feed.index_select(0, indices),
+            None if self.coverage is None else self.coverage.index_select(0, indices),
+        )
+
+
+class Decoder(nn.Module):
+    """Embedding, a stacked LSTM or GRU, an attention from ``luong.attention``, and the
+    output layer, which reads the attentional state.
+
+    Args:
+        vocab_size: V.
+        emb_dim: E.
+        hidden: d.
+        layers: L.
+        cell: ``"lstm"`` or ``"gru"``.
+        attention: the attention module (its ``d`` must equal ``hidden``).
+        input_feed: concatenate h~_{t-1} to the input of step t.
+        dropout: on the embeddings, between layers and before the output layer.
+        pad_id: the padding id of the target vocabulary.
+    """
+
+    def __init__(
+        self,
+        vocab_size: int,
+        emb_dim: int,
+        hidden: int,
+        layers: int,
+        cell: str,
+        attention: Attention,
+        input_feed: bool,
+        dropout: float,
+        pad_id: int,
+    ) -> None:
+        super().__init__()
+        self.hidden_size = hidden
+        self.layers = layers
+        self.lstm = cell == "lstm"
+        self.gates = 4 if self.lstm else 3
+        self.input_feed = input_feed
+        self.emb_dim = emb_dim
+        self.key_dim = attention.key_dim
+        self.before = attention.query_from == "previous"
+        self.p_dropout = dropout
+        self.embedding = nn.Embedding(vocab_size, emb_dim, padding_idx=pad_id)
+        # The first layer's input: [embedding ; feed (input feeding) ; context (Bahdanau)].
+        input_size = emb_dim + (hidden if input_feed else 0) + (self.key_dim if self.before else 0)
+        self.rnn = make_rnn(cell, input_size, hidden, layers, dropout, bidirectional=False)
+        self.attention = attention
+        self.dropout = nn.Dropout(dropout)
+        self.out = nn.Linear(hidden, vocab_size)
+
+    @property
+    def fast_path(self) -> bool:
+        """Whether training can run the whole target side at once (no step depends on the
+        previous step's attention)."""
+        return not self.input_feed and not self.before
+
+    def memory(self, keys: Tensor, mask: Tensor) -> Memory:
+        """Project the keys once per sentence."""
+        return Memory(keys, mask, self.attention._project_keys(keys))
+
+    def initial_state(self, start: RNNState, batch: int) -> DecoderState:
+        """The state before the first step, from the bridged encoder state."""
+        hidden, cell = start
+        feed = hidden.new_zeros(batch, self.hidden_size)
+        return DecoderState(hidden, cell, feed)
+
+    def forward(self, tgt_in: Tensor, state: DecoderState, memory: Memory) -> tuple[Tensor, Tensor]:
+        """Teacher-forced decoding of a whole batch.
+
+        Args:
+            tgt_in: the decoder's inputs ``[B, T]`` (BOS, y_1, ..., y_{T-1}).
+            state: the initial state.
+            memory: the source side.
+
+        Returns:
+            logits ``[B, T, V]`` and attention weights ``[B, T, S]``.
+        """
+        embedded = self.dropout(self.embedding(tgt_in))  # [B, T, E]
+        if self.fast_path:
+            attentional, weights = self._unroll_fast(embedded, state, memory)
+        else:
+            attentional, weights = self._unroll_steps(embedded, state, memory)
+        return self.out(self.dropout(attentional)), weights
+
+    def step(
+        self, tokens: Tensor, state: DecoderState, memory: Memory
+    ) -> tuple[Tensor, DecoderState, Tensor]:
+        """One step for search: tokens ``[B]`` (y_{t-1}) -> logits ``[B, V]``, the new state,
+        attention weights ``[B, S]``. Coverage, when the state tracks it, accumulates."""
+        embedded = self.dropout(self.embedding(tokens))  # [B, E]
+        state, attentional, weights = self._advance(self._embedding_gates(embedded), state, memory)
+        if state.coverage is not None:
+            state = replace(state, coverage=state.coverage + weights)
+        return self.out(self.dropout(attentional)), state, weights
+
+    def _embedding_gates(self, embedded: Tensor) -> Tensor:
+        """The embedding's share of layer 0's input gates, with its input bias:
+        ``[..., E] -> [..., G d]``."""
+        weight_ih, _, bias_ih, _ = self.rnn.all_weights[0]
+        return F.linear(embedded, weight_ih[:, : self.emb_dim], bias_ih)
+
+    def _unroll_fast(
+        self, embedded: Tensor, state: DecoderState, memory: Memory
+    ) -> tuple[Tensor, Tensor]:
+        start = state.hidden if state.cell is None else (state.hidden, state.cell)
+        outputs, _ = self.rnn(embedded, start)  # [B, T, d], the top layer
+        context, weights = self.attention._attend(outputs, memory.keys, memory.mask, memory.proj)
+        return self.attention._attentional(outputs, context), weights
+
+    def _unroll_steps(
+        self, embedded: Tensor, state: DecoderState, memory: Memory
+    ) -> tuple[Tensor, Tensor]:
+        gates = self._embedding_gates(embedded)  # [B, T, G d], one matmul for all steps
+        attentional, weights = [], []
+        # unbind, not gates[:, t]: its backward is one stack, not T zero-filled [B, T, G d].
+        for step_gates in gates.unbind(1):
+            state, out, w = self._advance(step_gates, state, memory)
+            attentional.append(out)
+            weights.append(w)
+        return torch.stack(attentional, dim=1), torch.stack(weights, dim=1)
+
+    def _advance(
+        self, emb_gates: Tensor, state: DecoderState, memory: Memory
+    ) -> tuple[DecoderState, Tensor, Tensor]:
+        """One step from the embedding's gate share ``[B, G d]``: the cells, the attention
+        in the order the attention asks for, and eq. 5."""
+        weight_ih = self.rnn.all_weights[0][0]
+        gates = emb_gates
+        if self.input_feed:
+            feed_weight = weight_ih[:, self.emb_dim : self.emb_dim + self.hidden_size]
+            gates = gates + F.linear(state.feed, feed_weight)
+        if self.before:
+            # Bahdanau: attend with the state from before the step; the context joins the input.
+            context, weights = self.attention._attend(
+                state.hidden[-1], memory.keys, memory.mask, memory.proj
+            )
+            gates = gates + F.linear(context, weight_ih[:, -self.key_dim :])
+        hidden, cell = self._cells(gates, state)
+        if not self.before:
+            # Luong: attend with the new top state.
+            context, weights = self.attention._attend(
+                hidden[-1], memory.keys, memory.mask, memory.proj
+            )
+        attentional = self.attention._attentional(hidden[-1], context)
+        return DecoderState(hidden, cell, attentional, state.coverage), attentional, weights
+
+    def _cells(self, gates0: Tensor, state: DecoderState) -> tuple[Tensor, Tensor | None]:
+        """Step every layer; layer 0's input gates are given, the others are computed."""
+        hiddens: list[Tensor] = []
+        cells: list[Tensor] = []
+        gates_in = gates0
+        for layer, (weight_ih, weight_hh, bias_ih, bias_hh) in enumerate(self.rnn.all_weights):
+            if layer > 0:
+                below = F.dropout(hiddens[-1], self.p_dropout, self.training)
+                gates_in = F.linear(below, weight_ih, bias_ih)
+            gates_h = F.linear(state.hidden[layer], weight_hh, bias_hh)
+            if state.cell is None:
+                h = _gru(gates_in, gates_h, state.hidden[layer])
+            else:
+                h, c = _lstm(gates_in, gates_h, state.cell[layer])
+                cells.append(c)
+            hiddens.append(h)
+        return torch.stack(hiddens), (torch.stack(cells) if cells else None)
+
+
+def _gru(gates_in: Tensor, gates_h: Tensor, h: Tensor) -> Tensor:
+    """``nn.GRU``'s cell from its gate pre-activations ``[B, 3 d]`` (order r, z, n)."""
+    d = h.shape[-1]
+    # split, not slicing: its backward is one concatenation, not a zero-filled tensor a slice.
+    rz_in, n_in = gates_in.split([2 * d, d], dim=1)
+    rz_h, n_h = gates_h.split([2 * d, d], dim=1)
+    r, z = torch.sigmoid(rz_in + rz_h).chunk(2, dim=1)
+    n = torch.tanh(n_in + r * n_h)
+    return n + z * (h - n)  # (1 - z) n + z h
+
+
+def _lstm(gates_in: Tensor, gates_h: Tensor, c: Tensor) -> tuple[Tensor, Tensor]:
+    """``nn.LSTM``'s cell from its gate pre-activations ``[B, 4 d]`` (order i, f, g, o)."""
+    i, f, g, o = (gates_in + gates_h).chunk(4, dim=1)
+    i, f, o = torch.sigmoid(i), torch.sigmoid(f), torch.sigmoid(o)
+    g = torch.tanh(g)
+    c = f * c + i * g
+    return o * torch.tanh(c), c

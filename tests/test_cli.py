@@ -1,0 +1,154 @@
+"""The ``luong`` command through subprocesses: each command, and each error as one line."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+TINY = [
+    "--n-train",
+    "400",
+    "--n-dev",
+    "40",
+    "--n-test",
+    "60",
+    "--epochs",
+    "1",
+    "--emb-dim",
+    "8",
+    "--enc-hidden",
+    "8",
+    "--enc-layers",
+    "1",
+    "--dec-hidden",
+    "16",
+    "--no-progress",
+]
+
+
+def luong(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "luong", *args],
+        input=stdin,
+        capture_output=True,
+        env=env,
+        timeout=300,
+    )
+
+
+def assert_one_line_error(result: subprocess.CompletedProcess[bytes], *needles: str) -> None:
+    assert result.returncode != 0
+    err = result.stderr.decode()
+    assert "Traceback" not in err
+    assert err.strip().count("\n") == 0, err
+    for needle in needles:
+        assert needle in err, err
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("cli") / "dates"
+    config = out.parent / "small.toml"
+    config.write_text('[model]\ncell = "lstm"\n\n[train]\nbatch_size = 32\nlr = 0.005\n')
+    result = luong("train", "dates", "--out", str(out), "--config", str(config), *TINY)
+    assert result.returncode == 0, result.stderr.decode()
+    assert "test exact match" in result.stdout.decode()
+    return out
+
+
+def test_train_writes_the_run_folder(model_dir: Path) -> None:
+    for name in ("model.safetensors", "config.json", "src_vocab.json", "tgt_vocab.json"):
+        assert (model_dir / name).is_file()
+    metrics = json.loads((model_dir / "metrics.json").read_text())
+    for key in ("test_exact_match", "dev_exact_match", "train_seconds", "steps", "dev_curve"):
+        assert key in metrics
+    assert metrics["test_pairs"] == 60
+    assert metrics["steps"] == 400 // 32 + 1
+    # Flags and the TOML file both reached the config; flags win over the file.
+    config = json.loads((model_dir / "config.json").read_text())["model"]
+    assert config["cell"] == "lstm"
+    assert config["emb_dim"] == 8
+    assert metrics["train_config"]["batch_size"] == 32
+
+
+def test_eval_prints_json(model_dir: Path) -> None:
+    result = luong("eval", str(model_dir), "--task", "dates", "--n", "30", "--json")
+    assert result.returncode == 0, result.stderr.decode()
+    scores = json.loads(result.stdout)
+    assert scores["pairs"] == 30
+    assert 0.0 <= scores["exact_match"] <= 1.0
+    assert 0.0 <= scores["char_accuracy"] <= 1.0
+    text = luong("eval", str(model_dir), "--task", "dates", "--n", "30")
+    assert text.stdout.decode().startswith("exact match ")
+
+
+def test_translate_keeps_every_line_in_order(model_dir: Path, tmp_path: Path) -> None:
+    lines = ["3 May 1979", "", "Monday, March 5, 1979", "   ", "12.10.21"]
+    result = luong("translate", str(model_dir), stdin="\n".join(lines).encode())
+    assert result.returncode == 0, result.stderr.decode()
+    outputs = result.stdout.decode().split("\n")
+    assert outputs[-1] == ""  # every output line ends with a newline
+    outputs = outputs[:-1]
+    assert len(outputs) == len(lines)
+    assert outputs[1] == "" and outputs[3] == ""
+    # The same sources from a file with Windows line endings give the same outputs.
+    path = tmp_path / "in.txt"
+    path.write_bytes("\r\n".join(lines).encode() + b"\r\n")
+    from_file = luong("translate", str(model_dir), "--input", str(path))
+    assert from_file.stdout.decode().split("\n")[:-1] == outputs
+
+
+def test_unknown_task_is_a_usage_error() -> None:
+    result = luong("train", "poems", "--out", "x")
+    assert result.returncode == 2
+    assert "invalid choice: 'poems'" in result.stderr.decode()
+    assert "Traceback" not in result.stderr.decode()
+
+
+def test_unknown_option_is_a_usage_error() -> None:
+    result = luong("train", "dates", "--out", "x", "--attention", "magic")
+    assert result.returncode == 2
+    err = result.stderr.decode()
+    assert "invalid choice: 'magic'" in err and "bahdanau" in err
+
+
+def test_unknown_config_key_is_one_line(tmp_path: Path) -> None:
+    config = tmp_path / "bad.toml"
+    config.write_text("[model]\nhidden_size = 3\n")
+    result = luong("train", "dates", "--out", str(tmp_path / "run"), "--config", str(config))
+    assert_one_line_error(result, "unknown options ['hidden_size']")
+
+
+def test_missing_model_folder(tmp_path: Path) -> None:
+    result = luong("translate", str(tmp_path / "nothing"), stdin=b"3 May 1979\n")
+    assert_one_line_error(result, "no such model folder")
+
+
+def test_broken_model_folder(model_dir: Path, tmp_path: Path) -> None:
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    for path in model_dir.iterdir():
+        if path.is_file():
+            (broken / path.name).write_bytes(path.read_bytes())
+    weights = broken / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:100])
+    result = luong("translate", str(broken), stdin=b"3 May 1979\n")
+    assert_one_line_error(result, "model.safetensors", "not a readable safetensors file")
+    (broken / "config.json").unlink()
+    result = luong("eval", str(broken), "--task", "dates", "--n", "5")
+    assert_one_line_error(result, "config.json: missing")
+
+
+def test_unreadable_input(model_dir: Path, tmp_path: Path) -> None:
+    result = luong("translate", str(model_dir), "--input", str(tmp_path / "absent.txt"))
+    assert_one_line_error(result, "absent.txt: no such file")
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"3 May 1979\n\xff\xfe oops\n")
+    result = luong("translate", str(model_dir), "--input", str(bad))
+    assert_one_line_error(result, "bad.txt:2: not valid UTF-8")
