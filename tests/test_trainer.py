@@ -137,8 +137,12 @@ def test_run_folder_holds_model_metrics_and_last_checkpoints(short_run) -> None:
     for key in ("dev_exact_match", "train_seconds", "steps", "dev_curve", "versions"):
         assert key in on_disk
     assert on_disk["versions"]["torch"] == torch.__version__
+    steps_per_epoch = math.ceil(2000 / 64)
     kept = sorted(p.name for p in (out / "checkpoints").iterdir())
-    assert kept == ["epoch-009", "epoch-010"]
+    assert kept == ["latest", f"step-{9 * steps_per_epoch:07d}", f"step-{10 * steps_per_epoch:07d}"]
+    assert (out / "checkpoints" / "latest").read_text().strip() == kept[2]
+    run = json.loads((out / "run.json").read_text())
+    assert run["train_config"]["seed"] == 0 and run["versions"]["torch"] == torch.__version__
 
 
 def test_same_seed_same_weights_bit_for_bit() -> None:

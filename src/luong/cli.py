@@ -235,8 +235,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, TypeError, OSError) as error:
         print(f"luong: error: {error}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print("luong: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as interrupt:
+        saved = getattr(interrupt, "checkpoint", None)
+        where = f"; checkpoint written to {saved}, run the same command to resume" if saved else ""
+        print(f"luong: interrupted{where}", file=sys.stderr)
         return 130
     return 1
 

@@ -22,10 +22,11 @@ from typing import Any
 
 import torch
 from safetensors import SafetensorError
-from safetensors.torch import load_file, save_file
+from safetensors.torch import load_file
 from torch import Tensor, nn
 
 from luong.attention import SCORES, BahdanauAttention, LuongAttention
+from luong.checkpoint import write_tensors, write_text
 from luong.decoder import Decoder, DecoderState, Memory
 from luong.encoder import Bridge, Encoder
 from luong.vocab import Vocab
@@ -99,7 +100,10 @@ class Seq2SeqConfig:
         names = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - names)
         if unknown:
-            raise ValueError(f"unknown fields {unknown}; expected some of {sorted(names)}")
+            raise ValueError(f"unknown fields {unknown}; expected {sorted(names)}")
+        missing = sorted(names - set(data))
+        if missing:
+            raise ValueError(f"missing fields {missing}; expected {sorted(names)}")
         return cls(**data)
 
 
@@ -115,8 +119,9 @@ class Seq2Seq(nn.Module):
         config: the architecture.
         src_vocab: source vocabulary.
         tgt_vocab: target vocabulary.
-        seed: draws the initial weights from ``torch.Generator().manual_seed(seed)``-seeded
-            global state when given (torch's global generator is restored afterwards).
+        seed: when given, the initial weights are drawn after ``torch.manual_seed(seed)`` and
+            torch's global generator is restored afterwards; when None, they are drawn from
+            the global generator.
     """
 
     def __init__(
@@ -135,10 +140,12 @@ class Seq2Seq(nn.Module):
         self.config = config
         self.src_vocab = src_vocab
         self.tgt_vocab = tgt_vocab
-        with torch.random.fork_rng(devices=[]):
-            if seed is not None:
+        if seed is None:
+            self._build()  # from torch's global generator, which moves on
+        else:
+            with torch.random.fork_rng(devices=[]):
                 torch.manual_seed(seed)
-            self._build()
+                self._build()
 
     def _build(self) -> None:
         cfg = self.config
@@ -265,10 +272,10 @@ class Seq2Seq(nn.Module):
 
         path = Path(directory)
         path.mkdir(parents=True, exist_ok=True)
-        tensors = {k: v.detach().cpu().contiguous() for k, v in self.state_dict().items()}
-        save_file(tensors, str(path / WEIGHTS), metadata={"format": "luong"})
+        # Each file is replaced atomically: a reader never sees half of one.
+        write_tensors(path / WEIGHTS, self.state_dict(), metadata={"format": "luong"})
         config = {"luong_version": __version__, "model": self.config.to_json()}
-        (path / CONFIG).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+        write_text(path / CONFIG, json.dumps(config, indent=2) + "\n")
         self.src_vocab.save(path / SRC_VOCAB)
         self.tgt_vocab.save(path / TGT_VOCAB)
         return path
@@ -301,7 +308,7 @@ class Seq2Seq(nn.Module):
                 f"{path / WEIGHTS}: not a readable safetensors file: {error}"
             ) from None
         load_checked(model, tensors, path / WEIGHTS)
-        return model.to(device)
+        return model.to(device).eval()
 
 
 def load_checked(model: nn.Module, tensors: dict[str, Tensor], source: Path) -> None:

@@ -12,7 +12,9 @@ import math
 import platform
 import random
 import shutil
+import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
@@ -24,6 +26,15 @@ import torch.nn.functional as F
 from tqdm.auto import tqdm
 
 from luong.batching import Batch, ParallelData, bucketed_batches
+from luong.checkpoint import (
+    BEST,
+    find_latest,
+    read_checkpoint,
+    read_json,
+    read_tensors,
+    write_checkpoint,
+    write_text,
+)
 from luong.metrics import char_accuracy, exact_match
 from luong.model import Seq2Seq, Seq2SeqConfig
 from luong.vocab import Vocab
@@ -31,7 +42,16 @@ from luong.vocab import Vocab
 if TYPE_CHECKING:
     from luong.tasks import TaskData
 
-__all__ = ["TrainConfig", "Trainer", "TrainResult", "evaluate", "train"]
+__all__ = [
+    "Progress",
+    "TrainConfig",
+    "Trainer",
+    "TrainResult",
+    "TrainingDiverged",
+    "TrainingInterrupted",
+    "evaluate",
+    "train",
+]
 
 SCHEDULES = ("constant", "linear", "cosine")
 Pair = tuple[str, str]
@@ -53,13 +73,22 @@ class TrainConfig:
     seed: int = 0  # model initialisation, dropout and data order
     max_decode_len: int = 0  # longest output at evaluation; 0: twice the source plus 10
     eval_batch_size: int = 1000  # sentences per batch at evaluation
-    keep_checkpoints: int = 2  # per-epoch checkpoints to keep in the run folder
+    checkpoint_every: int = 0  # steps between checkpoints (one at every epoch's end anyway)
+    keep_checkpoints: int = 2  # checkpoints to keep in the run folder (at least 1 is kept)
+    max_bad_steps: int = 5  # stop after this many non-finite steps in a row
     progress: bool = True  # a tqdm progress bar on stderr
 
     def __post_init__(self) -> None:
-        for name in ("epochs", "batch_size", "eval_every", "eval_batch_size"):
+        for name in ("epochs", "batch_size", "eval_every", "eval_batch_size", "max_bad_steps"):
             _positive_int(name, getattr(self, name))
-        for name in ("warmup_steps", "patience", "max_decode_len", "keep_checkpoints", "seed"):
+        for name in (
+            "warmup_steps",
+            "patience",
+            "max_decode_len",
+            "checkpoint_every",
+            "keep_checkpoints",
+            "seed",
+        ):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ValueError(f"{name}: expected an int >= 0, got {value!r}")
@@ -138,6 +167,38 @@ class TrainResult:
     metrics: dict[str, Any] = field(default_factory=dict)
 
 
+class TrainingDiverged(ValueError):
+    """Too many steps in a row had a non-finite loss or gradient."""
+
+
+class TrainingInterrupted(KeyboardInterrupt):
+    """SIGINT arrived; a resumable checkpoint was written first."""
+
+    def __init__(self, checkpoint: Path | None) -> None:
+        super().__init__(str(checkpoint) if checkpoint else "")
+        self.checkpoint = checkpoint
+
+
+@dataclass
+class Progress:
+    """Where a run stands; saved in every checkpoint so that a resumed run continues
+    exactly where the checkpoint was taken."""
+
+    step: int = 0  # optimizer steps taken (skipped non-finite steps included)
+    epoch: int = 1  # the epoch under way, from 1
+    batch: int = 0  # batches of that epoch done
+    best: float = -1.0  # best dev exact match so far
+    best_step: int = 0  # the step of the best weights
+    stale: int = 0  # evaluations since the best
+    bad_in_row: int = 0  # consecutive non-finite steps
+    skipped: int = 0  # non-finite steps skipped in all
+    seconds: float = 0.0  # training wall time before this session
+    losses: list[float] = field(default_factory=list)  # losses since the last evaluation
+    curve: list[dict[str, Any]] = field(default_factory=list)  # one entry per evaluation
+    finished: bool = False
+    stopped_early: bool = False
+
+
 class Trainer:
     """The training loop on given pairs.
 
@@ -146,7 +207,8 @@ class Trainer:
         train_pairs: (source, target) training pairs.
         dev_pairs: pairs for evaluation during training and early stopping.
         config: the training settings.
-        out: the run folder for per-epoch checkpoints; None writes nothing.
+        out: the run folder for checkpoints; None writes nothing.
+        log: where to report resuming, skipped steps and interruptions (default: stderr).
     """
 
     def __init__(
@@ -156,6 +218,7 @@ class Trainer:
         dev_pairs: Sequence[Pair],
         config: TrainConfig,
         out: str | Path | None = None,
+        log: Callable[[str], None] | None = None,
     ) -> None:
         if not isinstance(config, TrainConfig):
             raise TypeError(f"config: expected a TrainConfig, got {type(config).__name__}")
@@ -166,112 +229,205 @@ class Trainer:
         self.data = ParallelData(train_pairs, model.src_vocab, model.tgt_vocab)
         self.dev_pairs = list(dev_pairs)
         self.out = Path(out) if out is not None else None
+        self.log = log or (lambda message: print(message, file=sys.stderr))
         self.optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
         self.steps_per_epoch = math.ceil(len(self.data) / config.batch_size)
         self.total_steps = self.steps_per_epoch * config.epochs
+        self.progress = Progress()
+        self.best_state: dict[str, torch.Tensor] | None = None
+
+    @property
+    def checkpoints(self) -> Path | None:
+        return self.out / "checkpoints" if self.out is not None else None
+
+    def resume(self) -> bool:
+        """Restore the latest checkpoint of the run folder, if there is one."""
+        if self.checkpoints is None:
+            return False
+        for partial in self.checkpoints.glob(".partial-*"):
+            shutil.rmtree(partial, ignore_errors=True)  # a write a kill cut short
+        folder = find_latest(self.checkpoints)
+        if folder is None:
+            return False
+        state = read_checkpoint(folder, self.model, self.optimizer)
+        try:
+            self.progress = Progress(**state["progress"])
+        except (KeyError, TypeError) as error:
+            raise ValueError(f"{folder / 'state.json'}: no valid progress ({error})") from None
+        best = folder / BEST
+        if best.is_file():
+            self.best_state = read_tensors(best)
+        p = self.progress
+        where = "finished" if p.finished else f"epoch {p.epoch}, step {p.step}/{self.total_steps}"
+        self.log(f"resuming from {folder} ({where})")
+        return True
 
     def run(self, on_eval: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
-        """Train; afterwards the model holds the weights of the best dev evaluation.
+        """Train from where ``progress`` stands; afterwards the model holds the weights of
+        the best dev evaluation.
 
         Returns:
             metrics: ``dev_exact_match`` (the best), ``steps``, ``epochs``, ``train_seconds``,
-            ``dev_curve`` (one entry per evaluation: step, seconds, dev_exact_match, loss) and
-            ``seconds_to_dev_0.99`` (None when never reached).
+            ``skipped_steps``, ``dev_curve`` (per evaluation: step, seconds, dev exact match,
+            mean training loss) and ``seconds_to_dev_0.99`` (None when never reached).
+
+        Raises:
+            TrainingDiverged: ``max_bad_steps`` non-finite steps in a row.
+            TrainingInterrupted: SIGINT (Ctrl-C), after writing a checkpoint.
         """
-        cfg = self.config
-        model = self.model
-        device = model.device
+        cfg, model, p = self.config, self.model, self.progress
         lengths = self.data.src_lengths.tolist()
-        best_em, best_state, stale = -1.0, None, 0
-        curve: list[dict[str, Any]] = []
-        step, epoch = 0, 0
-        losses: list[float] = []
-        stopped_early = False
-        bar = tqdm(total=self.total_steps, disable=not cfg.progress, unit="step", leave=False)
-        start = time.perf_counter()
+        interrupted = _SigintFlag()
+        bar = tqdm(
+            total=self.total_steps,
+            initial=p.step,
+            disable=not cfg.progress,
+            unit="step",
+            leave=False,
+        )
+        session_start = time.perf_counter()
+
+        def seconds() -> float:
+            return p.seconds + time.perf_counter() - session_start
 
         def evaluate_now() -> bool:
-            nonlocal best_em, best_state, stale
             scores = evaluate(
                 model,
                 self.dev_pairs,
                 batch_size=cfg.eval_batch_size,
                 max_len=cfg.max_decode_len or None,
             )
-            mean_loss = sum(losses) / len(losses) if losses else float("nan")
-            losses.clear()
+            model.train()
+            mean_loss = sum(p.losses) / len(p.losses) if p.losses else float("nan")
+            p.losses = []
             point = {
-                "step": step,
-                "epoch": epoch,
-                "seconds": round(time.perf_counter() - start, 3),
+                "step": p.step,
+                "epoch": p.epoch,
+                "seconds": round(seconds(), 3),
                 "dev_exact_match": scores["exact_match"],
                 "dev_char_accuracy": scores["char_accuracy"],
                 "train_loss": round(mean_loss, 5),
             }
-            curve.append(point)
+            p.curve.append(point)
             bar.set_postfix(loss=f"{mean_loss:.3f}", dev_em=f"{scores['exact_match']:.4f}")
             if on_eval is not None:
                 on_eval(point)
-            if scores["exact_match"] > best_em:
-                best_em, stale = scores["exact_match"], 0
-                best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+            if scores["exact_match"] > p.best:
+                p.best, p.best_step, p.stale = scores["exact_match"], p.step, 0
+                self.best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
             else:
-                stale += 1
-            return bool(cfg.patience) and stale >= cfg.patience
+                p.stale += 1
+            return bool(cfg.patience) and p.stale >= cfg.patience
+
+        def checkpoint() -> Path | None:
+            if self.checkpoints is None:
+                return None
+            saved = dataclasses.replace(p, seconds=round(seconds(), 3))
+            return write_checkpoint(
+                self.checkpoints,
+                p.step,
+                model,
+                self.optimizer,
+                {"progress": dataclasses.asdict(saved)},
+                keep=max(1, cfg.keep_checkpoints),
+                extra={BEST: self.best_state} if self.best_state is not None else None,
+            )
 
         model.train()
-        for epoch in range(1, cfg.epochs + 1):
-            rng = random.Random(cfg.seed * 1_000_003 + epoch)
-            for indices in bucketed_batches(lengths, cfg.batch_size, rng):
-                batch = self.data.batch(indices).to(device)
-                for group in self.optimizer.param_groups:
-                    group["lr"] = cfg.lr * lr_factor(
-                        step, self.total_steps, cfg.warmup_steps, cfg.schedule
-                    )
-                loss = loss_of(model, batch, cfg.label_smoothing)
-                self.optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                if cfg.clip_norm:
-                    torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_norm)
-                self.optimizer.step()
-                losses.append(loss.item())
-                step += 1
-                bar.update(1)
-                if step % cfg.eval_every == 0 and step % self.steps_per_epoch:
-                    stopped_early = evaluate_now()
-                    model.train()
-                    if stopped_early:
+        with interrupted:
+            while not p.finished:
+                rng = random.Random(cfg.seed * 1_000_003 + p.epoch)
+                batches = bucketed_batches(lengths, cfg.batch_size, rng)
+                stop = False
+                for indices in batches[p.batch :]:
+                    self._step(self.data.batch(indices).to(model.device))
+                    p.step += 1
+                    p.batch += 1
+                    bar.update(1)
+                    if p.step % cfg.eval_every == 0 and p.batch < len(batches):
+                        stop = evaluate_now()
+                    if interrupted.raised:
+                        raise TrainingInterrupted(checkpoint())
+                    if stop:
                         break
-            if not stopped_early:
-                stopped_early = evaluate_now()
-                model.train()
-            self._checkpoint(epoch)
-            if stopped_early:
-                break
+                    if cfg.checkpoint_every and p.step % cfg.checkpoint_every == 0:
+                        checkpoint()
+                if not stop:
+                    stop = evaluate_now()  # the end of the epoch
+                if stop or p.epoch >= cfg.epochs:
+                    p.finished, p.stopped_early = True, stop
+                else:
+                    p.epoch, p.batch = p.epoch + 1, 0
+                checkpoint()
         bar.close()
-        seconds = time.perf_counter() - start
-        if best_state is not None:
-            model.load_state_dict(best_state)
+        if self.best_state is not None:
+            model.load_state_dict(self.best_state)
         model.eval()
-        reached = next((p["seconds"] for p in curve if p["dev_exact_match"] >= 0.99), None)
+        reached = next((q["seconds"] for q in p.curve if q["dev_exact_match"] >= 0.99), None)
         return {
-            "dev_exact_match": best_em,
-            "steps": step,
-            "epochs": epoch,
-            "stopped_early": stopped_early,
-            "train_seconds": round(seconds, 3),
+            "dev_exact_match": p.best,
+            "best_step": p.best_step,
+            "steps": p.step,
+            "epochs": p.epoch,
+            "stopped_early": p.stopped_early,
+            "skipped_steps": p.skipped,
+            "train_seconds": round(seconds(), 3),
             "seconds_to_dev_0.99": reached,
-            "dev_curve": curve,
+            "dev_curve": p.curve,
         }
 
-    def _checkpoint(self, epoch: int) -> None:
-        if self.out is None or not self.config.keep_checkpoints:
+    def _step(self, batch: Batch) -> None:
+        """One optimizer step, skipped when the loss or the gradient is not finite."""
+        cfg, p = self.config, self.progress
+        for group in self.optimizer.param_groups:
+            group["lr"] = cfg.lr * lr_factor(
+                p.step, self.total_steps, cfg.warmup_steps, cfg.schedule
+            )
+        loss = loss_of(self.model, batch, cfg.label_smoothing)
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        norm = torch.nn.utils.clip_grad_norm_(
+            self.model.parameters(), cfg.clip_norm if cfg.clip_norm else math.inf
+        )
+        value = loss.item()
+        if math.isfinite(value) and bool(torch.isfinite(norm)):
+            self.optimizer.step()
+            p.losses.append(value)
+            p.bad_in_row = 0
             return
-        folder = self.out / "checkpoints"
-        self.model.save_pretrained(folder / f"epoch-{epoch:03d}")
-        kept = sorted(p for p in folder.glob("epoch-*") if p.is_dir())
-        for old in kept[: -self.config.keep_checkpoints]:
-            shutil.rmtree(old)
+        self.optimizer.zero_grad(set_to_none=True)
+        p.skipped += 1
+        p.bad_in_row += 1
+        self.log(
+            f"step {p.step + 1}: non-finite loss or gradient (loss {value}); step skipped "
+            f"({p.bad_in_row} in a row, {p.skipped} in all)"
+        )
+        if p.bad_in_row >= cfg.max_bad_steps:
+            raise TrainingDiverged(
+                f"training diverged: {p.bad_in_row} steps in a row had a non-finite loss or "
+                f"gradient (max_bad_steps={cfg.max_bad_steps}); try a lower lr or clip_norm"
+            )
+
+
+class _SigintFlag:
+    """While active, SIGINT (Ctrl-C) sets ``raised`` instead of interrupting a step half-way;
+    the loop checks it between steps."""
+
+    def __init__(self) -> None:
+        self.raised = False
+        self._previous: Any = None
+
+    def __enter__(self) -> _SigintFlag:
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        self.raised = True
+
+    def __exit__(self, *exc: object) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
 
 
 def train(
@@ -282,6 +438,7 @@ def train(
     train_config: TrainConfig | None = None,
     task_options: dict[str, Any] | None = None,
     data: TaskData | None = None,
+    log: Callable[[str], None] | None = None,
 ) -> TrainResult:
     """Train on a task, evaluate on its test split and write the run folder.
 
@@ -292,9 +449,19 @@ def train(
         train_config: the training settings; the task's default when None.
         task_options: options of the task's data (for dates: ``seed``, ``locales``, sizes).
         data: the task's data when the caller has loaded it already (``load_task``).
+        log: where to report resuming and skipped steps (default: stderr).
+
+    A run folder that already holds a checkpoint is resumed, not overwritten: the run
+    continues from its latest checkpoint (a finished run is only evaluated again). Its
+    ``run.json`` must then describe the same run (task, data options and configs).
 
     Returns:
         the trained model and its metrics (also in ``out/metrics.json``).
+
+    Raises:
+        ValueError: the run folder holds a different run, or a checkpoint is unreadable.
+        TrainingDiverged: too many non-finite steps in a row.
+        TrainingInterrupted: SIGINT, after a resumable checkpoint was written.
     """
     from luong import __version__
     from luong.tasks import load_task
@@ -309,7 +476,25 @@ def train(
     )
     tgt_vocab = Vocab.build((t for _, t in data.train), tokens=data.tgt_tokens)
     model = Seq2Seq(model_config, src_vocab, tgt_vocab, seed=train_config.seed)
-    trainer = Trainer(model, data.train, data.dev, train_config, out)
+    run = {
+        "task": task,
+        "task_options": {
+            k: list(v) if isinstance(v, tuple) else v for k, v in (task_options or {}).items()
+        },
+        "model_config": model_config.to_json(),
+        "train_config": train_config.to_json(),
+        "seed": train_config.seed,
+        "versions": {
+            "luong": __version__,
+            "torch": torch.__version__,
+            "python": platform.python_version(),
+        },
+        "command": sys.argv,
+    }
+    if out is not None:
+        _check_or_write_run(Path(out), run)
+    trainer = Trainer(model, data.train, data.dev, train_config, out, log=log)
+    trainer.resume()
     metrics = trainer.run()
     test: dict[str, float | None] = {"exact_match": None, "char_accuracy": None}
     if data.test:
@@ -330,17 +515,39 @@ def train(
         "dev_pairs": len(data.dev),
         "test_pairs": len(data.test),
         "parameters": sum(p.numel() for p in model.parameters()),
-        "model_config": model_config.to_json(),
-        "train_config": train_config.to_json(),
-        "versions": {
-            "luong": __version__,
-            "torch": torch.__version__,
-            "python": platform.python_version(),
-        },
-        "command": sys.argv,
+        **{k: v for k, v in run.items() if k != "task"},
     }
     if out is not None:
         model.save_pretrained(out)
-        path = Path(out) / "metrics.json"
-        path.write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
+        write_text(Path(out) / "metrics.json", json.dumps(metrics, indent=2) + "\n")
     return TrainResult(model, metrics)
+
+
+# Settings that may differ between a run and its resumption: they change no result.
+_COSMETIC = {"progress", "eval_batch_size"}
+
+
+def _check_or_write_run(out: Path, run: dict[str, Any]) -> None:
+    """Write ``out/run.json`` for a new run; for an existing one, check it is the same run."""
+    path = out / "run.json"
+    if not path.is_file():
+        out.mkdir(parents=True, exist_ok=True)
+        write_text(path, json.dumps(run, indent=2) + "\n")
+        return
+    saved = read_json(path)
+    differences = []
+    for key in ("task", "task_options", "model_config", "train_config"):
+        old, new = saved.get(key), run[key]
+        if isinstance(old, dict) and isinstance(new, dict):
+            differences += [
+                f"{key}.{name}: {old.get(name)!r} -> {new.get(name)!r}"
+                for name in sorted(set(old) | set(new))
+                if name not in _COSMETIC and old.get(name) != new.get(name)
+            ]
+        elif old != new:
+            differences.append(f"{key}: {old!r} -> {new!r}")
+    if differences:
+        raise ValueError(
+            f"{out} holds another run ({'; '.join(differences)}); "
+            "choose another --out to start a new run"
+        )

@@ -338,10 +338,11 @@ class Vocab:
             raise ValueError(str(error)) from None
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write ``to_json()`` to ``path`` as UTF-8 JSON (non-ASCII symbols kept as written)."""
-        text = json.dumps(self.to_json(), ensure_ascii=False, indent=2)
-        with open(path, "w", encoding="utf-8") as file:
-            file.write(text + "\n")
+        """Write ``to_json()`` to ``path`` as UTF-8 JSON (non-ASCII symbols kept as written),
+        atomically: a reader sees the old file or the new one, never half of one."""
+        from luong.checkpoint import write_text
+
+        write_text(path, json.dumps(self.to_json(), ensure_ascii=False, indent=2) + "\n")
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Vocab:

@@ -1,0 +1,380 @@
+"""Crash safety: atomic files, checkpoints, exact resume after SIGKILL and SIGINT, guards.
+
+The resume tests compare bit for bit: on one machine with the same number of threads, the
+CPU kernels are deterministic, and a checkpoint holds everything a step reads (weights,
+Adam's moments and step counts, the random generator, the position in the epoch's batch
+order, which follows from the seed and the epoch alone).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import load_file, save_file
+
+from luong import Seq2Seq, Seq2SeqConfig, TrainConfig, Vocab
+from luong.checkpoint import (
+    atomic_write,
+    find_latest,
+    read_checkpoint,
+    write_checkpoint,
+    write_folder,
+)
+from luong.trainer import Trainer, TrainingDiverged, train
+
+MODEL = {"emb_dim": 8, "enc_hidden": 16, "enc_layers": 1, "dec_hidden": 32}
+TRAIN = {
+    "epochs": 3,
+    "batch_size": 32,
+    "lr": 5e-3,
+    "warmup_steps": 5,
+    "eval_every": 7,
+    "checkpoint_every": 3,
+    "keep_checkpoints": 2,
+    "progress": False,
+    "seed": 5,
+}
+DATA = {"seed": 0, "n_train": 320, "n_dev": 30, "n_test": 30}
+
+# The child process: one training run; KILL_AT_REPLACE=n makes it SIGKILL itself at the
+# n-th os.replace of a checkpoint write (in the middle of writing a checkpoint).
+CHILD = textwrap.dedent(
+    """
+    import os, signal, sys
+    import luong.checkpoint as checkpoint
+    from luong import Seq2SeqConfig, TrainConfig, train
+
+    kill_at = int(os.environ.get("KILL_AT_REPLACE", "0"))
+    if kill_at:
+        real_replace, calls = os.replace, [0]
+
+        def replace(src, dst):
+            calls[0] += 1
+            if calls[0] == kill_at:
+                os.kill(os.getpid(), signal.SIGKILL)
+            real_replace(src, dst)
+
+        checkpoint.os.replace = replace
+    train(
+        "dates",
+        sys.argv[1],
+        model_config=Seq2SeqConfig(**{model}),
+        train_config=TrainConfig(**{train}),
+        task_options={data},
+        log=lambda message: print(message, flush=True),
+    )
+    """
+).format(model=MODEL, train=TRAIN, data=DATA)
+
+
+def run_child(
+    out: Path, *, kill_at_replace: int = 0, kill_after: float | None = None, sig: int = 9
+) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "KILL_AT_REPLACE": str(kill_at_replace)}
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(out)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    if kill_after is not None:
+        try:
+            child.wait(timeout=kill_after)
+        except subprocess.TimeoutExpired:
+            child.send_signal(sig)
+    stdout, stderr = child.communicate(timeout=300)
+    return subprocess.CompletedProcess(child.args, child.returncode, stdout, stderr)
+
+
+def final_state(out: Path) -> tuple[dict[str, torch.Tensor], list[dict]]:
+    metrics = json.loads((out / "metrics.json").read_text())
+    curve = [{k: v for k, v in p.items() if k != "seconds"} for p in metrics["dev_curve"]]
+    return load_file(str(out / "model.safetensors")), curve
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, list]:
+    out = tmp_path_factory.mktemp("reference") / "run"
+    result = run_child(out)
+    assert result.returncode == 0, result.stderr
+    return final_state(out)
+
+
+def assert_same_run(out: Path, reference: tuple[dict, list]) -> None:
+    weights, curve = final_state(out)
+    ref_weights, ref_curve = reference
+    assert curve == ref_curve
+    assert weights.keys() == ref_weights.keys()
+    for name in weights:
+        assert torch.equal(weights[name], ref_weights[name]), name
+
+
+@pytest.mark.parametrize("kill_at_replace", [2, 7, 12])
+def test_sigkill_during_a_checkpoint_write_then_resume_is_exact(
+    tmp_path: Path, reference: tuple[dict, list], kill_at_replace: int
+) -> None:
+    out = tmp_path / "run"
+    killed = run_child(out, kill_at_replace=kill_at_replace)
+    assert killed.returncode == -signal.SIGKILL
+    # The killed run left something resumable: a complete latest checkpoint or none.
+    latest = find_latest(out / "checkpoints") if (out / "checkpoints").exists() else None
+    if latest is not None:
+        Seq2Seq.from_pretrained(latest)
+    resumed = run_child(out)
+    assert resumed.returncode == 0, resumed.stderr
+    if latest is not None:
+        assert f"resuming from {latest}" in resumed.stdout
+    assert not list((out / "checkpoints").glob(".partial-*"))
+    assert_same_run(out, reference)
+
+
+@pytest.mark.parametrize("seconds", [2.5, 4.0])
+def test_sigkill_at_a_random_moment_then_resume_is_exact(
+    tmp_path: Path, reference: tuple[dict, list], seconds: float
+) -> None:
+    out = tmp_path / "run"
+    run_child(out, kill_after=seconds)
+    resumed = run_child(out)
+    assert resumed.returncode == 0, resumed.stderr
+    assert_same_run(out, reference)
+    Seq2Seq.from_pretrained(out)
+
+
+def test_sigint_writes_a_checkpoint_and_exits_cleanly(
+    tmp_path: Path, reference: tuple[dict, list]
+) -> None:
+    out = tmp_path / "run"
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    args = ["train", "dates", "--out", str(out), "--no-progress"]
+    args += [
+        f"--{k.replace('_', '-')}={v}" for k, v in {**MODEL, **TRAIN}.items() if k != "progress"
+    ]
+    args += [f"--{k.replace('_', '-')}={v}" for k, v in DATA.items() if k != "seed"]
+    child = subprocess.Popen(
+        [sys.executable, "-m", "luong", *args], env=env, stderr=subprocess.PIPE, text=True
+    )
+    # Interrupt once training is under way (its first checkpoint exists).
+    deadline = time.monotonic() + 120
+    while not (out / "checkpoints" / "latest").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    child.send_signal(signal.SIGINT)
+    _, stderr = child.communicate(timeout=120)
+    if child.returncode == 0:
+        pytest.skip("the run finished before SIGINT arrived")
+    assert child.returncode == 130
+    assert "luong: interrupted; checkpoint written to" in stderr
+    assert "Traceback" not in stderr
+    assert find_latest(out / "checkpoints") is not None
+    resumed = run_child(out)
+    assert resumed.returncode == 0, resumed.stderr
+    assert_same_run(out, reference)
+
+
+def test_a_different_run_in_the_same_folder_is_refused(tmp_path: Path) -> None:
+    small = {"n_train": 64, "n_dev": 8, "n_test": 8}
+    config = TrainConfig(epochs=1, batch_size=32, progress=False)
+    train(
+        "dates",
+        tmp_path,
+        model_config=Seq2SeqConfig(**MODEL),
+        train_config=config,
+        task_options=small,
+    )
+    other = Seq2SeqConfig(**{**MODEL, "cell": "lstm"})
+    with pytest.raises(ValueError, match=r"holds another run \(model_config.cell: 'gru' -> 'lstm'"):
+        train("dates", tmp_path, model_config=other, train_config=config, task_options=small)
+
+
+# -- files -----------------------------------------------------------------------------------
+
+
+def test_atomic_write_keeps_the_old_file_when_writing_fails(tmp_path: Path) -> None:
+    path = tmp_path / "f.txt"
+    path.write_text("old")
+
+    def fail(tmp: Path) -> None:
+        tmp.write_text("half")
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        atomic_write(path, fail)
+    assert path.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["f.txt"]
+
+
+def test_write_folder_replaces_a_folder_whole(tmp_path: Path) -> None:
+    folder = tmp_path / "best"
+    write_folder(folder, lambda tmp: (tmp / "a").write_text("1"))
+    with pytest.raises(RuntimeError):
+        write_folder(folder, lambda tmp: ((tmp / "a").write_text("2"), _raise()))
+    assert (folder / "a").read_text() == "1"
+    write_folder(folder, lambda tmp: (tmp / "b").write_text("3"))
+    assert sorted(p.name for p in folder.iterdir()) == ["b"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["best"]
+
+
+def _raise() -> None:
+    raise RuntimeError("cut short")
+
+
+def tiny_model(seed: int = 0) -> Seq2Seq:
+    return Seq2Seq(Seq2SeqConfig(**MODEL), Vocab(list("abcdef")), Vocab(list("0123")), seed=seed)
+
+
+def test_checkpoint_round_trip_restores_model_optimizer_and_generator(tmp_path: Path) -> None:
+    model = tiny_model()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    model(torch.tensor([[4, 5, 2]]), torch.tensor([3]), torch.tensor([[1, 4]])).sum().backward()
+    optimizer.step()
+    torch.manual_seed(123)
+    folder = write_checkpoint(tmp_path, 7, model, optimizer, {"progress": {"step": 7}}, keep=2)
+    expected_draw = torch.rand(3)
+    other = tiny_model(seed=1)
+    other_optimizer = torch.optim.Adam(other.parameters(), lr=1e-3)
+    torch.manual_seed(999)
+    state = read_checkpoint(folder, other, other_optimizer)
+    assert state["step"] == 7 and state["progress"] == {"step": 7}
+    assert torch.equal(torch.rand(3), expected_draw)
+    for (name, a), b in zip(model.state_dict().items(), other.state_dict().values(), strict=True):
+        assert torch.equal(a, b), name
+    saved, restored = optimizer.state_dict(), other_optimizer.state_dict()
+    for index, values in saved["state"].items():
+        for key, value in values.items():
+            assert torch.equal(
+                torch.as_tensor(value), torch.as_tensor(restored["state"][index][key])
+            )
+
+
+def test_keep_last_k_and_latest_pointer(tmp_path: Path) -> None:
+    model = tiny_model()
+    optimizer = torch.optim.Adam(model.parameters())
+    for step in (1, 2, 3, 4):
+        write_checkpoint(tmp_path, step, model, optimizer, {}, keep=2)
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == ["latest", "step-0000003", "step-0000004"]
+    assert find_latest(tmp_path) == tmp_path / "step-0000004"
+
+
+def test_non_finite_weights_are_never_written(tmp_path: Path) -> None:
+    model = tiny_model()
+    optimizer = torch.optim.Adam(model.parameters())
+    write_checkpoint(tmp_path, 1, model, optimizer, {}, keep=2)
+    with torch.no_grad():
+        model.decoder.out.bias[0] = float("nan")
+    with pytest.raises(ValueError, match="weight 'decoder.out.bias' is not finite"):
+        write_checkpoint(tmp_path, 2, model, optimizer, {}, keep=2)
+    assert find_latest(tmp_path) == tmp_path / "step-0000001"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["latest", "step-0000001"]
+
+
+@pytest.fixture
+def checkpoint_folder(tmp_path: Path) -> Path:
+    model = tiny_model()
+    return write_checkpoint(
+        tmp_path, 1, model, torch.optim.Adam(model.parameters()), {"progress": {}}, keep=1
+    )
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        ("truncate-optimizer", "optimizer.safetensors: not a readable safetensors file"),
+        ("truncate-model", "model.safetensors: not a readable safetensors file"),
+        ("foreign-model", "model.safetensors: does not match the config: missing tensors"),
+        ("misshaped-model", re.escape("has shape (5, 32), the config expects (8, 8)")),
+        ("garbage-state", "state.json: not valid JSON"),
+        ("missing-optimizer", "optimizer.safetensors: missing"),
+    ],
+)
+def test_damaged_checkpoints_name_the_file_and_problem(
+    checkpoint_folder: Path, damage: str, message: str
+) -> None:
+    folder = checkpoint_folder
+    weights = folder / "model.safetensors"
+    if damage == "truncate-optimizer":
+        path = folder / "optimizer.safetensors"
+        path.write_bytes(path.read_bytes()[:50])
+    elif damage == "truncate-model":
+        weights.write_bytes(weights.read_bytes()[: len(weights.read_bytes()) // 2])
+    elif damage == "foreign-model":
+        save_file({"something.else": torch.zeros(2)}, str(weights))
+    elif damage == "misshaped-model":
+        tensors = load_file(str(weights))
+        tensors["decoder.embedding.weight"] = torch.zeros(5, 32)
+        save_file(tensors, str(weights))
+    elif damage == "garbage-state":
+        (folder / "state.json").write_text("{not json")
+    elif damage == "missing-optimizer":
+        (folder / "optimizer.safetensors").unlink()
+    model = tiny_model()
+    with pytest.raises((ValueError, FileNotFoundError), match=message) as error:
+        read_checkpoint(folder, model, torch.optim.Adam(model.parameters()))
+    assert str(folder) in str(error.value)
+
+
+def test_latest_pointing_nowhere_is_reported(tmp_path: Path) -> None:
+    (tmp_path / "latest").write_text("step-0000009\n")
+    with pytest.raises(ValueError, match="names step-0000009, which does not exist"):
+        find_latest(tmp_path)
+
+
+# -- numerical guards ------------------------------------------------------------------------
+
+
+def nan_after(model: Seq2Seq, calls: set[int]) -> None:
+    """Make the model's logits NaN on the given forward calls (0-based)."""
+    counter = [0]
+
+    def hook(module: torch.nn.Module, inputs: object, output: torch.Tensor) -> torch.Tensor:
+        counter[0] += 1
+        if module.training and counter[0] - 1 in calls:
+            return output * float("nan")
+        return output
+
+    model.decoder.out.register_forward_hook(hook)
+
+
+def make_trainer(model: Seq2Seq, out: Path | None, **changes: object) -> Trainer:
+    from luong.tasks import load_task
+
+    data = load_task("dates", n_train=96, n_dev=8, n_test=0)
+    settings = {"epochs": 1, "batch_size": 32, "progress": False, "max_bad_steps": 2, **changes}
+    return Trainer(model, data.train, data.dev, TrainConfig(**settings), out, log=lambda m: None)
+
+
+def test_a_nan_loss_skips_the_step_and_is_counted() -> None:
+    model = tiny_model()
+    nan_after(model, {1})
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    trainer = make_trainer(model, None)
+    metrics = trainer.run()
+    assert metrics["skipped_steps"] == 1
+    assert metrics["steps"] == 3
+    assert all(torch.isfinite(v).all() for v in model.state_dict().values())
+    assert any(not torch.equal(before[k], v) for k, v in model.state_dict().items())
+
+
+def test_too_many_nan_steps_in_a_row_stop_the_run_without_a_bad_checkpoint(
+    tmp_path: Path,
+) -> None:
+    model = tiny_model()
+    nan_after(model, {1, 2})
+    trainer = make_trainer(model, tmp_path, checkpoint_every=1)
+    with pytest.raises(TrainingDiverged, match="2 steps in a row had a non-finite loss"):
+        trainer.run()
+    # Step 2 was skipped (its weights are step 1's), step 3 stopped the run.
+    latest = find_latest(tmp_path / "checkpoints")
+    assert latest is not None and latest.name == "step-0000002"
+    weights = load_file(str(latest / "model.safetensors"))
+    assert all(torch.isfinite(v).all() for v in weights.values())
