@@ -40,3 +40,7 @@ demo: setup
 	@printf '%s\n' "Monday, March 5, 1979" "3 May 1979" "12.10.21" "August 17, 2031" "5/4/09" > $(DEMO_OUT)/samples.txt
 	@echo "five sample dates:"
 	@$(BIN)/luong translate $(DEMO_OUT) --input $(DEMO_OUT)/samples.txt | paste $(DEMO_OUT)/samples.txt - | sed 's/\t/  ->  /'
+
+# Speed: training throughput and MFU against a straightforward reference, decoding, memory.
+bench: setup
+	$(BIN)/python benchmarks/bench.py

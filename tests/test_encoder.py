@@ -283,3 +283,35 @@ def test_bridge_module_repeats_top_layer() -> None:
     hidden, cell = bridge((h, None))
     assert cell is None
     assert torch.equal(hidden, torch.stack([h[2], h[2]]))
+
+
+@pytest.mark.parametrize("cell", ["gru", "lstm"])
+@pytest.mark.parametrize("layers", [1, 2])
+@pytest.mark.parametrize("lengths", [[5, 5, 5], [5, 3, 5, 1], [7, 6, 5, 4, 3, 2, 1]])
+def test_per_length_calls_equal_packed_sequences(
+    cell: str, layers: int, lengths: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The two ways to skip padding (per-length calls, packed sequences) agree, with grads."""
+    torch.manual_seed(0)
+    encoder = Encoder(20, 6, 5, layers, cell, True, 0.0, 0).double()
+    src = torch.randint(1, 20, (len(lengths), 8))
+    lengths_t = torch.tensor(lengths)
+    results = []
+    for groups in (0, 8):  # 0: always packed; 8: per-length calls for these batches
+        monkeypatch.setattr(Encoder, "max_groups", groups)
+        encoder.zero_grad()
+        keys, (h, c) = encoder(src, lengths_t)
+        loss = keys.pow(2).sum() + h.sum() + (c.sum() if c is not None else 0)
+        loss.backward()
+        grads = [p.grad.clone() for p in encoder.parameters()]
+        results.append((keys.detach(), h.detach(), c, grads))
+    (k0, h0, c0, g0), (k1, h1, c1, g1) = results
+    torch.testing.assert_close(k1, k0, atol=1e-12, rtol=0)
+    torch.testing.assert_close(h1, h0, atol=1e-12, rtol=0)
+    if cell == "lstm":
+        torch.testing.assert_close(c1, c0, atol=1e-12, rtol=0)
+    for a, b in zip(g0, g1, strict=True):
+        torch.testing.assert_close(b, a, atol=1e-10, rtol=0)
+    # Keys are exactly zero past each length.
+    for row, n in enumerate(lengths):
+        assert torch.count_nonzero(k1[row, n:]) == 0

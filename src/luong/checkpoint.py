@@ -151,6 +151,7 @@ def write_checkpoint(
     state: dict[str, Any],
     keep: int,
     extra: dict[str, dict[str, Tensor]] | None = None,
+    rng: list[dict[str, Tensor]] | None = None,
 ) -> Path:
     """Write ``checkpoints/step-<step>/``, point ``latest`` at it and keep the last ``keep``.
 
@@ -163,6 +164,8 @@ def write_checkpoint(
         keep: checkpoints to keep (at least 1).
         extra: more safetensors files to write into the checkpoint, by file name (the
             trainer keeps the best weights so far in ``best.safetensors``).
+        rng: each rank's random generator states (``{"torch": ..., "cuda": ...}``), in rank
+            order; this process's CPU generator when None.
 
     Raises:
         ValueError: a weight is not finite (nothing is written).
@@ -170,7 +173,9 @@ def write_checkpoint(
     _check_finite(model)
     checkpoints = Path(checkpoints)
     tensors, groups = _flatten_optimizer(optimizer)
-    tensors["rng.torch"] = torch.get_rng_state()
+    for rank, states in enumerate(rng or [{"torch": torch.get_rng_state()}]):
+        for kind, generator in states.items():
+            tensors[f"rng.{kind}.{rank}"] = generator
 
     def fill(tmp: Path) -> None:
         model.save_pretrained(tmp)
@@ -202,10 +207,10 @@ def find_latest(checkpoints: str | Path) -> Path | None:
 
 
 def read_checkpoint(
-    folder: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer
+    folder: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer, rank: int = 0
 ) -> dict[str, Any]:
-    """Restore ``model``, ``optimizer`` and torch's random generator from a checkpoint folder;
-    returns the training state of ``state.json``.
+    """Restore ``model``, ``optimizer`` and torch's random generators (those ``rank`` saved)
+    from a checkpoint folder; returns the training state of ``state.json``.
 
     Raises:
         FileNotFoundError, ValueError: a missing, corrupt, mis-shaped or foreign file; the
@@ -218,14 +223,21 @@ def read_checkpoint(
         raise ValueError(f"{folder / STATE}: not a luong training state (format {FORMAT})")
     load_checked(model, read_tensors(folder / WEIGHTS), folder / WEIGHTS)
     tensors = read_tensors(folder / OPTIMIZER)
-    rng = tensors.pop("rng.torch", None)
-    if rng is None:
-        raise ValueError(f"{folder / OPTIMIZER}: no random generator state")
+    rng = {k: tensors.pop(k) for k in [k for k in tensors if k.startswith("rng.")]}
+    cpu, cuda = rng.get(f"rng.torch.{rank}"), rng.get(f"rng.cuda.{rank}")
+    if cpu is None:
+        ranks = len([k for k in rng if k.startswith("rng.torch.")])
+        raise ValueError(
+            f"{folder / OPTIMIZER}: no random generator state for rank {rank} "
+            f"(written by {ranks} ranks; resume with as many)"
+        )
     try:
         optimizer.load_state_dict(_unflatten_optimizer(tensors, state["param_groups"]))
     except (KeyError, ValueError, RuntimeError) as error:
         raise ValueError(f"{folder / OPTIMIZER}: does not fit the optimizer ({error})") from None
-    torch.set_rng_state(rng)
+    torch.set_rng_state(cpu)
+    if cuda is not None and torch.cuda.is_available():
+        torch.cuda.set_rng_state(cuda)
     return state
 
 

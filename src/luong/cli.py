@@ -28,10 +28,18 @@ class UsageError(Exception):
 
 def _add_config_flags(parser: argparse.ArgumentParser, cls: type, title: str) -> None:
     """One ``--flag`` per field of dataclass ``cls`` (default None: "not given")."""
+    from luong.distributed import DEVICES
     from luong.model import ATTENTIONS, BRIDGES, CELLS
-    from luong.trainer import SCHEDULES
+    from luong.trainer import PRECISIONS, SCHEDULES
 
-    choices = {"attention": ATTENTIONS, "cell": CELLS, "bridge": BRIDGES, "schedule": SCHEDULES}
+    choices = {
+        "attention": ATTENTIONS,
+        "cell": CELLS,
+        "bridge": BRIDGES,
+        "schedule": SCHEDULES,
+        "device": DEVICES,
+        "precision": PRECISIONS,
+    }
     group = parser.add_argument_group(title)
     hints = typing.get_type_hints(cls)
     for f in dataclasses.fields(cls):
@@ -68,6 +76,12 @@ def _build_parser() -> argparse.ArgumentParser:
     train = commands.add_parser("train", help="train a model and write its run folder")
     train.add_argument("task", choices=TASKS, help="the task to train on")
     train.add_argument("--out", required=True, type=Path, help="the run folder to write")
+    train.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the run in --out from its latest checkpoint (a run folder that holds "
+        "a checkpoint is resumed anyway; this flag makes a missing one an error)",
+    )
     train.add_argument("--config", type=Path, help="a TOML file with [model] and [train] tables")
     train.add_argument(
         "--locales", nargs="+", metavar="LOCALE", help="dates: babel locales (default: en_US)"
@@ -150,7 +164,10 @@ def _train(args: argparse.Namespace) -> int:
         train_config=train_config,
         task_options=options,
         data=defaults,
+        resume=args.resume,
     )
+    if not result.main:
+        return 0  # under torchrun, rank 0 alone reports
     m = result.metrics
     if m["test_exact_match"] is not None:
         print(

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Literal
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
@@ -35,11 +36,17 @@ def make_rnn(
 
 
 class Encoder(nn.Module):
-    """Embeds the source and runs the RNN over the real positions only (packed sequences).
+    """Embeds the source and runs the RNN over the real positions only.
 
     Padding never enters a state: a sentence gives the same keys and final state whatever
-    the batch it is in and however much padding follows it.
+    the batch it is in and however much padding follows it. A batch with few distinct
+    lengths (what length bucketing makes) runs one plain RNN call per length on exactly
+    those rows and columns: the fused kernels (oneDNN on the CPU) run these calls two to
+    three times faster than the packed-sequence path, which is used for batches of many
+    lengths.
     """
+
+    max_groups = 4  # the most distinct lengths a batch may have for per-length calls
 
     def __init__(
         self,
@@ -73,14 +80,39 @@ class Encoder(nn.Module):
             directions concatenated: h ``[L, B, K]`` and c ``[L, B, K]`` (LSTM) or None.
         """
         embedded = self.dropout(self.embedding(src))  # [B, S, E]
-        packed = pack_padded_sequence(
-            embedded, lengths.cpu(), batch_first=True, enforce_sorted=False
-        )
-        outputs, final = self.rnn(packed)
-        keys, _ = pad_packed_sequence(outputs, batch_first=True, total_length=src.shape[1])
+        distinct = sorted(set(lengths.tolist()))
+        if len(distinct) <= self.max_groups:
+            keys, final = self._by_length(embedded, lengths, distinct)
+        else:
+            packed = pack_padded_sequence(
+                embedded, lengths.cpu(), batch_first=True, enforce_sorted=False
+            )
+            outputs, final = self.rnn(packed)
+            keys, _ = pad_packed_sequence(outputs, batch_first=True, total_length=src.shape[1])
         if isinstance(final, tuple):
             return keys, (self._per_layer(final[0]), self._per_layer(final[1]))
         return keys, (self._per_layer(final), None)
+
+    def _by_length(
+        self, embedded: Tensor, lengths: Tensor, distinct: list[int]
+    ) -> tuple[Tensor, Tensor | tuple[Tensor, Tensor]]:
+        """One RNN call per distinct length n, on the rows of that length, columns < n."""
+        batch, width = embedded.shape[0], embedded.shape[1]
+        if len(distinct) == 1:
+            outputs, final = self.rnn(embedded[:, : distinct[0]])
+            return F.pad(outputs, (0, 0, 0, width - distinct[0])), final
+        keys = embedded.new_zeros(batch, width, self.out_dim)
+        finals: list[Tensor] | None = None
+        for n in distinct:
+            rows = (lengths == n).nonzero().squeeze(1)  # [B_n]
+            outputs, final = self.rnn(embedded.index_select(0, rows)[:, :n])
+            keys = keys.index_copy(0, rows, F.pad(outputs, (0, 0, 0, width - n)))
+            parts = list(final) if isinstance(final, tuple) else [final]  # [L dirs, B_n, H]
+            if finals is None:
+                finals = [p.new_zeros(p.shape[0], batch, p.shape[2]) for p in parts]
+            finals = [f.index_copy(1, rows, p) for f, p in zip(finals, parts, strict=True)]
+        assert finals is not None  # distinct is not empty
+        return keys, (finals[0], finals[1]) if len(finals) == 2 else finals[0]
 
     def _per_layer(self, state: Tensor) -> Tensor:
         """[L * dirs, B, H] (layer-major, forward first) -> [L, B, dirs * H]."""

@@ -35,6 +35,7 @@ from luong.checkpoint import (
     write_checkpoint,
     write_text,
 )
+from luong.distributed import DEVICES, World, pick_device, setup, shard
 from luong.metrics import char_accuracy, exact_match
 from luong.model import Seq2Seq, Seq2SeqConfig
 from luong.vocab import Vocab
@@ -54,6 +55,7 @@ __all__ = [
 ]
 
 SCHEDULES = ("constant", "linear", "cosine")
+PRECISIONS = ("fp32", "bf16")
 Pair = tuple[str, str]
 
 
@@ -76,6 +78,8 @@ class TrainConfig:
     checkpoint_every: int = 0  # steps between checkpoints (one at every epoch's end anyway)
     keep_checkpoints: int = 2  # checkpoints to keep in the run folder (at least 1 is kept)
     max_bad_steps: int = 5  # stop after this many non-finite steps in a row
+    device: str = "auto"  # "auto" (CUDA when present), "cpu" or "cuda"
+    precision: str = "fp32"  # "fp32", or "bf16" autocast (for GPUs; slow on most CPUs)
     progress: bool = True  # a tqdm progress bar on stderr
 
     def __post_init__(self) -> None:
@@ -97,6 +101,12 @@ class TrainConfig:
         if self.schedule not in SCHEDULES:
             raise ValueError(
                 f"schedule: expected one of {', '.join(SCHEDULES)}, got {self.schedule!r}"
+            )
+        if self.device not in DEVICES:
+            raise ValueError(f"device: expected one of {', '.join(DEVICES)}, got {self.device!r}")
+        if self.precision not in PRECISIONS:
+            raise ValueError(
+                f"precision: expected one of {', '.join(PRECISIONS)}, got {self.precision!r}"
             )
         if not isinstance(self.clip_norm, int | float) or self.clip_norm < 0:
             raise ValueError(f"clip_norm: expected a number >= 0, got {self.clip_norm!r}")
@@ -148,8 +158,12 @@ def evaluate(
     return {"exact_match": exact_match(hyps, refs), "char_accuracy": char_accuracy(hyps, refs)}
 
 
-def loss_of(model: Seq2Seq, batch: Batch, label_smoothing: float = 0.0) -> torch.Tensor:
-    """Mean cross-entropy per real target token (EOS included) of a teacher-forced batch."""
+def loss_of(
+    model: Seq2Seq | torch.nn.Module, batch: Batch, label_smoothing: float = 0.0
+) -> torch.Tensor:
+    """Mean cross-entropy per real target token (EOS included) of a teacher-forced batch.
+
+    ``model`` is a ``Seq2Seq`` or a wrapper with its ``forward`` (DistributedDataParallel)."""
     logits = model(batch.src, batch.src_lengths, batch.tgt[:, :-1])  # [B, T, V]
     return F.cross_entropy(
         logits.reshape(-1, logits.shape[-1]),
@@ -165,6 +179,7 @@ class TrainResult:
 
     model: Seq2Seq
     metrics: dict[str, Any] = field(default_factory=dict)
+    main: bool = True  # False on the other ranks under torchrun: rank 0 reports and writes
 
 
 class TrainingDiverged(ValueError):
@@ -209,6 +224,9 @@ class Trainer:
         config: the training settings.
         out: the run folder for checkpoints; None writes nothing.
         log: where to report resuming, skipped steps and interruptions (default: stderr).
+        world: the data-parallel processes (``luong.distributed.setup``); one by default.
+            Each rank trains on its shard of every epoch, DDP averages the gradients, and
+            rank 0 alone evaluates, logs and writes.
     """
 
     def __init__(
@@ -219,6 +237,7 @@ class Trainer:
         config: TrainConfig,
         out: str | Path | None = None,
         log: Callable[[str], None] | None = None,
+        world: World | None = None,
     ) -> None:
         if not isinstance(config, TrainConfig):
             raise TypeError(f"config: expected a TrainConfig, got {type(config).__name__}")
@@ -228,11 +247,19 @@ class Trainer:
         self.config = config
         self.data = ParallelData(train_pairs, model.src_vocab, model.tgt_vocab)
         self.dev_pairs = list(dev_pairs)
-        self.out = Path(out) if out is not None else None
-        self.log = log or (lambda message: print(message, file=sys.stderr))
+        self.world = world or World()
+        self.out = Path(out) if out is not None and self.world.main else None
+        say = log or (lambda message: print(message, file=sys.stderr))
+        self.log = say if self.world.main else (lambda message: None)
         self.optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
-        self.steps_per_epoch = math.ceil(len(self.data) / config.batch_size)
+        self.steps_per_epoch = math.ceil(len(self.data) / config.batch_size) // self.world.size
+        if self.steps_per_epoch < 1:
+            raise ValueError(
+                f"train_pairs: {len(self.data)} pairs make fewer batches of {config.batch_size} "
+                f"than there are ranks ({self.world.size})"
+            )
         self.total_steps = self.steps_per_epoch * config.epochs
+        self.forward: torch.nn.Module = model  # DistributedDataParallel(model) while training
         self.progress = Progress()
         self.best_state: dict[str, torch.Tensor] | None = None
 
@@ -240,16 +267,23 @@ class Trainer:
     def checkpoints(self) -> Path | None:
         return self.out / "checkpoints" if self.out is not None else None
 
+    def _checkpoints_to_read(self) -> Path | None:
+        # Every rank resumes from rank 0's files.
+        folder = self.world.broadcast(str(self.checkpoints) if self.checkpoints else None)
+        return Path(folder) if folder else None
+
     def resume(self) -> bool:
         """Restore the latest checkpoint of the run folder, if there is one."""
-        if self.checkpoints is None:
+        checkpoints = self._checkpoints_to_read()
+        if checkpoints is None:
             return False
-        for partial in self.checkpoints.glob(".partial-*"):
-            shutil.rmtree(partial, ignore_errors=True)  # a write a kill cut short
-        folder = find_latest(self.checkpoints)
+        if self.world.main:
+            for partial in checkpoints.glob(".partial-*"):
+                shutil.rmtree(partial, ignore_errors=True)  # a write a kill cut short
+        folder = self.world.broadcast(find_latest(checkpoints) if self.world.main else None)
         if folder is None:
             return False
-        state = read_checkpoint(folder, self.model, self.optimizer)
+        state = read_checkpoint(folder, self.model, self.optimizer, rank=self.world.rank)
         try:
             self.progress = Progress(**state["progress"])
         except (KeyError, TypeError) as error:
@@ -275,13 +309,13 @@ class Trainer:
             TrainingDiverged: ``max_bad_steps`` non-finite steps in a row.
             TrainingInterrupted: SIGINT (Ctrl-C), after writing a checkpoint.
         """
-        cfg, model, p = self.config, self.model, self.progress
+        cfg, model, p, world = self.config, self.model, self.progress, self.world
         lengths = self.data.src_lengths.tolist()
         interrupted = _SigintFlag()
         bar = tqdm(
             total=self.total_steps,
             initial=p.step,
-            disable=not cfg.progress,
+            disable=not (cfg.progress and world.main),
             unit="step",
             leave=False,
         )
@@ -291,6 +325,10 @@ class Trainer:
             return p.seconds + time.perf_counter() - session_start
 
         def evaluate_now() -> bool:
+            # Rank 0 evaluates; every rank learns whether to stop.
+            return bool(world.broadcast(evaluate_on_main() if world.main else None))
+
+        def evaluate_on_main() -> bool:
             scores = evaluate(
                 model,
                 self.dev_pairs,
@@ -320,6 +358,7 @@ class Trainer:
             return bool(cfg.patience) and p.stale >= cfg.patience
 
         def checkpoint() -> Path | None:
+            rng = world.gather(_rng_state(model.device))  # a collective: every rank joins
             if self.checkpoints is None:
                 return None
             saved = dataclasses.replace(p, seconds=round(seconds(), 3))
@@ -331,37 +370,49 @@ class Trainer:
                 {"progress": dataclasses.asdict(saved)},
                 keep=max(1, cfg.keep_checkpoints),
                 extra={BEST: self.best_state} if self.best_state is not None else None,
+                rng=rng,
             )
 
+        if world.active:
+            from torch.nn.parallel import DistributedDataParallel
+
+            self.forward = DistributedDataParallel(model)
         model.train()
-        with interrupted:
-            while not p.finished:
-                rng = random.Random(cfg.seed * 1_000_003 + p.epoch)
-                batches = bucketed_batches(lengths, cfg.batch_size, rng)
-                stop = False
-                for indices in batches[p.batch :]:
-                    self._step(self.data.batch(indices).to(model.device))
-                    p.step += 1
-                    p.batch += 1
-                    bar.update(1)
-                    if p.step % cfg.eval_every == 0 and p.batch < len(batches):
-                        stop = evaluate_now()
-                    if interrupted.raised:
-                        raise TrainingInterrupted(checkpoint())
-                    if stop:
-                        break
-                    if cfg.checkpoint_every and p.step % cfg.checkpoint_every == 0:
-                        checkpoint()
-                if not stop:
-                    stop = evaluate_now()  # the end of the epoch
-                if stop or p.epoch >= cfg.epochs:
-                    p.finished, p.stopped_early = True, stop
-                else:
-                    p.epoch, p.batch = p.epoch + 1, 0
-                checkpoint()
-        bar.close()
+        try:
+            with interrupted:
+                while not p.finished:
+                    rng = random.Random(cfg.seed * 1_000_003 + p.epoch)
+                    batches = shard(bucketed_batches(lengths, cfg.batch_size, rng), world)
+                    stop = False
+                    for indices in batches[p.batch :]:
+                        stop_now = self._step(
+                            self.data.batch(indices).to(model.device), interrupted
+                        )
+                        p.step += 1
+                        p.batch += 1
+                        bar.update(1)
+                        if p.step % cfg.eval_every == 0 and p.batch < len(batches):
+                            stop = evaluate_now()
+                        if stop_now:
+                            raise TrainingInterrupted(checkpoint())
+                        if stop:
+                            break
+                        if cfg.checkpoint_every and p.step % cfg.checkpoint_every == 0:
+                            checkpoint()
+                    if not stop:
+                        stop = evaluate_now()  # the end of the epoch
+                    if stop or p.epoch >= cfg.epochs:
+                        p.finished, p.stopped_early = True, stop
+                    else:
+                        p.epoch, p.batch = p.epoch + 1, 0
+                    checkpoint()
+        finally:
+            bar.close()
+            # DDP's reducer must not outlive the process group: drop it now.
+            self.forward = model
         if self.best_state is not None:
             model.load_state_dict(self.best_state)
+        world.share_weights(model)  # rank 0 kept the best weights: every rank ends with them
         model.eval()
         reached = next((q["seconds"] for q in p.curve if q["dev_exact_match"] >= 0.99), None)
         return {
@@ -376,25 +427,29 @@ class Trainer:
             "dev_curve": p.curve,
         }
 
-    def _step(self, batch: Batch) -> None:
-        """One optimizer step, skipped when the loss or the gradient is not finite."""
+    def _step(self, batch: Batch, interrupted: _SigintFlag) -> bool:
+        """One optimizer step, skipped when the loss or the gradient is not finite on any
+        rank. Returns whether SIGINT arrived on any rank (all ranks then stop together)."""
         cfg, p = self.config, self.progress
         for group in self.optimizer.param_groups:
             group["lr"] = cfg.lr * lr_factor(
                 p.step, self.total_steps, cfg.warmup_steps, cfg.schedule
             )
-        loss = loss_of(self.model, batch, cfg.label_smoothing)
+        device = self.model.device
+        with torch.autocast(device.type, torch.bfloat16, enabled=cfg.precision == "bf16"):
+            loss = loss_of(self.forward, batch, cfg.label_smoothing)
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         norm = torch.nn.utils.clip_grad_norm_(
             self.model.parameters(), cfg.clip_norm if cfg.clip_norm else math.inf
         )
-        value = loss.item()
-        if math.isfinite(value) and bool(torch.isfinite(norm)):
+        flag = torch.tensor(float(interrupted.raised))
+        finite, value, stop = self.world.reduce_step(loss, norm, flag)
+        if finite:
             self.optimizer.step()
             p.losses.append(value)
             p.bad_in_row = 0
-            return
+            return stop
         self.optimizer.zero_grad(set_to_none=True)
         p.skipped += 1
         p.bad_in_row += 1
@@ -407,6 +462,15 @@ class Trainer:
                 f"training diverged: {p.bad_in_row} steps in a row had a non-finite loss or "
                 f"gradient (max_bad_steps={cfg.max_bad_steps}); try a lower lr or clip_norm"
             )
+        return stop
+
+
+def _rng_state(device: torch.device) -> dict[str, torch.Tensor]:
+    """This process's random generator states (the CPU's, and the GPU's on CUDA)."""
+    states = {"torch": torch.get_rng_state()}
+    if device.type == "cuda":
+        states["cuda"] = torch.cuda.get_rng_state(device)
+    return states
 
 
 class _SigintFlag:
@@ -439,6 +503,7 @@ def train(
     task_options: dict[str, Any] | None = None,
     data: TaskData | None = None,
     log: Callable[[str], None] | None = None,
+    resume: bool = False,
 ) -> TrainResult:
     """Train on a task, evaluate on its test split and write the run folder.
 
@@ -450,6 +515,7 @@ def train(
         task_options: options of the task's data (for dates: ``seed``, ``locales``, sizes).
         data: the task's data when the caller has loaded it already (``load_task``).
         log: where to report resuming and skipped steps (default: stderr).
+        resume: require a checkpoint to resume from (``luong train --resume``).
 
     A run folder that already holds a checkpoint is resumed, not overwritten: the run
     continues from its latest checkpoint (a finished run is only evaluated again). Its
@@ -491,12 +557,21 @@ def train(
         },
         "command": sys.argv,
     }
-    if out is not None:
-        _check_or_write_run(Path(out), run)
-    trainer = Trainer(model, data.train, data.dev, train_config, out, log=log)
-    trainer.resume()
-    metrics = trainer.run()
+    world = setup(train_config.device)
+    try:
+        model.to(pick_device(train_config.device, world))
+        if out is not None and world.main:
+            _check_or_write_run(Path(out), run)
+        trainer = Trainer(model, data.train, data.dev, train_config, out, log=log, world=world)
+        if not trainer.resume() and resume:
+            raise ValueError(f"--resume: {out} holds no checkpoint to resume from")
+        metrics = trainer.run()
+    finally:
+        world.close()
+    run["world_size"] = world.size
     test: dict[str, float | None] = {"exact_match": None, "char_accuracy": None}
+    if not world.main:
+        return TrainResult(model, {**metrics, **run}, main=False)
     if data.test:
         test.update(
             evaluate(
@@ -524,7 +599,7 @@ def train(
 
 
 # Settings that may differ between a run and its resumption: they change no result.
-_COSMETIC = {"progress", "eval_batch_size"}
+_COSMETIC = {"progress", "eval_batch_size", "device"}
 
 
 def _check_or_write_run(out: Path, run: dict[str, Any]) -> None:

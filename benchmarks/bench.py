@@ -1,0 +1,331 @@
+"""The benchmark suite (``make bench``): matmul peak, training throughput and model-FLOPs
+utilisation against a straightforward reference, decoding speed, peak memory.
+
+    python benchmarks/bench.py [--model runs/dates] [--out bench.json] [--quick]
+
+Every figure is a median of timed steps after warm-up, measured in this one run, side by side
+with the reference (``benchmarks/reference.py``), on the same machine and thread count. The
+figures of the last committed ``docs/bench.json`` are printed next to the new ones.
+
+Model FLOPs are counted analytically (``torch.utils.flop_counter`` does not see the fused RNN
+kernels): the matrix multiplies an efficient implementation must do per training step,
+forward and backward (3x the forward), the RNN cells included, key projections once per
+sentence, the encoder over real tokens only, the decoder over every row of the batch for
+the longest target.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+
+from luong import Seq2Seq, Seq2SeqConfig, TrainConfig, Vocab
+from luong.batching import Batch, ParallelData, bucketed_batches
+from luong.tasks import load_task
+from luong.trainer import loss_of
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from reference import ReferenceSeq2Seq  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# The four training shapes of issue 7.
+CONFIGS: dict[str, tuple[str, Seq2SeqConfig, int]] = {
+    "a": ("dates default (2x64 bi-GRU, GRU 128, dot, feed)", Seq2SeqConfig(), 128),
+    "b": (
+        "B128 H128 E64 GRU dot feed",
+        Seq2SeqConfig(emb_dim=64, enc_hidden=64, enc_layers=1, dec_hidden=128),
+        128,
+    ),
+    "c": (
+        "B512 H256 E128 LSTM general feed",
+        Seq2SeqConfig(
+            cell="lstm",
+            emb_dim=128,
+            enc_hidden=128,
+            enc_layers=1,
+            dec_hidden=256,
+            attention="general",
+        ),
+        512,
+    ),
+    "d": (
+        "B512 H256 E128 LSTM general no feed",
+        Seq2SeqConfig(
+            cell="lstm",
+            emb_dim=128,
+            enc_hidden=128,
+            enc_layers=1,
+            dec_hidden=256,
+            attention="general",
+            input_feed=False,
+        ),
+        512,
+    ),
+}
+
+
+def matmul_peak(n: int = 2048, repeats: int = 7) -> float:
+    """GFLOP/s of the best of several large float32 matrix multiplies."""
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    torch.mm(a, b)
+    best = min(_time(lambda: torch.mm(a, b)) for _ in range(repeats))
+    return 2 * n**3 / best / 1e9
+
+
+def _time(fn: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def model_flops(cfg: Seq2SeqConfig, batch: Batch, src_vocab: int, tgt_vocab: int) -> float:
+    """Matmul FLOPs of one training step (forward + backward = 3 x forward)."""
+    gates = 4 if cfg.cell == "lstm" else 3
+    dirs = 2 if cfg.bidirectional else 1
+    H, d, E, K = cfg.enc_hidden, cfg.dec_hidden, cfg.emb_dim, cfg.key_dim
+    B, T = batch.tgt.shape[0], batch.tgt.shape[1] - 1
+    src_tokens = int(batch.src_lengths.sum())
+    S = batch.src.shape[1]
+    flops = 0.0
+    for layer in range(cfg.enc_layers):  # packed: real source tokens only
+        width = E if layer == 0 else dirs * H
+        flops += src_tokens * dirs * 2 * (width + H) * gates * H
+    flops += 2 * B * K * d * (cfg.dec_layers if cfg.bridge == "bridge" else 0)
+    if cfg.bridge == "bridge" and cfg.cell == "lstm":
+        flops += 2 * B * K * d * cfg.dec_layers
+    steps = B * T  # the decoder runs every row to the longest target
+    feed = d if cfg.input_feed else 0
+    context_in = K if cfg.attention == "bahdanau" else 0
+    flops += steps * 2 * (E + feed + context_in + d) * gates * d
+    flops += steps * (cfg.dec_layers - 1) * 2 * (2 * d) * gates * d
+    if cfg.attention in ("general", "concat", "bahdanau"):
+        flops += src_tokens * 2 * K * d  # key projection, once per sentence
+    if cfg.attention in ("concat", "bahdanau"):
+        flops += steps * (2 * d * d + 2 * S * d)  # W_h h and v . tanh(...)
+    else:
+        flops += steps * 2 * S * d  # h . proj_s
+    flops += steps * 2 * S * K  # the context read
+    flops += steps * 2 * (K + d) * d  # W_c [c ; h]
+    flops += steps * 2 * d * tgt_vocab  # the output layer
+    flops += 0 * src_vocab  # embeddings are lookups
+    return 3 * flops
+
+
+def dates_batches(batch_size: int, count: int, src_vocab: Vocab, tgt_vocab: Vocab) -> list[Batch]:
+    data = load_task("dates", n_train=batch_size * count, n_dev=0, n_test=0)
+    parallel = ParallelData(data.train, src_vocab, tgt_vocab)
+    import random
+
+    order = bucketed_batches(parallel.src_lengths.tolist(), batch_size, random.Random(0))
+    return [parallel.batch(i) for i in order if len(i) == batch_size][:count]
+
+
+def vocabularies() -> tuple[Vocab, Vocab]:
+    data = load_task("dates", n_train=5000, n_dev=0, n_test=0)
+    return (
+        Vocab.build((s for s, _ in data.train), lowercase=True),
+        Vocab.build(t for _, t in data.train),
+    )
+
+
+def train_step_times(model: torch.nn.Module, batches: list[Batch], warmup: int) -> list[float]:
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    times = []
+    for i, batch in enumerate(batches):
+        start = time.perf_counter()
+        loss = loss_of(model, batch)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        if i >= warmup:
+            times.append(time.perf_counter() - start)
+    return times
+
+
+def bench_training(key: str, peak: float, steps: int, warmup: int) -> dict[str, object]:
+    name, cfg, batch_size = CONFIGS[key]
+    src_vocab, tgt_vocab = vocabularies()
+    batches = dates_batches(batch_size, steps + warmup, src_vocab, tgt_vocab)
+    ours = Seq2Seq(cfg, src_vocab, tgt_vocab, seed=0)
+    reference = ReferenceSeq2Seq(
+        len(src_vocab),
+        len(tgt_vocab),
+        cfg.emb_dim,
+        cfg.enc_hidden,
+        cfg.dec_hidden,
+        cfg.cell,
+        cfg.attention,
+        cfg.input_feed,
+    )
+    # Side by side: alternate whole runs so drifting load hits both alike.
+    ours_times, ref_times = [], []
+    for _ in range(2):
+        ours_times += train_step_times(ours, batches, warmup)
+        ref_times += train_step_times(reference, batches, warmup)
+    timed = batches[warmup:]
+    tokens = statistics.mean(b.target_tokens for b in timed)
+    flops = statistics.mean(model_flops(cfg, b, len(src_vocab), len(tgt_vocab)) for b in timed)
+    ours_median, ref_median = statistics.median(ours_times), statistics.median(ref_times)
+    return {
+        "config": key,
+        "name": name,
+        "batch": batch_size,
+        "step_ms": round(1e3 * ours_median, 2),
+        "tokens_per_s": round(tokens / ours_median),
+        "mfu": round(flops / ours_median / 1e9 / peak, 4),
+        "gflop_per_step": round(flops / 1e9, 3),
+        "reference_step_ms": round(1e3 * ref_median, 2),
+        "reference_tokens_per_s": round(tokens / ref_median),
+        "speedup": round(ref_median / ours_median, 2),
+    }
+
+
+def bench_decoding(model_dir: Path, repeats: int) -> dict[str, object]:
+    model = Seq2Seq.from_pretrained(model_dir)
+    test = load_task("dates", n_train=0, n_dev=0).test
+    sources = [s for s, _ in test]
+    result: dict[str, object] = {"sentences": len(sources)}
+    greedy = [_time(lambda: model.translate(sources, batch_size=512)) for _ in range(repeats)]
+    result["greedy_s"] = round(statistics.median(greedy), 3)
+    result["greedy_sentences_per_s"] = round(len(sources) / statistics.median(greedy))
+    try:
+        beam = [
+            _time(lambda: model.translate(sources, batch_size=512, beam_size=5))  # type: ignore[call-arg]
+            for _ in range(repeats)
+        ]
+        result["beam5_s"] = round(statistics.median(beam), 3)
+        result["beam5_sentences_per_s"] = round(len(sources) / statistics.median(beam))
+        result["beam5_over_greedy"] = round(statistics.median(beam) / statistics.median(greedy), 2)
+    except TypeError:
+        result["beam5_s"] = None  # no beam search in this version
+    cfg = model.config
+    reference = ReferenceSeq2Seq(
+        len(model.src_vocab),
+        len(model.tgt_vocab),
+        cfg.emb_dim,
+        cfg.enc_hidden,
+        cfg.dec_hidden,
+        cfg.cell,
+        cfg.attention,
+        cfg.input_feed,
+    ).eval()
+    src, lengths = model.encode_sources(sources)
+
+    def reference_greedy() -> None:
+        for start in range(0, len(sources), 512):
+            # The reference runs every batch for 11 steps (10 characters and EOS), the
+            # length the trained model decodes; it is untrained, so EOS cannot stop it.
+            part = slice(start, start + 512)
+            n = int(lengths[part].max())
+            reference.greedy(src[part, :n], lengths[part], 11, Vocab.bos_id, -1)
+
+    ref = [_time(reference_greedy) for _ in range(repeats)]
+    result["reference_greedy_s"] = round(statistics.median(ref), 3)
+    result["greedy_speedup"] = round(statistics.median(ref) / statistics.median(greedy), 2)
+    return result
+
+
+MEMORY_CHILD = """
+import resource, sys
+sys.path.insert(0, {here!r})
+import bench
+from luong import Seq2Seq
+name, cfg, batch_size = bench.CONFIGS["c"]
+src_vocab, tgt_vocab = bench.vocabularies()
+batches = bench.dates_batches(batch_size, 4, src_vocab, tgt_vocab)
+bench.train_step_times(Seq2Seq(cfg, src_vocab, tgt_vocab, seed=0), batches, 0)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def peak_memory_mb() -> float:
+    """Peak resident memory of a process that trains a few steps at shape (c)."""
+    here = str(Path(__file__).resolve().parent)
+    out = subprocess.run(
+        [sys.executable, "-c", MEMORY_CHILD.format(here=here)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return round(int(out.stdout.split()[-1]) / 1024, 1)
+
+
+def previous_figures() -> dict[str, object]:
+    path = ROOT / "docs" / "bench.json"
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def ensure_model(model_dir: Path) -> None:
+    if (model_dir / "model.safetensors").is_file():
+        return
+    print(f"no model in {model_dir}: training the dates model first (luong train dates)")
+    from luong import train
+
+    train("dates", model_dir, train_config=TrainConfig(progress=False))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", type=Path, default=ROOT / "runs" / "dates")
+    parser.add_argument("--out", type=Path, default=ROOT / "bench.json")
+    parser.add_argument("--quick", action="store_true", help="fewer steps (a smoke test)")
+    args = parser.parse_args()
+    steps, warmup, repeats = (3, 1, 1) if args.quick else (10, 3, 3)
+
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {platform.machine()}")
+    results: dict[str, object] = {
+        "machine": {
+            "cpu_count": os.cpu_count(),
+            "threads": torch.get_num_threads(),
+            "torch": torch.__version__,
+            "platform": platform.platform(),
+        }
+    }
+    peak = matmul_peak()
+    results["matmul_peak_gflops"] = round(peak, 1)
+    print(f"matmul peak: {peak:.1f} GFLOP/s (float32, 2048^3, best of 7)")
+    training = [bench_training(key, peak, steps, warmup) for key in CONFIGS]
+    results["training"] = training
+    ensure_model(args.model)
+    results["decoding"] = bench_decoding(args.model, repeats)
+    results["peak_memory_mb_c"] = peak_memory_mb()
+    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    report(results, previous_figures())
+    print(f"written to {args.out}")
+
+
+def report(new: dict, old: dict) -> None:
+    old_training = {r["config"]: r for r in old.get("training", [])}
+    print()
+    print("training (median step, target tokens/s, MFU; reference; speedup) [last committed]")
+    for r in new["training"]:
+        prev = old_training.get(r["config"])
+        was = f"  [{prev['tokens_per_s']} tok/s, {prev['speedup']}x]" if prev else ""
+        print(
+            f"  ({r['config']}) {r['name']:<40} {r['step_ms']:>8.1f} ms {r['tokens_per_s']:>7} "
+            f"tok/s  MFU {100 * r['mfu']:5.1f}%   ref {r['reference_tokens_per_s']:>7} tok/s  "
+            f"{r['speedup']:>5.2f}x{was}"
+        )
+    dec, prev_dec = new["decoding"], old.get("decoding", {})
+    print("decoding 10,000 dates at batch 512 (median wall time) [last committed]")
+    for key in ("greedy_s", "beam5_s", "reference_greedy_s"):
+        if dec.get(key) is not None:
+            was = f"  [{prev_dec[key]} s]" if prev_dec.get(key) is not None else ""
+            print(f"  {key:<22} {dec[key]:>8} s{was}")
+    print(f"peak memory training at (c): {new['peak_memory_mb_c']} MB")
+
+
+if __name__ == "__main__":
+    main()

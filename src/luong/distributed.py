@@ -1,0 +1,142 @@
+"""Data-parallel training across processes: PyTorch's DistributedDataParallel under torchrun.
+
+    torchrun --nproc-per-node 2 -m luong train dates --out runs/dates-ddp
+
+torchrun sets ``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``, ``MASTER_ADDR`` and ``MASTER_PORT``;
+``setup`` reads them and joins the process group (``nccl`` on CUDA, ``gloo`` on the CPU). A
+plain ``luong train`` has no ``WORLD_SIZE`` and runs as one process with no group at all.
+
+Each rank takes every ``world``-th batch of the epoch's length-bucketed batch order, so the
+effective batch is ``batch_size x world`` and the steps per epoch fall by ``world``. DDP
+averages the gradients, so the learning rate is not scaled for you: the linear scaling rule
+(``lr x world``, with warm-up) is a good start when ``world`` is large.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.distributed as dist
+
+__all__ = ["World", "pick_device", "setup", "shard"]
+
+DEVICES = ("auto", "cpu", "cuda")
+
+
+@dataclass(frozen=True)
+class World:
+    """This process's place among the training processes."""
+
+    rank: int = 0
+    size: int = 1
+    local_rank: int = 0
+    owns_group: bool = False  # whether ``setup`` created the process group (and ends it)
+
+    @property
+    def main(self) -> bool:
+        """Rank 0 writes checkpoints, logs, progress bars and metrics, and evaluates."""
+        return self.rank == 0
+
+    @property
+    def active(self) -> bool:
+        return self.size > 1
+
+    def broadcast(self, value: Any) -> Any:
+        """Rank 0's ``value`` on every rank (picklable Python objects, through the group)."""
+        if not self.active:
+            return value
+        box = [value]
+        dist.broadcast_object_list(box, src=0)
+        return box[0]
+
+    def gather(self, value: Any) -> list[Any]:
+        """Every rank's ``value``, in rank order, on every rank."""
+        if not self.active:
+            return [value]
+        values: list[Any] = [None] * self.size
+        dist.all_gather_object(values, value)
+        return values
+
+    def share_weights(self, model: torch.nn.Module) -> None:
+        """Copy rank 0's parameters and buffers into every rank's ``model``."""
+        if not self.active:
+            return
+        with torch.no_grad():
+            for tensor in model.state_dict().values():
+                dist.broadcast(tensor, src=0)
+
+    def reduce_step(
+        self, loss: torch.Tensor, norm: torch.Tensor, flag: torch.Tensor
+    ) -> tuple[bool, float, bool]:
+        """One all-reduce per step: whether loss and gradient norm are finite on every rank,
+        the loss averaged over ranks, and whether any rank raised ``flag``."""
+        stats = torch.stack([t.detach().float().reshape(()).cpu() for t in (loss, norm, flag)])
+        if self.active:
+            stats = stats.to(_group_device())
+            dist.all_reduce(stats)
+            stats = stats.cpu() / self.size
+        finite = bool(torch.isfinite(stats[:2]).all())
+        return finite, float(stats[0]), bool(stats[2] > 0)
+
+    def close(self) -> None:
+        if self.owns_group and dist.is_initialized():
+            dist.destroy_process_group()
+
+
+def _group_device() -> torch.device:
+    if dist.get_backend() == "nccl":
+        return torch.device("cuda", torch.cuda.current_device())
+    return torch.device("cpu")
+
+
+def pick_device(device: str, world: World) -> torch.device:
+    """``"auto"``: CUDA when present, else the CPU; under torchrun each rank takes the GPU
+    of its local rank.
+
+    Raises:
+        ValueError: an unknown name, or ``"cuda"`` on a machine without CUDA.
+    """
+    if device not in DEVICES:
+        raise ValueError(f"device: expected one of {', '.join(DEVICES)}, got {device!r}")
+    if device == "cpu" or (device == "auto" and not torch.cuda.is_available()):
+        return torch.device("cpu")
+    if not torch.cuda.is_available():
+        raise ValueError("device: 'cuda' was asked for, but torch sees no CUDA device")
+    index = world.local_rank % torch.cuda.device_count()
+    torch.cuda.set_device(index)
+    return torch.device("cuda", index)
+
+
+def setup(device: str = "auto") -> World:
+    """Join the process group torchrun describes, or return a one-process world.
+
+    Raises:
+        ValueError: torchrun's environment variables are malformed.
+    """
+    try:
+        size = int(os.environ.get("WORLD_SIZE", "1"))
+        rank = int(os.environ.get("RANK", "0"))
+        local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    except ValueError as error:
+        raise ValueError(f"torchrun environment: {error}") from None
+    if size <= 1:
+        return World()
+    if not 0 <= rank < size:
+        raise ValueError(f"torchrun environment: RANK {rank} outside WORLD_SIZE {size}")
+    if dist.is_initialized():
+        return World(dist.get_rank(), dist.get_world_size(), local_rank, owns_group=False)
+    use_cuda = device == "cuda" or (device == "auto" and torch.cuda.is_available())
+    if use_cuda and torch.cuda.is_available():
+        torch.cuda.set_device(local_rank % torch.cuda.device_count())
+    dist.init_process_group(backend="nccl" if use_cuda else "gloo")
+    return World(rank, size, local_rank, owns_group=True)
+
+
+def shard(batches: list[list[int]], world: World) -> list[list[int]]:
+    """This rank's share of an epoch's batches: every ``size``-th one from ``rank``, after
+    dropping the last ``len % size`` so every rank takes the same number of steps."""
+    usable = len(batches) - len(batches) % world.size
+    return batches[world.rank : usable : world.size]
