@@ -30,6 +30,7 @@ class ReferenceSeq2Seq(nn.Module):
         cell: str,
         score: str,
         input_feed: bool,
+        enc_layers: int = 1,
     ) -> None:
         super().__init__()
         rnn = {"gru": nn.GRU, "lstm": nn.LSTM}[cell]
@@ -38,7 +39,7 @@ class ReferenceSeq2Seq(nn.Module):
         self.score = score
         self.input_feed = input_feed
         self.src_embedding = nn.Embedding(src_vocab, emb, padding_idx=0)
-        self.encoder = rnn(emb, enc_hidden, batch_first=True, bidirectional=True)
+        self.encoder = rnn(emb, enc_hidden, enc_layers, batch_first=True, bidirectional=True)
         self.bridge = nn.Linear(key_dim, dec_hidden)
         self.tgt_embedding = nn.Embedding(tgt_vocab, emb, padding_idx=0)
         self.decoder = rnn(emb + (dec_hidden if input_feed else 0), dec_hidden, batch_first=True)
@@ -50,8 +51,8 @@ class ReferenceSeq2Seq(nn.Module):
     def forward(self, src: Tensor, src_lengths: Tensor, tgt_in: Tensor) -> Tensor:
         mask = torch.arange(src.shape[1])[None, :] < src_lengths[:, None]  # [B, S]
         keys, final = self.encoder(self.src_embedding(src))  # [B, S, K]
-        h_n = final[0] if isinstance(final, tuple) else final
-        hidden = torch.tanh(self.bridge(torch.cat([h_n[0], h_n[1]], dim=-1))).unsqueeze(0)
+        h_n = final[0] if isinstance(final, tuple) else final  # the top layer's two directions
+        hidden = torch.tanh(self.bridge(torch.cat([h_n[-2], h_n[-1]], dim=-1))).unsqueeze(0)
         state = (hidden, torch.zeros_like(hidden)) if self.cell == "lstm" else hidden
         feed = torch.zeros(src.shape[0], self.W_c.out_features)
         logits = []
@@ -76,7 +77,7 @@ class ReferenceSeq2Seq(nn.Module):
         mask = torch.arange(src.shape[1])[None, :] < src_lengths[:, None]
         keys, final = self.encoder(self.src_embedding(src))
         h_n = final[0] if isinstance(final, tuple) else final
-        hidden = torch.tanh(self.bridge(torch.cat([h_n[0], h_n[1]], dim=-1))).unsqueeze(0)
+        hidden = torch.tanh(self.bridge(torch.cat([h_n[-2], h_n[-1]], dim=-1))).unsqueeze(0)
         state = (hidden, torch.zeros_like(hidden)) if self.cell == "lstm" else hidden
         feed = torch.zeros(src.shape[0], self.W_c.out_features)
         token = torch.full((src.shape[0], 1), bos)

@@ -29,7 +29,11 @@ from mutmut import Context, RelativeMutationID, mutate
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = Path("src/luong")
 TARGET = PACKAGE / "attention.py"
-TESTS = ("tests/test_attention.py", "tests/test_attention_properties.py")
+TESTS = (
+    "tests/test_attention.py",
+    "tests/test_attention_properties.py",
+    "tests/test_attention_family.py",  # location, scaled dot, local-m, local-p
+)
 THRESHOLD = 0.90
 BIN = Path(sys.executable).parent
 

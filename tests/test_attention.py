@@ -600,7 +600,7 @@ def test_validation_length_mask_type_and_rank() -> None:
     [
         (
             lambda: LuongAttention(4, "bilinear"),
-            "score: expected one of dot, general, concat, got 'bilinear'",
+            "score: expected one of dot, general, concat, location, scaled_dot, got 'bilinear'",
         ),
         (lambda: LuongAttention(0, "dot"), "d: expected a positive int, got 0"),
         (lambda: LuongAttention(2.0, "general"), "d: expected a positive int, got 2.0"),

@@ -378,3 +378,22 @@ def test_too_many_nan_steps_in_a_row_stop_the_run_without_a_bad_checkpoint(
     assert latest is not None and latest.name == "step-0000002"
     weights = load_file(str(latest / "model.safetensors"))
     assert all(torch.isfinite(v).all() for v in weights.values())
+
+
+def test_written_files_and_folders_get_the_umask_permissions(tmp_path: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        model = tiny_model()
+        model.save_pretrained(tmp_path / "model")
+        folder = write_checkpoint(
+            tmp_path / "checkpoints", 1, model, torch.optim.Adam(model.parameters()), {}, keep=1
+        )
+    finally:
+        os.umask(old)
+    for path in [
+        *(tmp_path / "model").iterdir(),
+        *folder.iterdir(),
+        tmp_path / "checkpoints" / "latest",
+    ]:
+        assert path.stat().st_mode & 0o777 == 0o644, path
+    assert folder.stat().st_mode & 0o777 == 0o755

@@ -73,7 +73,8 @@ def test_config_defaults_are_the_demo_model() -> None:
 @pytest.mark.parametrize(
     ("field", "value", "choices"),
     [
-        ("attention", "luong", "dot, general, concat, bahdanau"),
+        ("attention", "luong", "dot, general, concat, location, scaled_dot, bahdanau"),
+        ("local", "global", "none, monotonic, predictive"),
         ("cell", "rnn", "lstm, gru"),
         ("bridge", "mean", "bridge, last, zero"),
     ],
@@ -84,7 +85,7 @@ def test_config_unknown_choice_lists_the_choices(field: str, value: str, choices
 
 
 def test_config_attention_choices() -> None:
-    assert set(ATTENTIONS) == {"dot", "general", "concat", "bahdanau"}
+    assert set(ATTENTIONS) == {"dot", "general", "concat", "location", "scaled_dot", "bahdanau"}
 
 
 def test_config_dot_needs_keys_as_wide_as_decoder() -> None:
@@ -587,13 +588,6 @@ def test_translate_edge_cases() -> None:
         model.translate(["abc"], max_len=0)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG (src/luong/model.py, Seq2Seq.translate): without max_len the limit is "
-    "default_max_len(src.shape[1]) of the whole chunk, so an output that never reaches EOS is "
-    "cut at a length set by the longest sentence in its batch: the same input translates "
-    "differently alone and beside a longer one",
-)
 def test_translate_default_limit_does_not_depend_on_the_batch() -> None:
     model = lively(bias=-100.0)  # never emits EOS: every output runs to the limit
     alone = model.translate(["ab"])[0]

@@ -7,10 +7,16 @@ model.translate(["3 May 1979", "Tuesday, March 6, 1979"])  # ['1979-05-03', '197
 
 __version__ = "0.1.0"
 
-from luong.attention import BahdanauAttention, LuongAttention, length_mask, masked_softmax
+from luong.attention import (
+    BahdanauAttention,
+    LocalAttention,
+    LuongAttention,
+    length_mask,
+    masked_softmax,
+)
 from luong.decoder import DecoderState, Memory
 from luong.model import Seq2Seq, Seq2SeqConfig
-from luong.search import Hypothesis, greedy_search
+from luong.search import Hypothesis, beam_search, decode, greedy_search
 from luong.trainer import TrainConfig, Trainer, TrainResult, evaluate, train
 from luong.vocab import Vocab
 
@@ -18,6 +24,7 @@ __all__ = [
     "BahdanauAttention",
     "DecoderState",
     "Hypothesis",
+    "LocalAttention",
     "LuongAttention",
     "Memory",
     "Seq2Seq",
@@ -26,6 +33,8 @@ __all__ = [
     "TrainResult",
     "Trainer",
     "Vocab",
+    "beam_search",
+    "decode",
     "evaluate",
     "greedy_search",
     "length_mask",

@@ -1,11 +1,12 @@
-"""Global attention after Luong, Pham and Manning (2015) and Bahdanau, Cho and Bengio (2015).
+"""Attention after Luong, Pham and Manning (2015) and Bahdanau, Cho and Bengio (2015).
 
 Shapes, in the notation used throughout the project:
 
     B  batch            S  source length       d  query (decoder) width
-    K  key width (encoder output width, ``key_dim``; K = d unless given)
+    T  target steps     K  key width (encoder output width, ``key_dim``; K = d unless given)
 
-A mask is a bool tensor ``[B, S]``, True at real source positions.
+A mask is a bool tensor ``[B, S]``, True at real source positions. Source positions s and
+target positions t count from 0.
 
 Equations are numbered as in Luong et al., "Effective Approaches to Attention-based
 Neural Machine Translation" (EMNLP 2015):
@@ -15,6 +16,15 @@ Neural Machine Translation" (EMNLP 2015):
     eq. 8   score(h, k) = h . k                 (dot)
                         = h . (W_a k)           (general)
                         = v . tanh(W_a [h ; k]) (concat)
+            a_t = softmax(W_a h_t)              (location: from the query alone)
+    eq. 9   p_t = S * sigmoid(v_p . tanh(W_p h_t))            local-p's aligned position
+    eq. 10  a_t(s) = align(h_t, k_s) exp(-(s - p_t)^2 / (2 sigma^2)), sigma = D / 2
+
+``scaled_dot``, h . k / sqrt(d), is not in the paper: it is the transformer's score (Vaswani
+et al. 2017), here to compare with the unscaled dot. Global attention (section 3.1) reads
+every source position: ``LuongAttention``. Local attention (section 3.2) reads a window
+[p_t - D, p_t + D]: ``LocalAttention``, monotonic (local-m, p_t = t) or predictive (local-p,
+eq. 9 and 10).
 
 Every module here holds parameters only. Per-sentence values (the projected keys, the mask)
 are computed by the caller once and passed in, so calls never depend on each other.
@@ -35,8 +45,12 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 __all__ = [
+    "GLOBAL_SCORES",
+    "LOCAL_MODES",
+    "LOCAL_SCORES",
     "SCORES",
     "BahdanauAttention",
+    "LocalAttention",
     "LuongAttention",
     "length_mask",
     "make_generator",
@@ -44,7 +58,13 @@ __all__ = [
 ]
 
 Score = Literal["dot", "general", "concat"]
-SCORES: tuple[str, ...] = ("dot", "general", "concat")
+SCORES: tuple[str, ...] = ("dot", "general", "concat")  # the content scores of eq. 8
+GlobalScore = Literal["dot", "general", "concat", "location", "scaled_dot"]
+GLOBAL_SCORES: tuple[str, ...] = (*SCORES, "location", "scaled_dot")  # LuongAttention's
+LocalScore = Literal["dot", "general", "concat", "scaled_dot"]
+LOCAL_SCORES: tuple[str, ...] = (*SCORES, "scaled_dot")  # scores inside a local window
+LocalMode = Literal["monotonic", "predictive"]
+LOCAL_MODES: tuple[str, ...] = ("monotonic", "predictive")
 
 
 def make_generator(rng: int | torch.Generator | None) -> torch.Generator | None:
@@ -138,6 +158,11 @@ class _Attention(nn.Module):
     key_dim: int
     combine: nn.Linear
 
+    @property
+    def proj_dim(self) -> int:
+        """The width of ``project_keys``' output: d (0 for the location score)."""
+        return self.d
+
     def project_keys(self, keys: Tensor) -> Tensor:
         """Per-sentence part of the score, computed once: keys ``[B, S, K]`` -> ``[B, S, d]``."""
         self._check_keys(keys)
@@ -188,8 +213,9 @@ class _Attention(nn.Module):
     # Unchecked versions for callers that validated once (the decoder). They also take T
     # queries at once, query [B, T, d] -> context [B, T, K], weights [B, T, S], for the
     # decoder's fast path, which attends every target step in one batched operation.
+    # ``step`` is the target position t of the (first) query; only local-m reads it.
     def _attend(
-        self, query: Tensor, keys: Tensor, mask: Tensor, proj: Tensor
+        self, query: Tensor, keys: Tensor, mask: Tensor, proj: Tensor, step: int = 0
     ) -> tuple[Tensor, Tensor]:
         if query.dim() == 3:
             mask = mask.unsqueeze(1)  # [B, 1, S], the same mask for every step
@@ -227,10 +253,11 @@ class _Attention(nn.Module):
             )
 
     def _check_proj(self, proj: Tensor, keys: Tensor) -> None:
-        expected = (keys.shape[0], keys.shape[1], self.d)
+        expected = (keys.shape[0], keys.shape[1], self.proj_dim)
         if not isinstance(proj, Tensor) or tuple(proj.shape) != expected:
             got = tuple(proj.shape) if isinstance(proj, Tensor) else type(proj).__name__
-            raise ValueError(f"proj: expected shape [B, S, d] = {expected}, got {got}")
+            width = "d" if self.proj_dim == self.d else str(self.proj_dim)
+            raise ValueError(f"proj: expected shape [B, S, {width}] = {expected}, got {got}")
 
 
 def _check_tensor(name: str, value: object, dims: int, width: int) -> None:
@@ -261,7 +288,8 @@ def _check_width(name: str, value: object) -> int:
 
 
 class LuongAttention(_Attention):
-    """Luong's global attention with the dot, general or concat score (eq. 8).
+    """Luong's global attention (section 3.1) with the dot, general, concat or location score
+    (eq. 8), or the scaled dot.
 
     The decoder steps its RNN first and attends with the new state h_t
     (``query_from = "current"``), then forms h~_t = tanh(W_c [c_t ; h_t]) (eq. 5).
@@ -272,22 +300,31 @@ class LuongAttention(_Attention):
     score       ``state_dict()`` keys                               shapes
     ==========  =================================================  =========================
     dot         ``combine.weight``                                  W_c [d, K + d]
+    scaled_dot  ``combine.weight``                                  W_c [d, K + d]
     general     ``score_proj.weight``, ``combine.weight``           W_a [d, K], W_c
     concat      ``score_proj.weight``, ``v.weight``,                W_a [d, d + K] (the query
                 ``combine.weight``                                  half is the first d
                                                                     columns), v [1, d], W_c
+    location    ``score_proj.weight``, ``combine.weight``           W_a [max_len, d], W_c
     ==========  =================================================  =========================
 
-    The dot score is not scaled by 1/sqrt(d). general is h . (W_a k), never W_a^T.
+    The dot score is not scaled by 1/sqrt(d); ``scaled_dot`` is h . k / sqrt(d). general is
+    h . (W_a k), never W_a^T. location gives source position s the score (W_a h_t)_s, from
+    the query alone, over a fixed maximum source length ``max_len`` (rows of W_a past the
+    source length S are not read; the softmax covers the real positions only). It reads the
+    keys only for the context, so its ``project_keys`` is ``[B, S, 0]``.
 
     Args:
         d: query width (the decoder's hidden size).
-        score: ``"dot"``, ``"general"`` or ``"concat"``.
+        score: ``"dot"``, ``"general"``, ``"concat"``, ``"location"`` or ``"scaled_dot"``.
         rng: None, an int seed or a ``torch.Generator`` for the initial weights.
-        key_dim: K, the key width; defaults to ``d``. dot needs ``key_dim == d``.
+        key_dim: K, the key width; defaults to ``d``. dot and scaled_dot need ``key_dim == d``.
+        max_len: the location score's maximum source length S_max: required for it, and
+            refused with the other scores. A longer source raises ``ValueError``.
 
     Raises:
-        ValueError: unknown score, non-positive widths, dot with ``key_dim != d``.
+        ValueError: unknown score, non-positive widths, dot or scaled_dot with
+            ``key_dim != d``, ``max_len`` missing for location or given for another score.
     """
 
     query_from: ClassVar[str] = "current"
@@ -295,21 +332,35 @@ class LuongAttention(_Attention):
     def __init__(
         self,
         d: int,
-        score: Score,
+        score: GlobalScore,
         rng: int | torch.Generator | None = None,
         *,
         key_dim: int | None = None,
+        max_len: int | None = None,
     ) -> None:
         super().__init__()
-        if score not in SCORES:
-            raise ValueError(f"score: expected one of {', '.join(SCORES)}, got {score!r}")
+        if score not in GLOBAL_SCORES:
+            raise ValueError(f"score: expected one of {', '.join(GLOBAL_SCORES)}, got {score!r}")
         self.d = _check_width("d", d)
         self.key_dim = d if key_dim is None else _check_width("key_dim", key_dim)
         self.score = score
-        if score == "dot" and self.key_dim != self.d:
+        if score in ("dot", "scaled_dot") and self.key_dim != self.d:
             raise ValueError(
-                f"key_dim: the dot score needs key_dim == d = {d}, got {self.key_dim}; "
+                f"key_dim: the {score} score needs key_dim == d = {d}, got {self.key_dim}; "
                 "use general or concat for keys of another width"
+            )
+        self.max_len: int | None = None
+        if score == "location":
+            if max_len is None:
+                raise ValueError(
+                    "max_len: the location score needs the maximum source length, got None"
+                )
+            self.max_len = _check_width("max_len", max_len)
+            self.score_proj = nn.Linear(d, self.max_len, bias=False)  # W_a [max_len, d]
+        elif max_len is not None:
+            raise ValueError(
+                f"max_len: only the location score takes a maximum source length, got "
+                f"max_len={max_len!r} with the {score} score"
             )
         if score == "general":
             self.score_proj = nn.Linear(self.key_dim, d, bias=False)  # W_a [d, K]
@@ -320,13 +371,35 @@ class LuongAttention(_Attention):
         init_uniform_(self, make_generator(rng))
 
     def extra_repr(self) -> str:
-        return f"d={self.d}, score={self.score!r}, key_dim={self.key_dim}"
+        text = f"d={self.d}, score={self.score!r}, key_dim={self.key_dim}"
+        return text if self.max_len is None else f"{text}, max_len={self.max_len}"
+
+    @property
+    def proj_dim(self) -> int:
+        """The width of ``project_keys``' output: d (0 for the location score)."""
+        return 0 if self.score == "location" else self.d
+
+    def _check_keys(self, keys: Tensor) -> None:
+        super()._check_keys(keys)
+        self._check_source_length(keys.shape[1])
+
+    def _check_source_length(self, source_len: int) -> None:
+        if self.max_len is not None and source_len > self.max_len:
+            raise ValueError(
+                f"keys: the location score reads at most max_len = {self.max_len} source "
+                f"positions, got S = {source_len}"
+            )
 
     def _project_keys(self, keys: Tensor) -> Tensor:
         if self.score == "dot":
             return keys  # [B, S, d]
         if self.score == "general":
             return self.score_proj(keys)  # W_a k_s: [B, S, d]
+        if self.score == "scaled_dot":
+            return keys * (1.0 / math.sqrt(self.d))  # h . (k_s / sqrt(d)): [B, S, d]
+        if self.score == "location":
+            self._check_source_length(keys.shape[1])  # the decoder's path checks here
+            return keys[..., :0]  # the score reads no key: [B, S, 0]
         # concat: W_a [h ; k] = W_h h + W_k k with W_k the last K columns of W_a.
         return F.linear(keys, self.score_proj.weight[:, self.d :])  # [B, S, d]
 
@@ -334,12 +407,205 @@ class LuongAttention(_Attention):
         if self.score == "concat":
             query_part = F.linear(query, self.score_proj.weight[:, : self.d])  # W_h h
             return _additive(self.v, proj, query_part)
-        # dot and general: h . proj_s, one batched matrix product. The query is the left
-        # factor: on the CPU a row vector times proj^T runs several times faster than
-        # proj times a column vector.
+        if self.score == "location":
+            # Row s of W_a h_t scores position s: [B, S], or [B, T, S] for T queries.
+            return F.linear(query, self.score_proj.weight[: keys.shape[1]])
+        # dot, scaled_dot and general: h . proj_s, one batched matrix product. The query is
+        # the left factor: on the CPU a row vector times proj^T runs several times faster
+        # than proj times a column vector.
         if query.dim() == 3:
             return torch.bmm(query, proj.transpose(1, 2))  # [B, T, S]
         return torch.bmm(query.unsqueeze(1), proj.transpose(1, 2)).squeeze(1)  # [B, S]
+
+
+class LocalAttention(LuongAttention):
+    """Luong's local attention (section 3.2): a score of eq. 8 inside a window
+    [p_t - D, p_t + D] around an aligned source position p_t.
+
+    - ``mode="monotonic"`` (local-m): p_t = t, the target position of the query, which the
+      caller passes as ``step`` (the decoder does). The weights are the softmax of the scores
+      over the window clipped to the sentence (eq. 7 restricted to the window): they sum to 1.
+    - ``mode="predictive"`` (local-p): p_t = S_b * sigmoid(v_p . tanh(W_p h_t)) (eq. 9), with
+      S_b the real length of sentence b, a real number in (0, S_b). The window holds the
+      positions s with |s - p_t| <= D (2D + 1 of them when p_t is an integer, 2D otherwise),
+      and the weights are the window's softmax times a Gaussian centred at p_t (eq. 10):
+
+          a_t(s) = softmax_window(score(h_t, k))_s * exp(-(s - p_t)^2 / (2 sigma^2)),
+          sigma = D / 2.
+
+      As in the paper, these weights need not sum to 1 (the sum is at most 1). With
+      ``renormalize=True`` they are divided by their sum: a softmax over the window of
+      score(h_t, k_s) - (s - p_t)^2 / (2 sigma^2). Gradients reach W_p and v_p through p_t
+      in the Gaussian; the window's edges are a step function of p_t and pass none.
+
+    Positions outside the window or in padding get weight exactly 0 and pass no gradient to
+    their keys. A window with no real position (local-m once t - D is past the sentence's
+    end; an empty sentence) reads nothing: zero weights, a zero context, no NaN in forward
+    or backward.
+
+    The scores are computed at every source position, batched over sentences (and steps),
+    and masked outside the window: the paper's function, without its saving in cost, which
+    would matter only for sources much longer than the window.
+
+    Parameters: those of ``LuongAttention`` with the same score, under the same names (a
+    global model's weights load into local-m), then for local-p ``position_proj.weight``
+    W_p [d, d] and ``position_v.weight`` v_p [1, d]; drawn from ``rng`` in this order.
+
+    Args:
+        d: query width (the decoder's hidden size).
+        score: ``"dot"``, ``"general"``, ``"concat"`` or ``"scaled_dot"``, inside the window.
+        mode: ``"monotonic"`` (local-m) or ``"predictive"`` (local-p).
+        window: D >= 1, the window's half-width (the paper's D is 10).
+        rng: None, an int seed or a ``torch.Generator`` for the initial weights.
+        key_dim: K, the key width; defaults to ``d``. dot and scaled_dot need ``key_dim == d``.
+        renormalize: local-p only: divide the weights by their sum.
+
+    Raises:
+        ValueError: unknown score or mode, a window below 1, ``renormalize`` with local-m,
+            the widths as in ``LuongAttention``.
+        TypeError: ``renormalize`` is not a bool.
+    """
+
+    def __init__(
+        self,
+        d: int,
+        score: LocalScore,
+        mode: LocalMode = "monotonic",
+        window: int = 10,
+        rng: int | torch.Generator | None = None,
+        *,
+        key_dim: int | None = None,
+        renormalize: bool = False,
+    ) -> None:
+        if score not in LOCAL_SCORES:
+            raise ValueError(
+                f"score: expected one of {', '.join(LOCAL_SCORES)} inside a local window, "
+                f"got {score!r}"
+            )
+        if mode not in LOCAL_MODES:
+            raise ValueError(f"mode: expected one of {', '.join(LOCAL_MODES)}, got {mode!r}")
+        if not isinstance(window, int) or isinstance(window, bool) or window < 1:
+            raise ValueError(f"window: expected an int D >= 1, got {window!r}")
+        if not isinstance(renormalize, bool):
+            raise TypeError(f"renormalize: expected a bool, got {renormalize!r}")
+        if renormalize and mode == "monotonic":
+            raise ValueError(
+                "renormalize: only local-p's weights need it (local-m's sum to 1), "
+                "got renormalize=True with mode 'monotonic'"
+            )
+        # One generator for every draw, so the position parameters follow the score's.
+        generator = make_generator(rng)
+        super().__init__(d, score, generator, key_dim=key_dim)
+        self.mode = mode
+        self.window = window
+        self.renormalize = renormalize
+        if mode == "predictive":
+            self.position_proj = nn.Linear(d, d, bias=False)  # W_p [d, d]
+            self.position_v = nn.Linear(d, 1, bias=False)  # v_p [1, d]
+            init_uniform_(self.position_proj, generator)
+            init_uniform_(self.position_v, generator)
+
+    def extra_repr(self) -> str:
+        text = f"{super().extra_repr()}, mode={self.mode!r}, window={self.window}"
+        return f"{text}, renormalize=True" if self.renormalize else text
+
+    def forward(
+        self,
+        query: Tensor,
+        keys: Tensor,
+        mask: Tensor,
+        proj: Tensor | None = None,
+        step: int | None = None,
+    ) -> tuple[Tensor, Tensor]:
+        """Attend inside the window: query ``[B, d]``, keys ``[B, S, K]``, mask ``[B, S]``
+        (bool) -> (context ``[B, K]``, weights ``[B, S]``).
+
+        Args:
+            query: h_t ``[B, d]``.
+            keys: ``[B, S, K]``.
+            mask: True at real positions ``[B, S]``.
+            proj: ``project_keys(keys)`` when the caller has it.
+            step: t, the target position of the query (0 for the first output token):
+                required by local-m, unused by local-p.
+
+        Raises:
+            ValueError: local-m without ``step``, a negative ``step``, shapes that do not
+                fit (as in ``LuongAttention.forward``).
+        """
+        self._check_query_keys(query, keys)
+        self._check_mask(mask, keys)
+        t = self._check_step(step)
+        if proj is None:
+            proj = self._project_keys(keys)
+        else:
+            self._check_proj(proj, keys)
+        return self._attend(query, keys, mask, proj, t)
+
+    def position(self, query: Tensor, mask: Tensor, step: int | None = None) -> Tensor:
+        """The aligned position p_t ``[B]`` in the query's dtype: t for local-m, eq. 9 for
+        local-p (query ``[B, d]``, mask ``[B, S]`` gives each sentence's real length).
+
+        Raises:
+            ValueError: as ``forward``.
+        """
+        _check_tensor("query", query, 2, self.d)
+        if not isinstance(mask, Tensor) or mask.dtype != torch.bool or mask.dim() != 2:
+            got = f"{mask.dtype} {tuple(mask.shape)}" if isinstance(mask, Tensor) else mask
+            raise ValueError(f"mask: expected a bool tensor [B, S], got {got!r}")
+        if mask.shape[0] != query.shape[0]:
+            raise ValueError(
+                f"mask: expected batch {query.shape[0]} (the query's), got {mask.shape[0]}"
+            )
+        t = self._check_step(step)
+        if self.mode == "monotonic":
+            return query.new_full(query.shape[:1], float(t))
+        return self._predict(query, mask)
+
+    def _check_step(self, step: int | None) -> int:
+        if step is None:
+            if self.mode == "monotonic":
+                raise ValueError(
+                    "step: local-m attention needs the target position t of the query "
+                    "(an int >= 0), got None"
+                )
+            return 0
+        if not isinstance(step, int) or isinstance(step, bool) or step < 0:
+            raise ValueError(f"step: expected an int >= 0, got {step!r}")
+        return step
+
+    def _predict(self, query: Tensor, mask: Tensor) -> Tensor:
+        """p_t = S_b * sigmoid(v_p . tanh(W_p h_t)) (eq. 9): query ``[B, d]`` with mask
+        ``[B, S]`` -> ``[B]``, or query ``[B, T, d]`` with mask ``[B, 1, S]`` -> ``[B, T]``."""
+        lengths = mask.sum(dim=-1, dtype=query.dtype)  # S_b: [B] or [B, 1]
+        gate = self.position_v(torch.tanh(self.position_proj(query))).squeeze(-1)
+        return lengths * torch.sigmoid(gate)
+
+    def _attend(
+        self, query: Tensor, keys: Tensor, mask: Tensor, proj: Tensor, step: int = 0
+    ) -> tuple[Tensor, Tensor]:
+        scores = self._scores(query, keys, proj)  # [B, S], or [B, T, S] for T queries
+        source_len = keys.shape[1]
+        if query.dim() == 3:
+            mask = mask.unsqueeze(1)  # [B, 1, S], the same mask for every step
+        if self.mode == "monotonic":
+            # s - t, exact small integers: [S], or [T, S] for the steps step .. step + T - 1.
+            distance = torch.arange(-step, source_len - step, device=keys.device)
+            if query.dim() == 3:
+                steps = torch.arange(query.shape[1], device=keys.device)
+                distance = distance - steps.unsqueeze(1)
+            weights = masked_softmax(scores, mask & (distance.abs() <= self.window))
+            return read(weights, keys), weights
+        centre = self._predict(query, mask)  # p_t: [B] or [B, T]
+        source = torch.arange(source_len, device=keys.device, dtype=centre.dtype)
+        distance = source - centre.unsqueeze(-1)  # s - p_t: [B, S] or [B, T, S]
+        window = mask & (distance.abs() <= self.window)
+        # -(s - p_t)^2 / (2 sigma^2) with sigma = D / 2 (eq. 10).
+        log_gaussian = distance.square() * (-2.0 / self.window**2)
+        if self.renormalize:
+            weights = masked_softmax(scores + log_gaussian, window)
+        else:
+            weights = masked_softmax(scores, window) * log_gaussian.exp()
+        return read(weights, keys), weights
 
 
 class BahdanauAttention(_Attention):

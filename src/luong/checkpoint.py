@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -55,15 +55,22 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], None]) -> None:
     """Write ``path`` all or nothing: ``write(tmp)`` fills a temporary file in the same folder,
     which is fsynced and renamed over ``path``."""
     path = Path(path)
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    tmp = Path(name)
+    # A fresh name, created by ``write`` itself: the file gets the usual permissions (the
+    # umask's), not mkstemp's owner-only 0600.
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp")
     try:
         write(tmp)
+        os.chmod(tmp, 0o666 & ~_umask())  # safetensors creates its files owner-only
         with open(tmp, "rb+") as handle:
             handle.flush()
             os.fsync(handle.fileno())
@@ -114,10 +121,12 @@ def write_folder(folder: str | Path, fill: Callable[[Path], None]) -> Path:
     renamed to ``folder`` (replacing an older one) once complete."""
     folder = Path(folder)
     folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".partial-{folder.name}.", dir=folder.parent))
+    tmp = folder.with_name(f".partial-{folder.name}.{os.getpid()}.{uuid.uuid4().hex}")
+    tmp.mkdir()  # the umask's permissions, not mkdtemp's 0700
     try:
         fill(tmp)
         for path in tmp.iterdir():
+            os.chmod(path, 0o666 & ~_umask())  # safetensors creates its files owner-only
             with open(path, "rb") as handle:
                 os.fsync(handle.fileno())
         _fsync_dir(tmp)

@@ -15,6 +15,10 @@ One decoder step, for an attention with ``query_from == "current"`` (Luong):
 For ``query_from == "previous"`` (Bahdanau), step 3 comes first with h_{t-1}, and c_t joins
 the cell's input: x_t = [emb(y_{t-1}) ; h~_{t-1} ; c_t].
 
+The state counts the steps: step 3 passes the target position t (0 for the first output
+token) to the attention, which local-m attention centres its window on (section 3.2; every
+other attention ignores it). Search needs nothing more: ``reorder`` keeps the count.
+
 The cells use the weights of one ``nn.LSTM`` / ``nn.GRU`` module, so the step-by-step path
 and the fast path (no input feeding, Luong order: the whole target side in one RNN call and
 one batched attention) compute the same function. The embedding's share of the first
@@ -64,13 +68,16 @@ class DecoderState:
 
     hidden ``[L, B, d]``; cell ``[L, B, d]`` for an LSTM, None for a GRU; feed ``[B, d]`` the
     previous attentional state h~_{t-1} (zeros before the first step); coverage ``[B, S]``
-    the attention accumulated over the steps so far, or None when not tracked.
+    the attention accumulated over the steps so far, or None when not tracked; step the
+    target position t of the next step, the steps taken so far (the same for every row: a
+    host int, so reading it costs no device sync).
     """
 
     hidden: Tensor
     cell: Tensor | None
     feed: Tensor
     coverage: Tensor | None = None
+    step: int = 0
 
     def reorder(self, indices: Tensor) -> DecoderState:
         """The state of rows ``indices`` ``[B']`` (beam search follows surviving beams)."""
@@ -79,6 +86,7 @@ class DecoderState:
             None if self.cell is None else self.cell.index_select(1, indices),
             self.feed.index_select(0, indices),
             None if self.coverage is None else self.coverage.index_select(0, indices),
+            self.step,
         )
 
 
@@ -92,7 +100,8 @@ class Decoder(nn.Module):
         hidden: d.
         layers: L.
         cell: ``"lstm"`` or ``"gru"``.
-        attention: the attention module (its ``d`` must equal ``hidden``).
+        attention: the attention module (its ``d`` must equal ``hidden``): global
+            ``LuongAttention``, ``LocalAttention`` (one of them) or ``BahdanauAttention``.
         input_feed: concatenate h~_{t-1} to the input of step t.
         dropout: on the embeddings, between layers and before the output layer.
         pad_id: the padding id of the target vocabulary.
@@ -184,7 +193,9 @@ class Decoder(nn.Module):
     ) -> tuple[Tensor, Tensor]:
         start = state.hidden if state.cell is None else (state.hidden, state.cell)
         outputs, _ = self.rnn(embedded, start)  # [B, T, d], the top layer
-        context, weights = self.attention._attend(outputs, memory.keys, memory.mask, memory.proj)
+        context, weights = self.attention._attend(
+            outputs, memory.keys, memory.mask, memory.proj, state.step
+        )
         return self.attention._attentional(outputs, context), weights
 
     def _unroll_steps(
@@ -203,7 +214,7 @@ class Decoder(nn.Module):
         self, emb_gates: Tensor, state: DecoderState, memory: Memory
     ) -> tuple[DecoderState, Tensor, Tensor]:
         """One step from the embedding's gate share ``[B, G d]``: the cells, the attention
-        in the order the attention asks for, and eq. 5."""
+        in the order the attention asks for (at target position ``state.step``), and eq. 5."""
         weight_ih = self.rnn.all_weights[0][0]
         gates = emb_gates
         if self.input_feed:
@@ -212,17 +223,18 @@ class Decoder(nn.Module):
         if self.before:
             # Bahdanau: attend with the state from before the step; the context joins the input.
             context, weights = self.attention._attend(
-                state.hidden[-1], memory.keys, memory.mask, memory.proj
+                state.hidden[-1], memory.keys, memory.mask, memory.proj, state.step
             )
             gates = gates + F.linear(context, weight_ih[:, -self.key_dim :])
         hidden, cell = self._cells(gates, state)
         if not self.before:
             # Luong: attend with the new top state.
             context, weights = self.attention._attend(
-                hidden[-1], memory.keys, memory.mask, memory.proj
+                hidden[-1], memory.keys, memory.mask, memory.proj, state.step
             )
         attentional = self.attention._attentional(hidden[-1], context)
-        return DecoderState(hidden, cell, attentional, state.coverage), attentional, weights
+        next_state = DecoderState(hidden, cell, attentional, state.coverage, state.step + 1)
+        return next_state, attentional, weights
 
     def _cells(self, gates0: Tensor, state: DecoderState) -> tuple[Tensor, Tensor | None]:
         """Step every layer; layer 0's input gates are given, the others are computed."""

@@ -14,26 +14,33 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file
 from torch import Tensor, nn
 
-from luong.attention import SCORES, BahdanauAttention, LuongAttention
+from luong.attention import (
+    GLOBAL_SCORES,
+    LOCAL_MODES,
+    LOCAL_SCORES,
+    BahdanauAttention,
+    LocalAttention,
+    LuongAttention,
+)
 from luong.checkpoint import write_tensors, write_text
 from luong.decoder import Decoder, DecoderState, Memory
 from luong.encoder import Bridge, Encoder
 from luong.vocab import Vocab
 
-__all__ = ["ATTENTIONS", "Seq2Seq", "Seq2SeqConfig"]
+__all__ = ["ATTENTIONS", "LOCALS", "Seq2Seq", "Seq2SeqConfig"]
 
-ATTENTIONS: tuple[str, ...] = (*SCORES, "bahdanau")
+ATTENTIONS: tuple[str, ...] = (*GLOBAL_SCORES, "bahdanau")
+LOCALS: tuple[str, ...] = ("none", *LOCAL_MODES)
 CELLS = ("lstm", "gru")
 BRIDGES = ("bridge", "last", "zero")
 
@@ -54,7 +61,14 @@ class Seq2SeqConfig:
     bidirectional: bool = True  # bidirectional encoder: keys are K = 2 * enc_hidden wide
     dec_hidden: int = 128  # d: decoder hidden size, the attention's query width
     dec_layers: int = 1  # decoder layers
-    attention: str = "dot"  # "dot", "general", "concat" (Luong) or "bahdanau"
+    # The score (Luong eq. 8): "dot", "general", "concat", "location", "scaled_dot"
+    # (dot / sqrt(d)), or "bahdanau" (additive, attends before the step).
+    attention: str = "dot"
+    # Luong section 3.2: "none" (global attention), "monotonic" (local-m, p_t = t) or
+    # "predictive" (local-p, eq. 9-10); local takes dot, general, concat or scaled_dot.
+    local: str = "none"
+    window: int = 10  # D: local attention reads the source window [p_t - D, p_t + D]
+    max_src_len: int = 64  # the location score's fixed source length; longer sources raise
     input_feed: bool = True  # feed h~_{t-1} into step t (Luong section 3.3)
     bridge: str = "bridge"  # initial decoder state: "bridge" (linear + tanh), "last", "zero"
     dropout: float = 0.0  # on embeddings, between layers and before the output layer
@@ -62,8 +76,10 @@ class Seq2SeqConfig:
     def __post_init__(self) -> None:
         _choice("cell", self.cell, CELLS)
         _choice("attention", self.attention, ATTENTIONS)
+        _choice("local", self.local, LOCALS)
         _choice("bridge", self.bridge, BRIDGES)
-        for name in ("emb_dim", "enc_hidden", "enc_layers", "dec_hidden", "dec_layers"):
+        sizes = ("emb_dim", "enc_hidden", "enc_layers", "dec_hidden", "dec_layers")
+        for name in (*sizes, "window", "max_src_len"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"{name}: expected a positive int, got {value!r}")
@@ -72,9 +88,14 @@ class Seq2SeqConfig:
                 raise TypeError(f"{name}: expected a bool, got {getattr(self, name)!r}")
         if not isinstance(self.dropout, int | float) or not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"dropout: expected a number in [0, 1), got {self.dropout!r}")
-        if self.attention == "dot" and self.key_dim != self.dec_hidden:
+        if self.local != "none" and self.attention not in LOCAL_SCORES:
             raise ValueError(
-                f"attention 'dot' needs keys as wide as the decoder: key width "
+                f"local {self.local!r}: expected attention one of {', '.join(LOCAL_SCORES)} "
+                f"inside the window, got {self.attention!r} (use local 'none' for it)"
+            )
+        if self.attention in ("dot", "scaled_dot") and self.key_dim != self.dec_hidden:
+            raise ValueError(
+                f"attention {self.attention!r} needs keys as wide as the decoder: key width "
                 f"{self.key_dim} (enc_hidden x directions) != dec_hidden {self.dec_hidden}; "
                 "use general, concat or bahdanau, or change the sizes"
             )
@@ -171,12 +192,22 @@ class Seq2Seq(nn.Module):
         attention: LuongAttention | BahdanauAttention
         if cfg.attention == "bahdanau":
             attention = BahdanauAttention(cfg.dec_hidden, seed, key_dim=cfg.key_dim)
+        elif cfg.local != "none":
+            attention = LocalAttention(
+                cfg.dec_hidden,
+                cfg.attention,  # type: ignore[arg-type]
+                cfg.local,  # type: ignore[arg-type]
+                cfg.window,
+                seed,
+                key_dim=cfg.key_dim,
+            )
         else:
             attention = LuongAttention(
                 cfg.dec_hidden,
                 cfg.attention,  # type: ignore[arg-type]
                 seed,
                 key_dim=cfg.key_dim,
+                max_len=cfg.max_src_len if cfg.attention == "location" else None,
             )
         self.decoder = Decoder(
             len(self.tgt_vocab),
@@ -225,43 +256,90 @@ class Seq2Seq(nn.Module):
         ids = [self.src_vocab.encode(text, eos=True) for text in texts]
         return pad_batch(ids, self.device)
 
+    @overload
     def translate(
         self,
         texts: Sequence[str],
         *,
+        beam_size: int = 1,
+        n_best: None = None,
+        alpha: float = 0.0,
+        beta: float = 0.0,
+        replace_unk: bool = False,
         batch_size: int = 512,
         max_len: int | None = None,
-    ) -> list[str]:
-        """Translate raw strings with greedy search, batched; one output per input, in order.
+    ) -> list[str]: ...
 
-        An empty (or whitespace-only) input gives an empty output.
+    @overload
+    def translate(
+        self,
+        texts: Sequence[str],
+        *,
+        beam_size: int = 1,
+        n_best: int,
+        alpha: float = 0.0,
+        beta: float = 0.0,
+        replace_unk: bool = False,
+        batch_size: int = 512,
+        max_len: int | None = None,
+    ) -> list[list[str]]: ...
+
+    def translate(
+        self,
+        texts: Sequence[str],
+        *,
+        beam_size: int = 1,
+        n_best: int | None = None,
+        alpha: float = 0.0,
+        beta: float = 0.0,
+        replace_unk: bool = False,
+        batch_size: int = 512,
+        max_len: int | None = None,
+    ) -> list[str] | list[list[str]]:
+        """Translate raw strings, batched; one output per input, in order.
+
+        Greedy search by default; beam search with ``beam_size > 1`` (``luong.search.decode``
+        does the work and gives the hypotheses themselves: scores, tokens, attention).
+
+        Args:
+            texts: the sources.
+            beam_size: k (1: greedy search).
+            n_best: None gives the best output per input (a string); an int gives up to that
+                many outputs per input, best first (a list of strings; at most ``beam_size``).
+            alpha: length penalty weight (beam search scores, ``luong.search``).
+            beta: coverage penalty weight.
+            replace_unk: replace each ``<unk>`` in an output by the source token it attended
+                to most (Luong et al. 2015, "Addressing the Rare Word Problem").
+            batch_size: sentences per search call.
+            max_len: the most output tokens; default twice the source length plus 10.
+
+        Returns:
+            one output per input. An empty (or whitespace-only) input gives ``""`` (with
+            ``n_best``: an empty list).
 
         Raises:
             TypeError: ``texts`` is not a sequence of strings.
-            ValueError: ``batch_size`` or ``max_len`` below 1.
+            ValueError: an option out of range (``batch_size`` or ``max_len`` below 1,
+                ``n_best > beam_size``, ...).
         """
-        from luong.search import greedy_search
+        from luong.search import decode, hypothesis_text
 
-        if isinstance(texts, str) or not all(isinstance(t, str) for t in texts):
-            raise TypeError("texts: expected a sequence of strings")
-        if batch_size < 1:
-            raise ValueError(f"batch_size: expected >= 1, got {batch_size}")
-        outputs = [""] * len(texts)
-        todo = [i for i, text in enumerate(texts) if text.strip()]
-        # Similar lengths together: less padding, and the order is restored below.
-        todo.sort(key=lambda i: len(texts[i]))
-        was_training = self.training
-        self.eval()
-        try:
-            with torch.inference_mode():
-                for start in range(0, len(todo), batch_size):
-                    chunk = todo[start : start + batch_size]
-                    src, lengths = self.encode_sources([texts[i] for i in chunk])
-                    limit = max_len if max_len is not None else default_max_len(src.shape[1])
-                    for i, hyp in zip(chunk, greedy_search(self, src, lengths, limit), strict=True):
-                        outputs[i] = self.tgt_vocab.decode(hyp.tokens)
-        finally:
-            self.train(was_training)
+        lists = decode(
+            self,
+            texts,
+            beam_size=beam_size,
+            n_best=1 if n_best is None else n_best,
+            alpha=alpha,
+            beta=beta,
+            batch_size=batch_size,
+            max_len=max_len,
+        )
+        outputs = [
+            [hypothesis_text(self, h, text if replace_unk else None) for h in hyps]
+            for text, hyps in zip(texts, lists, strict=True)
+        ]
+        if n_best is None:
+            return [outs[0] if outs else "" for outs in outputs]
         return outputs
 
     # -- save and load ----------------------------------------------------------------------
@@ -345,9 +423,10 @@ def pad_batch(ids: Sequence[Sequence[int]], device: torch.device) -> tuple[Tenso
     return batch.to(device), lengths.to(device)
 
 
-def default_max_len(src_len: int) -> int:
-    """How long an output may grow when the caller does not say: twice the source, plus 10."""
-    return int(math.ceil(2 * src_len)) + 10
+def default_max_len(src_len: Tensor) -> Tensor:
+    """How long each output may grow when the caller does not say: twice its source's length
+    (EOS included), plus 10. src_len ``[B]`` -> ``[B]``."""
+    return 2 * src_len + 10
 
 
 def _check_batch(src: Tensor, src_lengths: Tensor) -> None:

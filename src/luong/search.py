@@ -1,22 +1,52 @@
-"""Decoding a trained model: greedy search, batched over sentences.
+"""Decoding a trained model: greedy search and beam search, batched over sentences (x beams).
 
-Shapes: ``B`` batch, ``S`` source length, ``T`` output length.
+Shapes: ``B`` batch, ``S`` source length, ``T`` output length, ``V`` target vocabulary,
+``k`` beam size, ``n`` the n-best size.
+
+Beam search keeps ``k`` hypotheses per sentence as rows of one decoder batch ``[B * k]``: the
+keys (and their projection) are repeated over the beams once, and ``DecoderState.reorder``
+follows the surviving beams after every step. Finished hypotheses leave the beam (their slot
+is refilled at the next step) and join a pool of the ``n`` best per sentence.
+
+Scoring, after Wu et al. (2016), "Google's Neural Machine Translation System", eq. 14:
+
+    s(Y, X) = log P(Y | X) / lp(Y) + cp(X; Y)
+    lp(Y)   = ((5 + |Y|) / 6) ** alpha                       |Y| counts EOS when present
+    cp(X; Y) = beta * sum_s log(min(sum_t a_ts, 1))          real source positions s only
+
+Beams compete on log P (every open beam has the same length at a step, so lp does not change
+their order); finished hypotheses and the final n-best lists are ranked by s.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import torch
 from torch import Tensor
 
+from luong.decoder import DecoderState, Memory
 from luong.vocab import Vocab
 
 if TYPE_CHECKING:
     from luong.model import Seq2Seq
 
-__all__ = ["Hypothesis", "greedy_search"]
+__all__ = [
+    "Hypothesis",
+    "beam_search",
+    "coverage_penalty",
+    "decode",
+    "greedy_search",
+    "hypothesis_symbols",
+    "hypothesis_text",
+    "length_penalty",
+    "replace_unknowns",
+    "source_symbols",
+]
 
 
 @dataclass(frozen=True)
@@ -25,8 +55,9 @@ class Hypothesis:
 
     tokens: output ids, ending with EOS when the search produced it (it stops at max_len
         otherwise); log_probs: the model's log-probability of each token; score: the search's
-        score (the sum of log_probs for greedy search); attention ``[len(tokens), S_real]``:
-        the weights each output token put on the real source positions.
+        score (the sum of log_probs for greedy search; ``s(Y, X)`` above for beam search);
+        attention ``[len(tokens), S_real]``: the weights each output token put on the real
+        source positions (the source's EOS included).
     """
 
     tokens: list[int]
@@ -35,16 +66,33 @@ class Hypothesis:
     attention: Tensor
 
 
-def _check_search_input(src: Tensor, src_lengths: Tensor, max_len: int) -> None:
+MaxLen = int | Tensor  # one limit for every sentence, or a limit per sentence [B]
+
+
+def _check_search_input(src: Tensor, src_lengths: Tensor, max_len: MaxLen) -> Tensor:
+    """Validate; returns the output limit per sentence, a long tensor ``[B]``."""
     from luong.model import _check_batch
 
     _check_batch(src, src_lengths)
+    if isinstance(max_len, Tensor):
+        if (
+            max_len.dtype.is_floating_point
+            or max_len.dtype == torch.bool
+            or tuple(max_len.shape) != (src.shape[0],)
+            or (max_len.numel() and int(max_len.min()) < 1)
+        ):
+            raise ValueError(
+                f"max_len: expected an int >= 1 or integers >= 1 of shape [B] = "
+                f"({src.shape[0]},), got {max_len.dtype} {tuple(max_len.shape)}"
+            )
+        return max_len.to(device=src.device, dtype=torch.long)
     if not isinstance(max_len, int) or isinstance(max_len, bool) or max_len < 1:
         raise ValueError(f"max_len: expected an int >= 1, got {max_len!r}")
+    return torch.full((src.shape[0],), max_len, dtype=torch.long, device=src.device)
 
 
 def greedy_search(
-    model: Seq2Seq, src: Tensor, src_lengths: Tensor, max_len: int
+    model: Seq2Seq, src: Tensor, src_lengths: Tensor, max_len: MaxLen
 ) -> list[Hypothesis]:
     """Pick the most probable token at every step, for a whole batch at once.
 
@@ -52,7 +100,8 @@ def greedy_search(
         model: the model (put it in eval mode for deterministic output).
         src: source ids ``[B, S]`` (EOS-terminated, padded).
         src_lengths: real lengths ``[B]``.
-        max_len: the most tokens an output may have, EOS included.
+        max_len: the most tokens an output may have, EOS included: an int, or a limit per
+            sentence ``[B]`` (a sentence's output then never depends on its batch).
 
     Returns:
         one ``Hypothesis`` per sentence, in order.
@@ -60,40 +109,61 @@ def greedy_search(
     Raises:
         ValueError: bad shapes or ``max_len < 1``.
     """
-    _check_search_input(src, src_lengths, max_len)
+    limits = _check_search_input(src, src_lengths, max_len)
     with torch.inference_mode():
         memory, state = model.encode(src, src_lengths)
-        batch = src.shape[0]
-        tokens = torch.full((batch,), Vocab.bos_id, dtype=torch.long, device=src.device)
-        done = torch.zeros(batch, dtype=torch.bool, device=src.device)
-        steps_tokens, steps_log_probs, steps_weights = [], [], []
-        for _ in range(max_len):
-            logits, state, weights = model.decoder.step(tokens, state, memory)
-            log_probs, tokens = torch.log_softmax(logits.float(), dim=-1).max(dim=-1)
-            steps_tokens.append(tokens)
-            steps_log_probs.append(log_probs)
-            steps_weights.append(weights)
-            done = done | (tokens == Vocab.eos_id)
-            if bool(done.all()):
-                break
-        return _hypotheses(
-            torch.stack(steps_tokens, 1),
-            torch.stack(steps_log_probs, 1),
-            torch.stack(steps_weights, 1),
-            src_lengths,
-        )
+        steps = _greedy_steps(model, memory, state, limits)
+        return _hypotheses(*steps, src_lengths, limits)
+
+
+def _greedy_steps(
+    model: Seq2Seq, memory: Memory, state: DecoderState, limits: Tensor
+) -> tuple[Tensor, Tensor, Tensor]:
+    """The greedy loop: tokens, log_probs ``[B, T]`` and weights ``[B, T, S]``,
+    T <= max(limits) (it stops once every row has produced EOS or reached its limit ``[B]``;
+    rows go on after that, and ``_hypotheses`` cuts them)."""
+    batch = memory.keys.shape[0]
+    device = memory.keys.device
+    tokens = torch.full((batch,), Vocab.bos_id, dtype=torch.long, device=device)
+    done = torch.zeros(batch, dtype=torch.bool, device=device)
+    steps_tokens, steps_log_probs, steps_weights = [], [], []
+    for t in range(int(limits.max())):
+        logits, state, weights = model.decoder.step(tokens, state, memory)
+        log_probs, tokens = _next_token_log_probs(logits).max(dim=-1)
+        steps_tokens.append(tokens)
+        steps_log_probs.append(log_probs)
+        steps_weights.append(weights)
+        done = done | (tokens == Vocab.eos_id) | (limits <= t + 1)
+        if bool(done.all()):
+            break
+    return (
+        torch.stack(steps_tokens, 1),
+        torch.stack(steps_log_probs, 1),
+        torch.stack(steps_weights, 1),
+    )
+
+
+def _next_token_log_probs(logits: Tensor) -> Tensor:
+    """The model's log-probabilities ``[R, V]`` with PAD and BOS ruled out (-inf): they are
+    never outputs. The other tokens keep the model's own values (no renormalisation)."""
+    log_probs = torch.log_softmax(logits.float(), dim=-1)
+    log_probs[:, Vocab.pad_id] = float("-inf")
+    log_probs[:, Vocab.bos_id] = float("-inf")
+    return log_probs
 
 
 def _hypotheses(
-    tokens: Tensor, log_probs: Tensor, weights: Tensor, src_lengths: Tensor
+    tokens: Tensor, log_probs: Tensor, weights: Tensor, src_lengths: Tensor, limits: Tensor
 ) -> list[Hypothesis]:
-    """Cut each row after its first EOS: tokens, log_probs ``[B, T]``, weights ``[B, T, S]``."""
+    """Cut each row after its first EOS or at its limit: tokens, log_probs ``[B, T]``,
+    weights ``[B, T, S]``, limits ``[B]``."""
     tokens_list = tokens.tolist()
     log_probs_list = log_probs.tolist()
     weights = weights.cpu()
-    source_lengths = src_lengths.tolist()
+    source_lengths, limits_list = src_lengths.tolist(), limits.tolist()
     result = []
     for b, (row, row_lp) in enumerate(zip(tokens_list, log_probs_list, strict=True)):
+        row = row[: limits_list[b]]
         length = row.index(Vocab.eos_id) + 1 if Vocab.eos_id in row else len(row)
         row_lp = row_lp[:length]
         source_len = source_lengths[b]
@@ -106,3 +176,512 @@ def _hypotheses(
             )
         )
     return result
+
+
+# -- penalties ------------------------------------------------------------------------------
+
+
+def _length_penalties(lengths: Tensor, alpha: float) -> Tensor:
+    """``length_penalty`` of each length ``[B]``, as float32 (the search's dtype)."""
+    return ((5.0 + lengths.float()) / 6.0) ** alpha
+
+
+def length_penalty(length: int, alpha: float) -> float:
+    """GNMT's length penalty lp(Y) = ((5 + |Y|) / 6) ** alpha (Wu et al. 2016, eq. 14).
+
+    Args:
+        length: |Y|, the output's tokens (EOS included when present).
+        alpha: 0 gives 1 (no normalisation); 1 divides log P by roughly the length.
+    """
+    return ((5.0 + length) / 6.0) ** alpha
+
+
+def coverage_penalty(coverage: Tensor, mask: Tensor, beta: float) -> Tensor:
+    """GNMT's coverage penalty ``beta * sum_s log(min(coverage_s, 1))`` over real positions.
+
+    Padded positions (mask False) add exactly 0 (their coverage is 0 and would give -inf,
+    and NaN after a multiplication by 0); a real position the attention never reached adds
+    ``log(tiny)`` (about -87 in float32), a large but finite penalty.
+
+    Args:
+        coverage: ``[..., S]``, the attention summed over the output steps, sum_t a_ts.
+        mask: bool ``[..., S]`` (broadcastable), True at real source positions.
+        beta: the weight; 0 gives zeros.
+
+    Returns:
+        ``[...]``, each <= 0 for beta >= 0.
+    """
+    tiny = torch.finfo(coverage.dtype).tiny
+    logs = coverage.clamp(min=tiny, max=1.0).log()
+    return beta * torch.where(mask, logs, torch.zeros_like(logs)).sum(dim=-1)
+
+
+# -- beam search ----------------------------------------------------------------------------
+
+
+def _check_number(name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ValueError(f"{name}: expected a finite number >= 0, got {value!r}")
+    if value < 0:
+        raise ValueError(f"{name}: expected a finite number >= 0, got {value!r}")
+    return float(value)
+
+
+def _check_int(name: str, value: object, low: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < low:
+        raise ValueError(f"{name}: expected an int >= {low}, got {value!r}")
+    return value
+
+
+def _check_beam_options(
+    beam_size: int, n_best: int, alpha: float, beta: float, min_len: int, max_len: int | None
+) -> None:
+    _check_int("beam_size", beam_size, 1)
+    _check_int("n_best", n_best, 1)
+    if n_best > beam_size:
+        raise ValueError(f"n_best: expected <= beam_size = {beam_size}, got {n_best}")
+    _check_number("alpha", alpha)
+    _check_number("beta", beta)
+    _check_int("min_len", min_len, 0)
+    if max_len is not None and min_len >= max_len:
+        raise ValueError(
+            f"min_len: expected < max_len = {max_len} (EOS could never come), got {min_len}"
+        )
+
+
+def beam_search(
+    model: Seq2Seq,
+    src: Tensor,
+    src_lengths: Tensor,
+    beam_size: int,
+    max_len: MaxLen,
+    n_best: int = 1,
+    alpha: float = 0.0,
+    beta: float = 0.0,
+    min_len: int = 0,
+) -> list[list[Hypothesis]]:
+    """Beam search over a batch: ``k`` beams per sentence, all sentences in one tensor program.
+
+    Every step expands the open beams of a sentence by every token and keeps the ``k`` best
+    candidates by log P. A kept candidate that ends in EOS is finished: it is scored with
+    ``s(Y, X)`` (module docstring), joins the sentence's pool of the ``n_best`` best, and its
+    slot is refilled from the other beams at the next step. At the first step only beam 0 of
+    each sentence is open (the others are -inf), so the beams are distinct from the start.
+
+    The greedy path is kept: when the argmax extension of the beam that holds greedy search's
+    prefix falls out of the top ``k``, it takes the ``k``-th place. So ``beam_size=1`` is greedy
+    search, and with ``alpha = beta = 0`` the best hypothesis never has a lower log P than
+    greedy search's (plain beam search may prune the greedy prefix and end lower).
+
+    A sentence stops when its pool holds ``n_best`` hypotheses that no open beam can beat. An
+    open beam with log P = L <= 0 can at best end at ``L / lp(max_len)`` (log P only falls, lp
+    grows with the length for alpha >= 0, and cp <= 0), so that is its bound; with alpha = 0 it
+    is L itself. At ``max_len`` the open beams join the pool as hypotheses without EOS.
+
+    Only open beams are computed: the decoder runs on the rows of open beams of unfinished
+    sentences, so finished slots and sentences cost nothing. With ``n_best=1``, greedy search
+    runs first on the same encoding; its hypothesis is kept (above), so an open beam whose
+    bound is below greedy's score cannot win, and is dropped. Beams that cannot win only ever
+    push out other beams that cannot win, so dropping them leaves the best hypothesis as it is.
+
+    Args:
+        model: the model (put it in eval mode for deterministic output).
+        src: source ids ``[B, S]`` (EOS-terminated, padded).
+        src_lengths: real lengths ``[B]``.
+        beam_size: k >= 1.
+        max_len: the most tokens an output may have, EOS included (>= 1): an int, or a limit
+            per sentence ``[B]``.
+        n_best: hypotheses returned per sentence, 1 <= n_best <= k.
+        alpha: length penalty weight (>= 0; 0 ranks by log P).
+        beta: coverage penalty weight (>= 0; 0 for none).
+        min_len: EOS is forbidden until the output has this many tokens (< max_len).
+
+    Returns:
+        per sentence, in order, its n-best list: distinct hypotheses sorted by score, best
+        first; ``n_best`` of them unless the vocabulary is too small to fill the beam. Each
+        score is recomputed in float64 from the hypothesis' own ``log_probs`` and
+        ``attention``: ``sum(log_probs) / length_penalty(len(tokens), alpha) +
+        coverage_penalty(attention.sum(0), True, beta)``.
+
+    Raises:
+        ValueError: bad shapes, ``beam_size < 1``, ``n_best`` outside ``[1, beam_size]``,
+            ``max_len < 1``, a negative or non-finite ``alpha`` or ``beta``, ``min_len``
+            outside ``[0, max_len)``.
+    """
+    limits = _check_search_input(src, src_lengths, max_len)
+    shortest = int(limits.min()) if limits.numel() else None
+    _check_beam_options(beam_size, n_best, alpha, beta, min_len, shortest)
+    with torch.inference_mode():
+        memory, state = model.encode(src, src_lengths)
+        floor = None
+        if n_best == 1 and beam_size > 1:
+            floor = _greedy_floor(model, memory, state, limits, alpha, beta, min_len)
+        pool, history = _beam_steps(
+            model, memory, state, beam_size, limits, n_best, alpha, beta, min_len, floor
+        )
+        return _collect(pool, history, src_lengths, alpha, beta)
+
+
+def _greedy_floor(
+    model: Seq2Seq,
+    memory: Memory,
+    state: DecoderState,
+    limits: Tensor,
+    alpha: float,
+    beta: float,
+    min_len: int,
+) -> Tensor:
+    """The log P ``[B]`` below which an open beam cannot beat greedy search's hypothesis:
+    ``s(G) * lp(limit)``, less a margin for rounding; -inf where greedy's hypothesis ends
+    before ``min_len`` (beam search then follows another path)."""
+    tokens, log_probs, weights = _greedy_steps(model, memory, state, limits)
+    steps = tokens.shape[1]
+    is_eos = (tokens == Vocab.eos_id) & (
+        torch.arange(steps, device=tokens.device) < limits[:, None]
+    )
+    ended = is_eos.any(dim=1)
+    length = torch.where(ended, is_eos.int().argmax(dim=1) + 1, limits.clamp(max=steps))  # [B]
+    within = torch.arange(steps, device=tokens.device) < length[:, None]  # [B, T]
+    log_p = torch.where(within, log_probs, 0.0).sum(dim=1)
+    score = log_p / ((5.0 + length.to(log_p.dtype)) / 6.0) ** alpha
+    if beta:
+        coverage = (weights * within[:, :, None]).sum(dim=1)  # [B, S]
+        score = score + coverage_penalty(coverage, memory.mask, beta).to(score.dtype)
+    floor = score * _length_penalties(limits, alpha)
+    floor = floor - 1e-4 * (1.0 + floor.abs())
+    return floor.masked_fill(ended & (length <= min_len), float("-inf"))
+
+
+def _beam_steps(
+    model: Seq2Seq,
+    memory: Memory,
+    state: DecoderState,
+    k: int,
+    limits: Tensor,
+    n: int,
+    alpha: float,
+    beta: float,
+    min_len: int,
+    floor: Tensor | None,
+) -> tuple[_Pool, list[_Step]]:
+    """The search loop. The bookkeeping is dense, ``[B, k]`` slots; the decoder runs on the
+    R open slots only (``live``: their dense indices ``b * k + j``, in row order)."""
+    batch, source_len = memory.mask.shape
+    device = memory.mask.device
+    dense = batch * k
+    state = replace(state, coverage=memory.keys.new_zeros(batch, source_len))
+    sentences = torch.arange(batch, device=device)
+    slots = torch.arange(k, device=device).expand(batch, k)
+    alive = torch.full((batch, k), float("-inf"), device=device)  # log P of open beams
+    alive[:, 0] = 0.0
+    greedy = torch.zeros(batch, dtype=torch.long, device=device)  # its slot; -1: none
+    live = sentences * k  # [R]
+    tokens = torch.full((batch,), Vocab.bos_id, dtype=torch.long, device=device)
+    step_memory, repeated = memory, None
+    pool = _Pool(batch, n, device)
+    history: list[_Step] = []
+    last_lp = _length_penalties(limits, alpha)  # [B], at each sentence's limit
+    max_len = int(limits.max())
+    for t in range(max_len):
+        rows_now = live.shape[0]
+        logits, state, weights = model.decoder.step(tokens, state, step_memory)
+        log_probs = _next_token_log_probs(logits)  # [R, V]
+        vocab = log_probs.shape[-1]
+        if t < min_len:
+            log_probs[:, Vocab.eos_id] = float("-inf")
+        candidates = alive.view(-1)[live][:, None] + log_probs  # [R, V]
+        if rows_now == dense:
+            position = None  # row r is slot r
+        else:
+            candidates = candidates.new_full((dense, vocab), float("-inf")).index_copy_(
+                0, live, candidates
+            )
+            position = torch.zeros(dense, dtype=torch.long, device=device)
+            position[live] = torch.arange(rows_now, device=device)
+        candidates = candidates.view(batch, k * vocab)
+        score, index = candidates.topk(min(k, k * vocab), dim=1)  # [B, k]
+        if score.shape[1] < k:  # a vocabulary smaller than the beam: dead slots
+            pad = k - score.shape[1]
+            score = torch.cat([score, score.new_full((batch, pad), float("-inf"))], 1)
+            index = torch.cat([index, index[:, :1].expand(batch, pad)], 1)
+        # Keep the greedy path: its argmax extension takes the last slot when it fell out.
+        g_slot = greedy.clamp(min=0)
+        g_row = sentences * k + g_slot
+        g_row = g_row if position is None else position[g_row]
+        g_index = g_slot * vocab + log_probs[g_row].argmax(dim=-1)  # [B]
+        missing = (greedy >= 0) & (index != g_index[:, None]).all(dim=1)
+        index[:, -1] = torch.where(missing, g_index, index[:, -1])
+        g_score = candidates.gather(1, g_index[:, None])[:, 0]
+        score[:, -1] = torch.where(missing, g_score, score[:, -1])
+        g_kept = (greedy >= 0)[:, None] & (index == g_index[:, None])  # [B, k]
+        parent = torch.div(index, vocab, rounding_mode="floor")
+        token = index - parent * vocab
+        source = sentences[:, None] * k + parent  # [B, k] each slot's parent, dense
+        row = source if position is None else position[source]  # ... its row in this step
+        token_lp = log_probs[row, token]  # [B, k]
+        live_slot = torch.isfinite(score)
+        ends = live_slot & (token == Vocab.eos_id)
+        # At its limit, a sentence's open beams count as hypotheses without EOS.
+        ends = ends | (live_slot & (limits <= t + 1)[:, None])
+        final = score / length_penalty(t + 1, alpha)
+        if beta:
+            coverage = state.coverage[row]  # type: ignore[index]  # [B, k, S]
+            penalty = coverage_penalty(coverage, memory.mask[:, None, :], beta)
+            final = final + penalty.to(final.dtype)
+        pool.add(torch.where(ends, final, float("-inf")), t, slots)
+        history.append(_Step(token, parent, token_lp, row, weights))
+        alive = torch.where(ends, float("-inf"), score)
+        g_on = g_kept & ~ends
+        greedy = torch.where(g_on.any(dim=1), g_on.int().argmax(dim=1), -1)
+        if floor is not None:  # beams that cannot beat greedy's hypothesis
+            alive = alive.masked_fill((alive < floor[:, None]) & ~g_on, float("-inf"))
+        # No open beam can beat the n-th in the pool: the sentence is done.
+        done = (pool.score[:, -1] >= alive.max(dim=1).values / last_lp) | (limits <= t + 1)
+        if t == max_len - 1 or bool(done.all()):
+            break
+        alive = alive.masked_fill(done[:, None], float("-inf"))
+        greedy = greedy.masked_fill(done, -1)
+        next_live = torch.isfinite(alive).view(-1).nonzero().squeeze(1)  # [R']
+        state = state.reorder(row.view(-1)[next_live])
+        tokens = token.view(-1)[next_live]
+        # The memory of the new rows: the beams' copy when every slot is open, else a gather.
+        if next_live.shape[0] == dense:
+            if repeated is None:
+                repeated = memory.repeat(k)
+            step_memory = repeated
+        elif not torch.equal(next_live, live):
+            owner = torch.div(next_live, k, rounding_mode="floor")
+            step_memory = Memory(
+                memory.keys.index_select(0, owner),
+                memory.mask.index_select(0, owner),
+                memory.proj.index_select(0, owner),
+            )
+        live = next_live
+    return pool, history
+
+
+@dataclass(frozen=True)
+class _Step:
+    """What one search step leaves for the backtracking, per slot ``[B, k]``: its token, its
+    parent slot, the token's log-probability and the parent's row in this step's batch; and
+    the attention of the batch's rows ``[R, S]``."""
+
+    token: Tensor
+    parent: Tensor
+    token_lp: Tensor
+    row: Tensor
+    weights: Tensor
+
+
+class _Pool:
+    """The n best ended hypotheses per sentence: score ``[B, n]`` (-inf: empty, sorted best
+    first), and where each ended: the step and the slot within that step's top k."""
+
+    def __init__(self, batch: int, n: int, device: torch.device) -> None:
+        self.score = torch.full((batch, n), float("-inf"), device=device)
+        self.step = torch.zeros(batch, n, dtype=torch.long, device=device)
+        self.slot = torch.zeros(batch, n, dtype=torch.long, device=device)
+
+    def add(self, score: Tensor, step: int, slots: Tensor) -> None:
+        """Merge candidates score ``[B, k]`` (-inf: none) that ended at ``step``."""
+        n = self.score.shape[1]
+        merged = torch.cat([self.score, score], dim=1)
+        self.score, order = merged.topk(n, dim=1)
+        self.step = torch.cat([self.step, torch.full_like(slots, step)], 1).gather(1, order)
+        self.slot = torch.cat([self.slot, slots], 1).gather(1, order)
+
+
+def _collect(
+    pool: _Pool, history: list[_Step], src_lengths: Tensor, alpha: float, beta: float
+) -> list[list[Hypothesis]]:
+    """Follow each pooled hypothesis back through the steps; score and sort on the host."""
+    batch, n = pool.score.shape
+    steps = len(history)
+    source_len = history[0].weights.shape[-1]
+    tokens = pool.slot.new_zeros(batch, n, steps)
+    log_probs = pool.score.new_zeros(batch, n, steps)
+    attention = history[0].weights.new_zeros(batch, n, steps, source_len)
+    slot = pool.slot
+    for t in range(steps - 1, -1, -1):
+        step = history[t]
+        slot = torch.where(pool.step == t, pool.slot, slot)  # a hypothesis ending here starts
+        tokens[:, :, t] = step.token.gather(1, slot)
+        log_probs[:, :, t] = step.token_lp.gather(1, slot)
+        attention[:, :, t] = step.weights[step.row.gather(1, slot)]
+        slot = step.parent.gather(1, slot)
+    scores, ends = pool.score.tolist(), pool.step.tolist()
+    tokens_list, log_probs_list = tokens.tolist(), log_probs.tolist()
+    attention = attention.cpu()
+    source_lengths = src_lengths.tolist()
+    result: list[list[Hypothesis]] = []
+    for b in range(batch):
+        hyps = []
+        for i in range(n):
+            if scores[b][i] == float("-inf"):
+                continue
+            length = ends[b][i] + 1
+            lps = log_probs_list[b][i][:length]
+            att = attention[b, i, :length, : source_lengths[b]].clone()
+            score = sum(lps) / length_penalty(length, alpha)
+            if beta:
+                coverage = att.double().sum(0)
+                real = torch.ones_like(coverage, dtype=torch.bool)
+                score += float(coverage_penalty(coverage, real, beta))
+            hyps.append(Hypothesis(tokens_list[b][i][:length], float(score), lps, att))
+        hyps.sort(key=lambda h: -h.score)
+        result.append(hyps)
+    return result
+
+
+# -- text in, hypotheses out ----------------------------------------------------------------
+
+
+def decode(
+    model: Seq2Seq,
+    texts: Sequence[str],
+    *,
+    beam_size: int = 1,
+    n_best: int = 1,
+    alpha: float = 0.0,
+    beta: float = 0.0,
+    min_len: int = 0,
+    batch_size: int = 512,
+    max_len: int | None = None,
+) -> list[list[Hypothesis]]:
+    """Decode raw strings, batched by length; per input, in order, its n-best list.
+
+    ``beam_size=1`` without penalties or ``min_len`` runs ``greedy_search`` (the same tokens
+    and scores as ``beam_search`` with one beam, a little faster). An empty or whitespace-only
+    input gets no hypotheses (an empty list). The model is put in eval mode for the call.
+
+    Args:
+        model: the model.
+        texts: the sources.
+        beam_size: k (1: greedy).
+        n_best: hypotheses per input, at most ``beam_size``.
+        alpha: length penalty weight.
+        beta: coverage penalty weight.
+        min_len: EOS forbidden until the output has this many tokens (capped at the
+            shortest limit of each batch minus one when ``max_len`` is not given).
+        batch_size: sentences per search call (the search runs ``batch_size * k`` rows).
+        max_len: the most output tokens; default ``default_max_len`` of each sentence's own
+            length (twice it, plus 10).
+
+    Raises:
+        TypeError: ``texts`` is not a sequence of strings.
+        ValueError: an option out of range (named with the value).
+    """
+    from luong.model import default_max_len
+
+    if isinstance(texts, str) or not all(isinstance(t, str) for t in texts):
+        raise TypeError("texts: expected a sequence of strings")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size: expected >= 1, got {batch_size!r}")
+    if max_len is not None:
+        _check_int("max_len", max_len, 1)
+    _check_beam_options(beam_size, n_best, alpha, beta, min_len, max_len)
+    greedy = beam_size == 1 and not alpha and not beta and not min_len
+    outputs: list[list[Hypothesis]] = [[] for _ in texts]
+    todo = [i for i, text in enumerate(texts) if text.strip()]
+    # Similar lengths together: less padding, and the order is restored below.
+    todo.sort(key=lambda i: len(texts[i]))
+    was_training = model.training
+    model.eval()
+    try:
+        for start in range(0, len(todo), batch_size):
+            chunk = todo[start : start + batch_size]
+            src, lengths = model.encode_sources([texts[i] for i in chunk])
+            # The default limit is each sentence's own, so no output depends on its batch.
+            limit: MaxLen = max_len if max_len is not None else default_max_len(lengths)
+            shortest = limit if isinstance(limit, int) else int(limit.min())
+            if greedy:
+                lists = [[h] for h in greedy_search(model, src, lengths, limit)]
+            else:
+                lists = beam_search(
+                    model,
+                    src,
+                    lengths,
+                    beam_size,
+                    limit,
+                    n_best,
+                    alpha,
+                    beta,
+                    min(min_len, shortest - 1),
+                )
+            for i, hyps in zip(chunk, lists, strict=True):
+                outputs[i] = hyps
+    finally:
+        model.train(was_training)
+    return outputs
+
+
+# -- symbols, unknown-word replacement ------------------------------------------------------
+
+
+def source_symbols(model: Seq2Seq, text: str) -> list[str]:
+    """The symbols the model reads for ``text``, one per attention column ``S_real``: its
+    tokens as written after NFKC (unknown ones included) and ``"</s>"``."""
+    tokens = model.src_vocab.tokenize(text)
+    surface = _surface_tokens(model.src_vocab, text)
+    return [*(surface if len(surface) == len(tokens) else tokens), Vocab.EOS]
+
+
+def _surface_tokens(vocab: Vocab, text: str) -> list[str]:
+    """``text``'s tokens before lowercasing (NFKC only), to copy with their case."""
+    text = unicodedata.normalize("NFKC", text)
+    return list(text) if vocab.tokens == "char" else text.split()
+
+
+def replace_unknowns(
+    symbols: Sequence[str], sources: Sequence[str], attention: Tensor, unk: str = Vocab.UNK
+) -> list[str]:
+    """Copy the most attended source symbol in place of each ``unk`` (Luong et al. 2015,
+    "Addressing the Rare Word Problem in Neural Machine Translation", the copy model).
+
+    Args:
+        symbols: output symbols ``[T']``, one per row of ``attention`` (T' <= T).
+        sources: the source symbols to copy from ``[S']``: the first S' columns; the columns
+            after them (the source's EOS) are never copied.
+        attention: ``[T, S_real]`` with S' <= S_real.
+        unk: the unknown symbol.
+
+    Returns:
+        ``symbols`` with each ``unk`` replaced.
+
+    Raises:
+        ValueError: shapes that do not fit.
+    """
+    if attention.dim() != 2 or attention.shape[0] < len(symbols):
+        raise ValueError(
+            f"attention: expected [T >= {len(symbols)}, S], got {tuple(attention.shape)}"
+        )
+    if not 0 < len(sources) <= attention.shape[1]:
+        return list(symbols)
+    best = attention[:, : len(sources)].argmax(dim=1).tolist()
+    return [sources[best[t]] if s == unk else s for t, s in enumerate(symbols)]
+
+
+def hypothesis_symbols(
+    model: Seq2Seq, hypothesis: Hypothesis, source: str | None = None
+) -> list[str]:
+    """The output symbols of ``hypothesis``, one per token and attention row (EOS as
+    ``"</s>"``). With ``source`` (the input text), each ``<unk>`` becomes the source token it
+    attended to most (``replace_unknowns``)."""
+    symbols = model.tgt_vocab.symbols_of(hypothesis.tokens, strip=False)
+    if source is None:
+        return symbols
+    sources = source_symbols(model, source)[:-1]
+    return replace_unknowns(symbols, sources, hypothesis.attention)
+
+
+def hypothesis_text(model: Seq2Seq, hypothesis: Hypothesis, source: str | None = None) -> str:
+    """The output text of ``hypothesis`` as ``Vocab.decode`` writes it (up to EOS, without PAD
+    and BOS); with ``source`` given, unknowns replaced (``hypothesis_symbols``)."""
+    symbols = hypothesis_symbols(model, hypothesis, source)
+    kept = []
+    for token, symbol in zip(hypothesis.tokens, symbols, strict=True):
+        if token == Vocab.eos_id:
+            break
+        if token not in (Vocab.pad_id, Vocab.bos_id):
+            kept.append(symbol)
+    return ("" if model.tgt_vocab.tokens == "char" else " ").join(kept)

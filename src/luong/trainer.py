@@ -280,6 +280,8 @@ class Trainer:
         if self.world.main:
             for partial in checkpoints.glob(".partial-*"):
                 shutil.rmtree(partial, ignore_errors=True)  # a write a kill cut short
+            for leftover in checkpoints.glob(".*.tmp"):
+                leftover.unlink(missing_ok=True)
         folder = self.world.broadcast(find_latest(checkpoints) if self.world.main else None)
         if folder is None:
             return False

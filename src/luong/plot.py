@@ -1,0 +1,314 @@
+"""Figures: attention heatmaps and side-by-side attention scores (matplotlib, Agg).
+
+Shapes: ``S`` source length, ``T`` output length, ``d`` query width.
+
+Every function draws on its own ``matplotlib.figure.Figure`` with an Agg canvas: no display,
+no pyplot, no global state. The PNG has exactly ``size`` inches x ``dpi`` pixels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import torch
+from torch import Tensor
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from luong.model import Seq2Seq
+    from luong.search import Hypothesis
+
+__all__ = [
+    "ScorePanel",
+    "fresh_score_panels",
+    "model_score_panel",
+    "plot_attention",
+    "plot_scores",
+    "plot_translation",
+]
+
+SHADE = "0.85"  # the grey behind padded positions
+
+
+def _label(symbol: str) -> str:
+    """A tick label: visible whitespace."""
+    return {" ": "\u2423", "\t": "\\t", "": "\u2205"}.get(symbol, symbol)
+
+
+def _figure(size: tuple[float, float], dpi: int) -> Figure:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=size, dpi=dpi, layout="constrained")
+    FigureCanvasAgg(figure)
+    return figure
+
+
+def _check_size(size: tuple[float, float] | None, dpi: int) -> None:
+    if size is not None and (len(size) != 2 or not all(v > 0 for v in size)):
+        raise ValueError(f"size: expected (width, height) in inches, both > 0, got {size!r}")
+    if isinstance(dpi, bool) or not isinstance(dpi, int) or dpi < 1:
+        raise ValueError(f"dpi: expected an int >= 1, got {dpi!r}")
+
+
+def plot_attention(
+    source_symbols: Sequence[str],
+    output_symbols: Sequence[str],
+    attention: Tensor,
+    path: str | Path,
+    title: str | None = None,
+    *,
+    size: tuple[float, float] | None = None,
+    dpi: int = 100,
+) -> Path:
+    """A heatmap of an attention matrix: output symbols down, source symbols across, a colour
+    bar for the weights (0 to 1).
+
+    Args:
+        source_symbols: the columns' labels ``[S]`` (``luong.search.source_symbols``).
+        output_symbols: the rows' labels ``[T]`` (``luong.search.hypothesis_symbols``).
+        attention: the weights ``[T, S]`` (``Hypothesis.attention``).
+        path: the PNG to write (its folder must exist).
+        title: a title above the map.
+        size: (width, height) in inches; by default it grows with S and T.
+        dpi: pixels per inch.
+
+    Returns:
+        ``path``.
+
+    Raises:
+        ValueError: ``attention`` is not ``[len(output_symbols), len(source_symbols)]``, or a
+            bad size or dpi.
+        OSError: the file cannot be written.
+    """
+    rows, columns = len(output_symbols), len(source_symbols)
+    if not isinstance(attention, Tensor) or tuple(attention.shape) != (rows, columns):
+        got = tuple(attention.shape) if isinstance(attention, Tensor) else type(attention).__name__
+        raise ValueError(
+            f"attention: expected shape [T, S] = ({rows}, {columns}) (output x source "
+            f"symbols), got {got}"
+        )
+    _check_size(size, dpi)
+    if size is None:
+        size = (min(max(2.5 + 0.3 * columns, 4.0), 30.0), min(max(1.5 + 0.3 * rows, 3.0), 30.0))
+    figure = _figure(size, dpi)
+    axes = figure.add_subplot()
+    image = axes.imshow(
+        attention.detach().double().cpu().numpy(),
+        cmap="Blues",
+        vmin=0.0,
+        vmax=1.0,
+        aspect="auto",
+        interpolation="nearest",
+    )
+    axes.set_xticks(range(columns), [_label(s) for s in source_symbols])
+    axes.set_yticks(range(rows), [_label(s) for s in output_symbols])
+    axes.tick_params(axis="x", top=True, labeltop=True, bottom=False, labelbottom=False)
+    axes.set_xlabel("source")
+    axes.xaxis.set_label_position("top")
+    axes.set_ylabel("output")
+    if title:
+        axes.set_title(title)
+    figure.colorbar(image, ax=axes, label="attention weight", shrink=0.9)
+    path = Path(path)
+    figure.savefig(path, dpi=dpi)
+    return path
+
+
+def plot_translation(
+    model: Seq2Seq,
+    text: str,
+    path: str | Path,
+    *,
+    beam_size: int = 1,
+    alpha: float = 0.0,
+    beta: float = 0.0,
+    size: tuple[float, float] | None = None,
+    dpi: int = 100,
+) -> Hypothesis:
+    """Decode ``text`` (greedy, or beam search with ``beam_size > 1``) and draw the best
+    hypothesis' attention with ``plot_attention``, titled "source -> output".
+
+    Returns:
+        the hypothesis drawn.
+
+    Raises:
+        ValueError: an empty input, or a bad option.
+        OSError: the file cannot be written.
+    """
+    from luong.search import decode, hypothesis_symbols, hypothesis_text, source_symbols
+
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(f"text: expected a non-empty input, got {text!r}")
+    ((best, *_),) = decode(model, [text], beam_size=beam_size, alpha=alpha, beta=beta)
+    output = hypothesis_text(model, best)
+    plot_attention(
+        source_symbols(model, text),
+        hypothesis_symbols(model, best),
+        best.attention,
+        path,
+        title=f"{text}  \u2192  {output}",
+        size=size,
+        dpi=dpi,
+    )
+    return best
+
+
+@dataclass(frozen=True)
+class ScorePanel:
+    """One bar chart of ``plot_scores``: a name (the score), the position labels ``[S]``, the
+    weights ``[S]`` and how many positions are real (the rest are padding)."""
+
+    name: str
+    symbols: list[str]
+    weights: Tensor
+    real: int
+
+
+def plot_scores(
+    panels: Sequence[ScorePanel],
+    path: str | Path,
+    title: str | None = None,
+    *,
+    size: tuple[float, float] | None = None,
+    dpi: int = 100,
+) -> Path:
+    """Attention weights of several scores for one input, side by side, as bar charts;
+    padded positions shaded grey (they should get weight 0).
+
+    Args:
+        panels: one ``ScorePanel`` per chart, left to right.
+        path: the PNG to write.
+        title: a title above the charts.
+        size: (width, height) in inches; by default 4.5 inches per chart by 3.5.
+        dpi: pixels per inch.
+
+    Returns:
+        ``path``.
+
+    Raises:
+        ValueError: no panels, a panel whose weights, labels and real count disagree, or a
+            bad size or dpi.
+        OSError: the file cannot be written.
+    """
+    if not panels:
+        raise ValueError("panels: expected at least one ScorePanel, got none")
+    for i, panel in enumerate(panels):
+        positions = len(panel.symbols)
+        if panel.weights.dim() != 1 or panel.weights.shape[0] != positions:
+            raise ValueError(
+                f"panels[{i}] ({panel.name}): expected weights [S] = ({positions},), "
+                f"got {tuple(panel.weights.shape)}"
+            )
+        if not 0 < panel.real <= positions:
+            raise ValueError(
+                f"panels[{i}] ({panel.name}): expected real in [1, {positions}], got {panel.real}"
+            )
+    _check_size(size, dpi)
+    if size is None:
+        widest = max(len(p.symbols) for p in panels)
+        size = (min(max(4.5, 1.5 + 0.28 * widest) * len(panels), 40.0), 3.5)
+    figure = _figure(size, dpi)
+    top = max(float(p.weights.max()) for p in panels)
+    grid = figure.subplots(1, len(panels), sharey=True, squeeze=False)[0]
+    for axes, panel in zip(grid, panels, strict=True):
+        positions = len(panel.symbols)
+        if panel.real < positions:
+            axes.axvspan(panel.real - 0.5, positions - 0.5, color=SHADE, label="padding")
+        weights = panel.weights.detach().double().cpu().numpy()
+        axes.bar(range(positions), weights, color="tab:blue", width=0.8)
+        long_labels = any(len(s) > 2 for s in panel.symbols)
+        axes.set_xticks(
+            range(positions),
+            [_label(s) for s in panel.symbols],
+            rotation=90 if long_labels else 0,
+        )
+        axes.set_xlim(-0.5, positions - 0.5)
+        axes.set_ylim(0.0, max(top * 1.1, 1e-3))
+        axes.set_title(panel.name)
+        axes.set_xlabel("source position")
+        if panel.real < positions:
+            axes.legend(loc="upper right", fontsize="small")
+    grid[0].set_ylabel("attention weight")
+    if title:
+        figure.suptitle(title)
+    path = Path(path)
+    figure.savefig(path, dpi=dpi)
+    return path
+
+
+def fresh_score_panels(
+    length: int = 8, pad: int = 2, d: int = 16, seed: int = 0
+) -> list[ScorePanel]:
+    """Freshly initialised dot, general and concat attentions on one random input: keys
+    ``[1, S, d]`` and a query ``[1, d]`` drawn from ``seed``, the last ``pad`` of the
+    ``length`` positions padded.
+
+    Raises:
+        ValueError: ``length < 2``, ``pad`` outside ``[0, length)``, ``d < 1``.
+    """
+    from luong.attention import SCORES, LuongAttention, length_mask
+
+    if length < 1 or not 0 <= pad < length or d < 1:
+        raise ValueError(
+            f"expected length >= 1, 0 <= pad < length and d >= 1, got length={length}, "
+            f"pad={pad}, d={d}"
+        )
+    generator = torch.Generator().manual_seed(seed)
+    keys = torch.randn(1, length, d, generator=generator)
+    query = torch.randn(1, d, generator=generator)
+    keys[:, length - pad :] = 0.0  # what an encoder leaves at padding
+    mask = length_mask(torch.tensor([length - pad]), length)
+    symbols = [str(s + 1) for s in range(length)]
+    panels = []
+    for i, score in enumerate(SCORES):
+        attention = LuongAttention(d, score, rng=seed + i)  # type: ignore[arg-type]
+        with torch.no_grad():
+            _, weights = attention(query, keys, mask)
+        panels.append(ScorePanel(score, symbols, weights[0], length - pad))
+    return panels
+
+
+def model_score_panel(
+    model: Seq2Seq, text: str, step: int = 0, pad: int = 0, name: str | None = None
+) -> ScorePanel:
+    """The attention of a trained model at output step ``step`` of its greedy output for
+    ``text``, over the source symbols and ``pad`` padded positions after them.
+
+    Args:
+        model: the model.
+        text: the input.
+        step: the output step (0: the first output token); past the output's end, its last.
+        pad: padded positions appended to the source, as in a batch with longer sentences.
+        name: the chart's title; default the model's attention score.
+
+    Raises:
+        ValueError: empty ``text``, negative ``step`` or ``pad``.
+    """
+    from luong.model import default_max_len
+    from luong.search import _greedy_steps, source_symbols
+    from luong.vocab import Vocab
+
+    if not text.strip():
+        raise ValueError("text: expected a non-empty input, got only whitespace")
+    if step < 0 or pad < 0:
+        raise ValueError(f"step and pad: expected >= 0, got step={step}, pad={pad}")
+    was_training = model.training
+    model.eval()
+    try:
+        src, lengths = model.encode_sources([text])
+        src = torch.cat([src, src.new_zeros(1, pad)], dim=1)  # pad id 0
+        with torch.inference_mode():
+            memory, state = model.encode(src, lengths)
+            tokens, _, weights = _greedy_steps(model, memory, state, default_max_len(lengths))
+    finally:
+        model.train(was_training)
+    ids = tokens[0].tolist()
+    end = ids.index(Vocab.eos_id) + 1 if Vocab.eos_id in ids else len(ids)
+    row = weights[0, min(step, end - 1)].clone()
+    symbols = source_symbols(model, text) + ["<pad>"] * pad
+    return ScorePanel(name or model.config.attention, symbols, row, int(lengths[0]))

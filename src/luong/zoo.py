@@ -1,0 +1,450 @@
+"""The attention zoo: Luong et al. (2015)'s attentions trained side by side (``luong zoo``).
+
+Every variant of the paper's Table 4, global attention with the location, dot, general and
+concat scores, local-m and local-p with dot and general, plus the scaled dot and Bahdanau's
+additive attention, each with and without input feeding, is trained on one task with the same
+budget, data and seeds. Each run is reported by its test exact match, dev perplexity (exp of
+the mean per-token cross-entropy of the teacher-forced dev set), training seconds and
+parameter count; ``write_report`` turns the runs into a Markdown table and a figure.
+
+The budget is a number of optimizer steps N: one epoch over the first N x batch_size training
+pairs (so every run sees the same pairs in the same seeded order), the task's other training
+settings unchanged except the warm-up, a tenth of N.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import platform
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+from luong.batching import ParallelData
+from luong.checkpoint import write_text
+from luong.model import Seq2Seq, Seq2SeqConfig
+from luong.trainer import TrainConfig, train
+from luong.vocab import Vocab
+
+__all__ = [
+    "VARIANTS",
+    "Variant",
+    "ZooRun",
+    "ZooSettings",
+    "dev_perplexity",
+    "plot_zoo",
+    "run_zoo",
+    "summarize",
+    "write_report",
+]
+
+Pair = tuple[str, str]
+BEGIN = "<!-- zoo:begin -->"
+END = "<!-- zoo:end -->"
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One attention: a score (``Seq2SeqConfig.attention``) and global or local."""
+
+    attention: str  # "location", "dot", "scaled_dot", "general", "concat" or "bahdanau"
+    local: str = "none"  # "none" (global), "monotonic" (local-m) or "predictive" (local-p)
+
+    @property
+    def name(self) -> str:
+        """As in the paper's Table 4: "global (dot)", "local-p (general)", "Bahdanau"."""
+        if self.attention == "bahdanau":
+            return "Bahdanau (additive)"
+        kind = {"none": "global", "monotonic": "local-m", "predictive": "local-p"}[self.local]
+        return f"{kind} ({self.attention})"
+
+
+VARIANTS: tuple[Variant, ...] = (
+    Variant("location"),
+    Variant("dot"),
+    Variant("scaled_dot"),
+    Variant("general"),
+    Variant("concat"),
+    Variant("dot", "monotonic"),
+    Variant("general", "monotonic"),
+    Variant("dot", "predictive"),
+    Variant("general", "predictive"),
+    Variant("bahdanau"),
+)
+
+
+@dataclass(frozen=True)
+class ZooSettings:
+    """What every run of one zoo shares (runs are reused only under the same settings)."""
+
+    task: str = "dates"
+    steps: int = 200  # N: optimizer steps per run (one epoch over N x batch_size pairs)
+    seeds: int = 3  # seeds 0 .. seeds - 1 (model initialisation and data order)
+    window: int = 4  # D of local attention
+    n_dev: int = 1000  # dev pairs (dates)
+    n_test: int = 2000  # test pairs (dates)
+    data_seed: int = 0  # the task's data
+
+    def __post_init__(self) -> None:
+        if self.task != "dates":
+            raise ValueError(f"task: expected 'dates' (the zoo's task), got {self.task!r}")
+        for name in ("steps", "seeds", "window", "n_dev", "n_test"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name}: expected an int >= 1, got {value!r}")
+        if not isinstance(self.data_seed, int) or self.data_seed < 0:
+            raise ValueError(f"data_seed: expected an int >= 0, got {self.data_seed!r}")
+
+
+@dataclass(frozen=True)
+class ZooRun:
+    """The result of one run."""
+
+    variant: str  # Variant.name
+    attention: str
+    local: str
+    input_feed: bool
+    seed: int
+    test_exact_match: float
+    dev_exact_match: float
+    dev_perplexity: float
+    train_seconds: float  # the training loop, its one dev evaluation at the end included
+    parameters: int
+    steps: int
+    seconds: float = 0.0  # the whole run: training, test decoding, dev perplexity
+
+
+def dev_perplexity(model: Seq2Seq, pairs: Sequence[Pair], batch_size: int = 500) -> float:
+    """exp of the mean cross-entropy per target token (EOS included) of the teacher-forced
+    ``pairs``: the model's perplexity on them.
+
+    Raises:
+        ValueError: no pairs, or ``batch_size < 1``.
+    """
+    if not pairs:
+        raise ValueError("pairs: expected at least one (source, target) pair, got none")
+    if batch_size < 1:
+        raise ValueError(f"batch_size: expected >= 1, got {batch_size}")
+    data = ParallelData(pairs, model.src_vocab, model.tgt_vocab)
+    was_training = model.training
+    model.eval()
+    total = torch.zeros((), dtype=torch.float64)
+    tokens = 0
+    try:
+        with torch.inference_mode():
+            for start in range(0, len(data), batch_size):
+                batch = data.batch(range(start, min(start + batch_size, len(data))))
+                batch = batch.to(model.device)
+                logits = model(batch.src, batch.src_lengths, batch.tgt[:, :-1])  # [B, T, V]
+                gold = batch.tgt[:, 1:]
+                loss = F.cross_entropy(
+                    logits.reshape(-1, logits.shape[-1]).float(),
+                    gold.reshape(-1),
+                    ignore_index=Vocab.pad_id,
+                    reduction="sum",
+                )
+                total += loss.double().cpu()
+                tokens += int((gold != Vocab.pad_id).sum())
+    finally:
+        model.train(was_training)
+    return math.exp(float(total) / tokens)
+
+
+def _run_key(variant: Variant, input_feed: bool, seed: int) -> tuple[str, bool, int]:
+    return variant.name, input_feed, seed
+
+
+def run_zoo(
+    settings: ZooSettings,
+    *,
+    variants: Sequence[Variant] = VARIANTS,
+    feeds: Sequence[bool] = (True, False),
+    results: str | Path | None = None,
+    log: Callable[[str], None] | None = None,
+) -> list[ZooRun]:
+    """Train every variant x input feeding x seed with the same budget.
+
+    Args:
+        settings: the task, budget, seeds and window.
+        variants: the attentions (default: all of ``VARIANTS``).
+        feeds: input feeding on, off, or both.
+        results: a JSON file of the runs, written after each run. When it exists and holds
+            the same settings, its runs are kept and only the missing ones train (a killed
+            zoo continues); other settings raise ``ValueError``.
+        log: where to report each run (default: nothing).
+
+    Returns:
+        the runs, in the order variants x feeds x seeds.
+
+    Raises:
+        ValueError: ``results`` holds runs of other settings.
+    """
+    from luong.tasks import load_task
+
+    say = log or (lambda message: None)
+    done: dict[tuple[str, bool, int], ZooRun] = {}
+    path = Path(results) if results is not None else None
+    if path is not None and path.is_file():
+        saved = json.loads(path.read_text(encoding="utf-8"))
+        if saved.get("settings") != dataclasses.asdict(settings):
+            raise ValueError(
+                f"{path} holds runs of other settings ({saved.get('settings')}); delete it or "
+                "choose another --out"
+            )
+        for entry in saved.get("runs", []):
+            run = ZooRun(**entry)
+            done[(run.variant, run.input_feed, run.seed)] = run
+    base_model = Seq2SeqConfig()
+    base_train = TrainConfig()
+    n_train = settings.steps * base_train.batch_size
+    data = load_task(
+        settings.task,
+        seed=settings.data_seed,
+        n_train=n_train,
+        n_dev=settings.n_dev,
+        n_test=settings.n_test,
+    )
+    # The location score's fixed length must cover every source (EOS included).
+    longest = max(len(s) for s, _ in (*data.train, *data.dev, *data.test)) + 1
+    runs: list[ZooRun] = []
+    total = len(variants) * len(feeds) * settings.seeds
+    for variant in variants:
+        for input_feed in feeds:
+            for seed in range(settings.seeds):
+                key = _run_key(variant, input_feed, seed)
+                if key in done:
+                    runs.append(done[key])
+                    continue
+                model_config = dataclasses.replace(
+                    base_model,
+                    attention=variant.attention,
+                    local=variant.local,
+                    window=settings.window,
+                    max_src_len=max(base_model.max_src_len, longest),
+                    input_feed=input_feed,
+                )
+                train_config = dataclasses.replace(
+                    base_train,
+                    epochs=1,
+                    warmup_steps=max(1, settings.steps // 10),
+                    eval_every=settings.steps,  # one dev evaluation, at the end
+                    seed=seed,
+                    progress=False,
+                )
+                started = time.perf_counter()
+                result = train(
+                    settings.task,
+                    None,
+                    model_config=model_config,
+                    train_config=train_config,
+                    data=data,
+                    log=say,
+                )
+                m = result.metrics
+                perplexity = dev_perplexity(result.model, data.dev)
+                run = ZooRun(
+                    variant=variant.name,
+                    attention=variant.attention,
+                    local=variant.local,
+                    input_feed=input_feed,
+                    seed=seed,
+                    test_exact_match=float(m["test_exact_match"]),
+                    dev_exact_match=float(m["dev_exact_match"]),
+                    dev_perplexity=perplexity,
+                    train_seconds=float(m["train_seconds"]),
+                    parameters=int(m["parameters"]),
+                    steps=int(m["steps"]),
+                    seconds=time.perf_counter() - started,
+                )
+                runs.append(run)
+                done[key] = run
+                say(
+                    f"[{len(done)}/{total}] {variant.name:22s} feed={int(input_feed)} "
+                    f"seed={seed}: test EM {run.test_exact_match:.4f}, dev ppl "
+                    f"{run.dev_perplexity:.3f}, {run.train_seconds:.1f} s train, "
+                    f"{run.seconds:.1f} s in all"
+                )
+                if path is not None:
+                    _write_results(path, settings, list(done.values()))
+    return runs
+
+
+def _write_results(path: Path, settings: ZooSettings, runs: Sequence[ZooRun]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = {
+        "settings": dataclasses.asdict(settings),
+        "runs": [dataclasses.asdict(r) for r in runs],
+    }
+    write_text(path, json.dumps(payload, indent=1) + "\n")
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of the table: a variant with or without input feeding, over its seeds."""
+
+    variant: str
+    input_feed: bool
+    seeds: int
+    em_mean: float
+    em_sd: float  # sample standard deviation over seeds (0 for one seed)
+    em_min: float
+    em_max: float
+    ppl_mean: float
+    seconds_mean: float
+    parameters: int
+
+
+def summarize(runs: Sequence[ZooRun]) -> list[Row]:
+    """Group runs by (variant, input feeding), in first-seen order."""
+    groups: dict[tuple[str, bool], list[ZooRun]] = {}
+    for run in runs:
+        groups.setdefault((run.variant, run.input_feed), []).append(run)
+    rows = []
+    for (variant, feed), group in groups.items():
+        em = [r.test_exact_match for r in group]
+        rows.append(
+            Row(
+                variant=variant,
+                input_feed=feed,
+                seeds=len(group),
+                em_mean=statistics.fmean(em),
+                em_sd=statistics.stdev(em) if len(em) > 1 else 0.0,
+                em_min=min(em),
+                em_max=max(em),
+                ppl_mean=statistics.fmean(r.dev_perplexity for r in group),
+                seconds_mean=statistics.fmean(r.train_seconds for r in group),
+                parameters=group[0].parameters,
+            )
+        )
+    return rows
+
+
+def _table(rows: Sequence[Row]) -> str:
+    lines = [
+        "| attention | input feeding | test exact match, mean ± sd (min - max) "
+        "| dev perplexity | training s | parameters |",
+        "|---|---|---|---:|---:|---:|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r.variant} | {'yes' if r.input_feed else 'no'} "
+            f"| {100 * r.em_mean:.1f} ± {100 * r.em_sd:.1f} "
+            f"({100 * r.em_min:.1f} - {100 * r.em_max:.1f}) "
+            f"| {r.ppl_mean:.3f} | {r.seconds_mean:.1f} | {r.parameters:,} |"
+        )
+    return "\n".join(lines)
+
+
+def plot_zoo(rows: Sequence[Row], path: str | Path, *, title: str = "", dpi: int = 100) -> Path:
+    """Two panels: test exact match (bars: mean; whiskers: min to max over seeds) and dev
+    perplexity, per variant, with and without input feeding. PNG, Agg, no pyplot."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    variants = list(dict.fromkeys(r.variant for r in rows))
+    by_key = {(r.variant, r.input_feed): r for r in rows}
+    figure = Figure(figsize=(12, 4.8))
+    FigureCanvasAgg(figure)
+    axes = figure.subplots(1, 2)
+    width = 0.4
+    for offset, feed, colour in ((-width / 2, True, "tab:blue"), (width / 2, False, "tab:orange")):
+        xs, means, lows, highs, ppls = [], [], [], [], []
+        for i, name in enumerate(variants):
+            row = by_key.get((name, feed))
+            if row is None:
+                continue
+            xs.append(i + offset)
+            means.append(100 * row.em_mean)
+            lows.append(100 * (row.em_mean - row.em_min))
+            highs.append(100 * (row.em_max - row.em_mean))
+            ppls.append(row.ppl_mean)
+        label = "input feeding" if feed else "no input feeding"
+        axes[0].bar(xs, means, width, yerr=[lows, highs], capsize=2, color=colour, label=label)
+        axes[1].bar(xs, ppls, width, color=colour, label=label)
+    axes[0].set_ylabel("test exact match (%), whiskers: min to max over seeds")
+    axes[0].set_ylim(0, 100)
+    axes[1].set_ylabel("dev perplexity (mean over seeds)")
+    axes[1].set_ylim(bottom=1.0)
+    for axis in axes:
+        axis.set_xticks(range(len(variants)))
+        axis.set_xticklabels(variants, rotation=35, ha="right", fontsize=8)
+        axis.grid(axis="y", alpha=0.3)
+    handles, labels = axes[0].get_legend_handles_labels()
+    figure.legend(handles, labels, loc="upper right", ncol=2, fontsize=8, frameon=False)
+    if title:
+        figure.suptitle(title, fontsize=10, x=0.02, ha="left")
+    figure.tight_layout(rect=(0, 0, 1, 0.95))
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(out, dpi=dpi)
+    return out
+
+
+def write_report(
+    runs: Sequence[ZooRun],
+    settings: ZooSettings,
+    out: str | Path,
+    *,
+    command: str,
+) -> tuple[Path, Path]:
+    """Write ``OUT/TASK.md`` (the table, the settings, the command) and ``OUT/TASK.png``.
+
+    The generated part of the Markdown lies between ``<!-- zoo:begin -->`` and
+    ``<!-- zoo:end -->``; when the file exists, the text around the markers (a discussion
+    written by hand) is kept.
+
+    Returns:
+        the Markdown and PNG paths.
+    """
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = summarize(runs)
+    png = plot_zoo(
+        rows,
+        folder / f"{settings.task}.png",
+        title=f"{settings.task}: {settings.steps} steps, {settings.seeds} seeds, D = "
+        f"{settings.window}",
+    )
+    md = folder / f"{settings.task}.md"
+    batch = TrainConfig().batch_size
+    total = sum(r.seconds for r in runs)
+    took = f" The runs took {total / 60:.0f} minutes in all, one after another." if total else ""
+    generated = "\n".join(
+        [
+            BEGIN,
+            f"Produced by `{command}` (torch {torch.__version__}, Python "
+            f"{platform.python_version()}, {torch.get_num_threads()} CPU thread(s)).{took}",
+            "",
+            f"Budget per run: {settings.steps} optimizer steps, one epoch over the first "
+            f"{settings.steps * batch:,} training pairs (batch {batch}), Adam at lr "
+            f"{TrainConfig().lr} with {max(1, settings.steps // 10)} warm-up steps and linear "
+            f"decay; the `make demo` model otherwise (2 x 64 bi-GRU encoder, 128-unit GRU "
+            f"decoder). Local attention: D = {settings.window}. Seeds 0 to "
+            f"{settings.seeds - 1} (initialisation and data order); the same data for every "
+            f"run: {settings.n_dev:,} dev and {settings.n_test:,} test pairs (data seed "
+            f"{settings.data_seed}). Test exact match: greedy search on the test pairs; dev "
+            "perplexity: exp of the mean per-token cross-entropy of the teacher-forced dev "
+            "set; training seconds: the training loop with its one dev evaluation; "
+            f"{len(runs)} runs.",
+            "",
+            _table(rows),
+            "",
+            f"![test exact match and dev perplexity per attention]({png.name})",
+            END,
+        ]
+    )
+    before, after = f"# The attention zoo: {settings.task}\n\n", "\n"
+    if md.is_file():
+        text = md.read_text(encoding="utf-8")
+        if BEGIN in text and END in text:
+            before = text[: text.index(BEGIN)]
+            after = text[text.index(END) + len(END) :]
+    write_text(md, before + generated + after)
+    return md, png

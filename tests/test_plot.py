@@ -1,0 +1,117 @@
+"""Tests of ``luong.plot``: each figure is written as a PNG of the asked pixel size, not blank,
+and the data behind the score charts is right (padding gets weight 0, rows sum to 1)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from matplotlib.image import imread
+
+from luong import Seq2Seq, Seq2SeqConfig, Vocab
+from luong.plot import (
+    ScorePanel,
+    fresh_score_panels,
+    model_score_panel,
+    plot_attention,
+    plot_scores,
+    plot_translation,
+)
+
+SRC = Vocab(list("abcdefghij "))
+TGT = Vocab(list("0123456789-"))
+
+
+def small_model(attention: str = "general") -> Seq2Seq:
+    config = Seq2SeqConfig(emb_dim=4, enc_hidden=3, enc_layers=1, dec_hidden=6, attention=attention)
+    return Seq2Seq(config, SRC, TGT, seed=0).eval()
+
+
+def read_png(path: Path) -> np.ndarray:
+    assert path.is_file() and path.stat().st_size > 0
+    image = imread(path)
+    assert image.ndim == 3 and image.shape[2] in (3, 4)
+    assert float(image[..., :3].std()) > 0.01  # something is drawn
+    return image
+
+
+def test_plot_attention_writes_a_png_of_the_asked_size(tmp_path: Path) -> None:
+    attention = torch.softmax(torch.randn(4, 6, generator=torch.Generator().manual_seed(0)), -1)
+    path = plot_attention(
+        list("ab cd") + ["</s>"],
+        ["1", "2", "-", "</s>"],
+        attention,
+        tmp_path / "attention.png",
+        title="ab cd -> 12-",
+        size=(6.0, 4.0),
+        dpi=50,
+    )
+    assert path == tmp_path / "attention.png"
+    assert read_png(path).shape[:2] == (200, 300)  # height, width: 4 x 50, 6 x 50
+
+
+def test_plot_attention_grows_with_the_lengths(tmp_path: Path) -> None:
+    short = read_png(plot_attention(list("ab"), ["1"], torch.ones(1, 2) / 2, tmp_path / "s.png"))
+    source, output = list("abcdefghij" * 3), list("0123456789" * 2)
+    attention = torch.full((len(output), len(source)), 1.0 / len(source))
+    long = read_png(plot_attention(source, output, attention, tmp_path / "l.png"))
+    assert long.shape[0] > short.shape[0] and long.shape[1] > short.shape[1]
+
+
+def test_plot_attention_rejects_a_shape_that_does_not_fit(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"expected shape \[T, S\] = \(2, 3\).*got \(3, 2\)"):
+        plot_attention(list("abc"), list("12"), torch.ones(3, 2), tmp_path / "x.png")
+    with pytest.raises(ValueError, match="dpi: expected an int >= 1, got 0"):
+        plot_attention(list("a"), list("1"), torch.ones(1, 1), tmp_path / "x.png", dpi=0)
+    assert not (tmp_path / "x.png").exists()
+
+
+def test_fresh_score_panels_mask_the_padding() -> None:
+    panels = fresh_score_panels(length=8, pad=2, d=16, seed=0)
+    assert [p.name for p in panels] == ["dot", "general", "concat"]
+    for panel in panels:
+        assert panel.real == 6 and len(panel.symbols) == 8
+        assert panel.weights[6:].eq(0).all()
+        assert float(panel.weights[:6].sum()) == pytest.approx(1.0, abs=1e-6)
+    assert not torch.allclose(panels[0].weights, panels[2].weights)  # the scores differ
+    again = fresh_score_panels(length=8, pad=2, d=16, seed=0)
+    assert all(torch.equal(a.weights, b.weights) for a, b in zip(panels, again, strict=True))
+
+
+def test_plot_scores_writes_the_charts_side_by_side(tmp_path: Path) -> None:
+    path = plot_scores(
+        fresh_score_panels(), tmp_path / "scores.png", title="fresh", size=(9.0, 3.0), dpi=40
+    )
+    assert read_png(path).shape[:2] == (120, 360)
+    default = read_png(plot_scores(fresh_score_panels(), tmp_path / "default.png"))
+    assert default.shape[1] > default.shape[0]  # wide: three charts in a row
+
+
+def test_plot_scores_rejects_bad_panels(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="at least one ScorePanel"):
+        plot_scores([], tmp_path / "x.png")
+    bad = ScorePanel("dot", ["1", "2"], torch.ones(3), 2)
+    with pytest.raises(ValueError, match=r"panels\[0\] \(dot\): expected weights \[S\] = \(2,\)"):
+        plot_scores([bad], tmp_path / "x.png")
+
+
+def test_model_score_panel_reads_the_model_with_padding(tmp_path: Path) -> None:
+    model = small_model("concat")
+    panel = model_score_panel(model, "abc de", step=1, pad=3)
+    assert panel.name == "concat"
+    assert panel.symbols == [*"abc de", "</s>", "<pad>", "<pad>", "<pad>"]
+    assert panel.real == 7
+    assert panel.weights[7:].eq(0).all()
+    assert float(panel.weights.sum()) == pytest.approx(1.0, abs=1e-6)
+    read_png(plot_scores([panel, model_score_panel(model, "abc")], tmp_path / "m.png"))
+
+
+def test_plot_translation_draws_the_best_hypothesis(tmp_path: Path) -> None:
+    model = small_model()
+    hyp = plot_translation(model, "bad cab", tmp_path / "t.png", beam_size=3, size=(5, 3))
+    assert hyp.attention.shape == (len(hyp.tokens), len("bad cab") + 1)
+    assert read_png(tmp_path / "t.png").shape[:2] == (300, 500)
+    with pytest.raises(ValueError, match="text: expected a non-empty input"):
+        plot_translation(model, "  ", tmp_path / "e.png")

@@ -1,0 +1,124 @@
+"""Tests of ``luong.zoo``: the variants, dev perplexity, the summary, the report (its table,
+figure and the hand-written text it keeps) and a zoo that continues where it stopped."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from pathlib import Path
+
+import pytest
+import torch
+
+from luong import zoo
+from luong.batching import ParallelData
+from luong.cli import main
+from luong.model import Seq2Seq, Seq2SeqConfig
+from luong.trainer import loss_of
+from luong.vocab import Vocab
+from luong.zoo import VARIANTS, Variant, ZooRun, ZooSettings, dev_perplexity, summarize
+
+
+def test_variants_are_the_papers_table_4_and_the_two_extras() -> None:
+    assert [v.name for v in VARIANTS] == [
+        "global (location)",
+        "global (dot)",
+        "global (scaled_dot)",
+        "global (general)",
+        "global (concat)",
+        "local-m (dot)",
+        "local-m (general)",
+        "local-p (dot)",
+        "local-p (general)",
+        "Bahdanau (additive)",
+    ]
+    for v in VARIANTS:  # each is a valid model config
+        Seq2SeqConfig(attention=v.attention, local=v.local)
+
+
+def test_dev_perplexity_is_exp_of_the_mean_token_cross_entropy() -> None:
+    src, tgt = Vocab(list("abcde")), Vocab(list("0123-"))
+    config = Seq2SeqConfig(emb_dim=4, enc_hidden=3, enc_layers=1, dec_hidden=6)
+    model = Seq2Seq(config, src, tgt, seed=0).train()
+    pairs = [("abc", "12"), ("e", "3-40"), ("dcbae", "0")]
+    data = ParallelData(pairs, src, tgt)
+    with torch.no_grad():
+        expected = math.exp(float(loss_of(model.eval(), data.batch(range(3)))))
+    model.train()
+    assert dev_perplexity(model, pairs, batch_size=2) == pytest.approx(expected, rel=1e-6)
+    assert model.training  # left as it was
+    with pytest.raises(ValueError, match="expected at least one"):
+        dev_perplexity(model, [])
+
+
+def run(variant: str, feed: bool, seed: int, em: float, ppl: float = 1.5) -> ZooRun:
+    return ZooRun(variant, "dot", "none", feed, seed, em, em, ppl, 2.0 + seed, 1234, 10)
+
+
+def test_summarize_and_report_keep_the_text_around_the_table(tmp_path: Path) -> None:
+    runs = [run("global (dot)", True, s, em) for s, em in enumerate((0.5, 0.7, 0.9))]
+    runs += [run("global (dot)", False, 0, 0.25), run("local-p (dot)", True, 0, 0.1)]
+    rows = summarize(runs)
+    assert [(r.variant, r.input_feed, r.seeds) for r in rows] == [
+        ("global (dot)", True, 3),
+        ("global (dot)", False, 1),
+        ("local-p (dot)", True, 1),
+    ]
+    assert rows[0].em_mean == pytest.approx(0.7) and rows[0].em_sd == pytest.approx(0.2)
+    assert (rows[0].em_min, rows[0].em_max, rows[0].seconds_mean) == (0.5, 0.9, 3.0)
+    settings = ZooSettings(steps=10, seeds=3)
+    md, png = zoo.write_report(runs, settings, tmp_path, command="luong zoo --out X")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    text = md.read_text()
+    assert "| global (dot) | yes | 70.0 ± 20.0 (50.0 - 90.0) | 1.500 | 3.0 | 1,234 |" in text
+    assert "`luong zoo --out X`" in text and "![" in text
+    # Text written by hand around the markers survives a new report.
+    md.write_text("# Mine\n\n" + text[text.index(zoo.BEGIN) :] + "\n## Discussion\n\nKept.\n")
+    zoo.write_report(runs[:3], settings, tmp_path, command="luong zoo --again")
+    again = md.read_text()
+    assert again.startswith("# Mine\n\n" + zoo.BEGIN) and again.endswith("## Discussion\n\nKept.\n")
+    assert "--again" in again and "local-p" not in again.split(zoo.END)[0]
+
+
+def test_run_zoo_trains_records_and_continues(tmp_path: Path, monkeypatch) -> None:
+    settings = ZooSettings(steps=2, seeds=1, window=2, n_dev=8, n_test=8)
+    results = tmp_path / "dates.json"
+    variants = [Variant("location"), Variant("dot", "predictive")]
+    runs = zoo.run_zoo(settings, variants=variants, feeds=(False,), results=results)
+    assert [(r.variant, r.input_feed, r.seed, r.steps) for r in runs] == [
+        ("global (location)", False, 0, 2),
+        ("local-p (dot)", False, 0, 2),
+    ]
+    for r in runs:
+        assert 0.0 <= r.test_exact_match <= 1.0 and math.isfinite(r.dev_perplexity)
+        assert r.parameters > 0 and r.train_seconds > 0
+    saved = json.loads(results.read_text())
+    assert saved["settings"] == dataclasses.asdict(settings) and len(saved["runs"]) == 2
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("a recorded run trained again")
+
+    monkeypatch.setattr(zoo, "train", no_training)
+    assert zoo.run_zoo(settings, variants=variants, feeds=(False,), results=results) == runs
+    with pytest.raises(ValueError, match="holds runs of other settings"):
+        zoo.run_zoo(dataclasses.replace(settings, steps=3), variants=variants, results=results)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("steps", 0, "steps: expected an int >= 1, got 0"),
+        ("task", "g2p", "task: expected 'dates' (the zoo's task), got 'g2p'"),
+        ("seeds", True, "seeds: expected an int >= 1, got True"),
+    ],
+)
+def test_settings_validate(field: str, value: object, message: str) -> None:
+    with pytest.raises(ValueError) as info:
+        ZooSettings(**{field: value})  # type: ignore[arg-type]
+    assert str(info.value) == message
+
+
+def test_cli_zoo_reports_bad_settings(tmp_path: Path, capsys) -> None:
+    assert main(["zoo", "--out", str(tmp_path), "--steps", "0"]) == 1
+    assert "luong: error: steps: expected an int >= 1, got 0" in capsys.readouterr().err
