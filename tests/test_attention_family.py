@@ -165,11 +165,11 @@ def test_location_longer_source_raises() -> None:
             call()
         assert str(info.value) == message
     att(query, keys[:, :4], mask[:, :4])  # S = max_len is fine
-    # In a model: encoding a longer source raises, a source of max_len works.
+    # In a model: max_src_len symbols and the EOS fit (S = 5), one more does not.
     model = small_model(attention="location", max_src_len=4)
-    with pytest.raises(ValueError, match="at most max_len = 4 source positions, got S = 5"):
-        model.encode(torch.full((1, 5), 4), torch.tensor([5]))
-    model.encode(torch.full((1, 4), 4), torch.tensor([4]))
+    with pytest.raises(ValueError, match="at most max_len = 5 source positions, got S = 6"):
+        model.encode(torch.full((1, 6), 4), torch.tensor([6]))
+    model.encode(torch.full((1, 5), 4), torch.tensor([5]))
 
 
 @pytest.mark.parametrize(

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from luong.model import Seq2Seq
     from luong.tasks import TaskData
 
 __all__ = ["main"]
@@ -138,6 +139,18 @@ def _build_parser() -> argparse.ArgumentParser:
     translate.add_argument("--input", type=Path, help="read sources from FILE (default: stdin)")
     translate.add_argument("--batch-size", type=int, default=512)
     translate.add_argument("--max-len", type=int, default=None, help="longest output")
+    translate.add_argument(
+        "--max-src-len",
+        type=int,
+        metavar="N",
+        help="the longest source line, in symbols (default: the model's max_src_len); a "
+        "longer line is an error, unless --truncate",
+    )
+    translate.add_argument(
+        "--truncate",
+        action="store_true",
+        help="cut lines longer than the maximum source length, with a warning on stderr",
+    )
     _add_search_flags(translate)
     translate.add_argument(
         "--nbest",
@@ -498,6 +511,48 @@ def _read_lines(path: Path | None) -> list[str]:
     return lines
 
 
+def _fit_sources(model: Seq2Seq, sources: list[str], args: argparse.Namespace) -> list[str]:
+    """Check line lengths against the maximum source length (reject, or cut with
+    --truncate) and report unknown symbols on stderr; one source per line, in order."""
+    name = str(args.input) if args.input is not None else "<stdin>"
+    limit = model.config.max_src_len if args.max_src_len is None else args.max_src_len
+    if limit < 1:
+        raise UsageError(f"--max-src-len: expected >= 1, got {limit}")
+    if model.config.attention == "location" and limit > model.config.max_src_len:
+        raise UsageError(
+            f"--max-src-len: a location-score model reads at most {model.config.max_src_len} "
+            f"symbols, got {limit}"
+        )
+    too_long = [i for i, text in enumerate(sources) if model.source_length(text) > limit]
+    if too_long and not args.truncate:
+        first = too_long[0]
+        raise ValueError(
+            f"{name}:{first + 1}: {model.source_length(sources[first])} symbols, above the "
+            f"maximum source length {limit} ({len(too_long)} such lines); pass --truncate to "
+            "cut them, or --max-src-len"
+        )
+    if too_long:
+        cut = set(too_long)
+        sources = [
+            model.truncate_source(text, limit) if i in cut else text
+            for i, text in enumerate(sources)
+        ]
+        print(
+            f"luong: warning: {len(too_long)} lines cut to {limit} symbols (first: line "
+            f"{too_long[0] + 1})",
+            file=sys.stderr,
+        )
+    unknown = [len(model.src_vocab.unknown(text)) for text in sources]
+    if sum(unknown):
+        lines = sum(1 for n in unknown if n)
+        print(
+            f"luong: {sum(unknown)} unknown source symbols in {lines} lines were read as "
+            f"{model.src_vocab.UNK}",
+            file=sys.stderr,
+        )
+    return sources
+
+
 def _translate(args: argparse.Namespace) -> int:
     from luong.model import Seq2Seq
     from luong.search import decode, hypothesis_symbols, hypothesis_text
@@ -510,7 +565,7 @@ def _translate(args: argparse.Namespace) -> int:
     if not 1 <= args.nbest <= args.beam:
         raise UsageError(f"--nbest: expected between 1 and --beam ({args.beam}), got {args.nbest}")
     model = Seq2Seq.from_pretrained(args.model)
-    sources = _read_lines(args.input)
+    sources = _fit_sources(model, _read_lines(args.input), args)
     lists = decode(
         model,
         sources,

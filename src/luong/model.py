@@ -68,7 +68,10 @@ class Seq2SeqConfig:
     # "predictive" (local-p, eq. 9-10); local takes dot, general, concat or scaled_dot.
     local: str = "none"
     window: int = 10  # D: local attention reads the source window [p_t - D, p_t + D]
-    max_src_len: int = 64  # the location score's fixed source length; longer sources raise
+    # The longest source the model takes, in symbols (its EOS not counted): longer training
+    # sources stop the run, luong translate rejects (or --truncate cuts) longer lines, and
+    # the location score's W_a has a row per position (max_src_len + 1, the EOS included).
+    max_src_len: int = 64
     input_feed: bool = True  # feed h~_{t-1} into step t (Luong section 3.3)
     bridge: str = "bridge"  # initial decoder state: "bridge" (linear + tanh), "last", "zero"
     dropout: float = 0.0  # on embeddings, between layers and before the output layer
@@ -207,7 +210,7 @@ class Seq2Seq(nn.Module):
                 cfg.attention,  # type: ignore[arg-type]
                 seed,
                 key_dim=cfg.key_dim,
-                max_len=cfg.max_src_len if cfg.attention == "location" else None,
+                max_len=cfg.max_src_len + 1 if cfg.attention == "location" else None,
             )
         self.decoder = Decoder(
             len(self.tgt_vocab),
@@ -250,6 +253,17 @@ class Seq2Seq(nn.Module):
         return logits
 
     # -- text in, text out ------------------------------------------------------------------
+
+    def source_length(self, text: str) -> int:
+        """The symbols the encoder reads for ``text``, the EOS it appends not counted
+        (compare with ``config.max_src_len``)."""
+        return len(self.src_vocab.tokenize(text))
+
+    def truncate_source(self, text: str, limit: int) -> str:
+        """``text`` cut to its first ``limit`` symbols (normalised as the vocabulary reads
+        it: NFKC, and lowercase for a lowercasing vocabulary)."""
+        tokens = self.src_vocab.tokenize(text)[:limit]
+        return ("" if self.src_vocab.tokens == "char" else " ").join(tokens)
 
     def encode_sources(self, texts: Sequence[str]) -> tuple[Tensor, Tensor]:
         """Raw strings -> src ``[B, S]`` (ids, EOS appended, padded) and lengths ``[B]``."""

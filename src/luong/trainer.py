@@ -246,6 +246,15 @@ class Trainer:
         self.model = model
         self.config = config
         self.data = ParallelData(train_pairs, model.src_vocab, model.tgt_vocab)
+        limit = model.config.max_src_len
+        too_long = int((self.data.src_lengths - 1 > limit).sum())  # lengths count the EOS
+        if too_long:
+            longest = int(self.data.src_lengths.max()) - 1
+            raise ValueError(
+                f"train_pairs: {too_long} sources are longer than the model's max_src_len="
+                f"{limit} symbols (the longest has {longest}); raise max_src_len "
+                f"(--max-src-len {longest})"
+            )
         self.dev_pairs = list(dev_pairs)
         self.world = world or World()
         self.out = Path(out) if out is not None and self.world.main else None

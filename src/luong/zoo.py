@@ -212,7 +212,7 @@ def run_zoo(
         n_test=settings.n_test,
     )
     # The location score's fixed length must cover every source (EOS included).
-    longest = max(len(s) for s, _ in (*data.train, *data.dev, *data.test)) + 1
+    longest = max(len(s) for s, _ in (*data.train, *data.dev, *data.test))
     runs: list[ZooRun] = []
     total = len(variants) * len(feeds) * settings.seeds
     for variant in variants:

@@ -1,0 +1,193 @@
+"""What each kind of bad input gets: one test per row of docs/robustness.md.
+
+Every CLI error is one line on stderr and a non-zero exit, no traceback; `luong translate`
+never drops or reorders lines: N lines in, N lines out, in order.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from luong import LuongAttention, Seq2Seq, Seq2SeqConfig, TrainConfig, train
+
+MODEL = Seq2SeqConfig(emb_dim=8, enc_hidden=8, enc_layers=1, dec_hidden=16, max_src_len=30)
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("robust") / "dates"
+    config = TrainConfig(epochs=1, batch_size=32, progress=False)
+    train(
+        "dates",
+        out,
+        model_config=MODEL,
+        train_config=config,
+        task_options={"n_train": 300, "n_dev": 20, "n_test": 0},
+    )
+    return out
+
+
+def luong(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    command = [sys.executable, "-m", "luong", *args]
+    return subprocess.run(command, input=stdin, capture_output=True, env=env, timeout=300)
+
+
+def translate(model_dir: Path, text: bytes, *flags: str) -> subprocess.CompletedProcess[bytes]:
+    return luong("translate", str(model_dir), *flags, stdin=text)
+
+
+def output_lines(result: subprocess.CompletedProcess[bytes]) -> list[str]:
+    assert result.returncode == 0, result.stderr.decode()
+    text = result.stdout.decode()
+    assert text.endswith("\n") or text == ""
+    return text.split("\n")[:-1]
+
+
+def assert_one_line_error(result: subprocess.CompletedProcess[bytes], *needles: str) -> None:
+    err = result.stderr.decode()
+    assert result.returncode != 0
+    assert "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1, err
+    for needle in needles:
+        assert needle in err, err
+
+
+def test_empty_line_gives_an_empty_output_line(model_dir: Path) -> None:
+    lines = output_lines(translate(model_dir, b"3 May 1979\n\n12.10.21\n"))
+    assert len(lines) == 3 and lines[1] == "" and lines[0] and lines[2]
+
+
+def test_whitespace_only_line_gives_an_empty_output_line(model_dir: Path) -> None:
+    lines = output_lines(translate(model_dir, b"3 May 1979\n \t  \n12.10.21\n"))
+    assert len(lines) == 3 and lines[1] == ""
+
+
+def test_line_longer_than_max_src_len_is_rejected(model_dir: Path) -> None:
+    long = "Monday, March 5, 1979 " * 3  # 66 symbols; the model takes 30
+    result = translate(model_dir, f"3 May 1979\n{long}\n".encode())
+    assert_one_line_error(result, "<stdin>:2: 66 symbols, above the maximum source length 30")
+    assert result.stdout == b""  # nothing half-done
+    # --max-src-len raises the limit for this call.
+    assert len(output_lines(translate(model_dir, long.encode(), "--max-src-len", "70"))) == 1
+
+
+def test_truncate_cuts_long_lines_with_a_warning(model_dir: Path) -> None:
+    long = "Monday, March 5, 1979 " * 3
+    result = translate(model_dir, f"3 May 1979\n{long}\n".encode(), "--truncate")
+    assert len(output_lines(result)) == 2
+    assert "luong: warning: 1 lines cut to 30 symbols (first: line 2)" in result.stderr.decode()
+    cut = translate(model_dir, long[:30].encode())
+    assert output_lines(result)[1] == output_lines(cut)[0]
+
+
+def test_unknown_symbols_are_read_as_unk_and_counted(model_dir: Path) -> None:
+    result = translate(model_dir, "3 May 1979 ☃☃\n12.10.21\nJan ∑ 1\n".encode())
+    assert len(output_lines(result)) == 3
+    err = result.stderr.decode()
+    assert "luong: 3 unknown source symbols in 2 lines were read as <unk>" in err
+
+
+def test_invalid_utf8_names_file_and_line(model_dir: Path, tmp_path: Path) -> None:
+    path = tmp_path / "in.txt"
+    path.write_bytes(b"3 May 1979\n12.10.21\n\xc3\x28 bad\n")
+    result = luong("translate", str(model_dir), "--input", str(path))
+    assert_one_line_error(result, f"{path}:3: not valid UTF-8")
+    assert result.stdout == b""
+
+
+def test_windows_line_endings_give_the_same_outputs(model_dir: Path) -> None:
+    unix = output_lines(translate(model_dir, b"3 May 1979\n\n12.10.21\n"))
+    windows = output_lines(translate(model_dir, b"3 May 1979\r\n\r\n12.10.21\r\n"))
+    assert windows == unix
+
+
+def test_missing_final_newline_loses_nothing(model_dir: Path) -> None:
+    with_newline = output_lines(translate(model_dir, b"3 May 1979\n12.10.21\n"))
+    without = output_lines(translate(model_dir, b"3 May 1979\n12.10.21"))
+    assert without == with_newline and len(without) == 2
+
+
+def test_tsv_bad_lines_name_file_and_line(tmp_path: Path) -> None:
+    good = tmp_path / "dev.tsv"
+    good.write_text("abc\txyz\n")
+    bad = tmp_path / "train.tsv"
+    bad.write_text("abc\txyz\nno tab here\nabc\t\n")
+    result = luong("train", "--train", str(bad), "--dev", str(good), "--out", str(tmp_path / "run"))
+    assert_one_line_error(result, f"{bad}:2:")
+    assert not (tmp_path / "run" / "checkpoints").exists()  # stopped before any training
+
+
+def test_python_api_names_expected_shapes() -> None:
+    attention = LuongAttention(4, "dot", rng=0)
+    with pytest.raises(ValueError, match=r"query: expected shape \[B, 4\], got \(2, 3\)"):
+        attention(torch.randn(2, 3), torch.randn(2, 5, 4), torch.ones(2, 5, dtype=torch.bool))
+    with pytest.raises(ValueError, match="mask: expected dtype torch.bool, got torch.float32"):
+        attention(torch.randn(2, 4), torch.randn(2, 5, 4), torch.ones(2, 5))
+    model = Seq2Seq(MODEL, *_vocabs(), seed=0)
+    with pytest.raises(
+        ValueError, match=r"src: expected a long tensor \[B, S\], got torch.float32"
+    ):
+        model(torch.zeros(2, 3), torch.tensor([3, 3]), torch.zeros(2, 2, dtype=torch.long))
+    with pytest.raises(ValueError, match=r"src_lengths: expected lengths in \[1, S = 3\]"):
+        model(torch.zeros(2, 3, dtype=torch.long), torch.tensor([3, 4]), torch.zeros(2, 2).long())
+
+
+def _vocabs():  # type: ignore[no-untyped-def]
+    from luong import Vocab
+
+    return Vocab(list("abc")), Vocab(list("xy"))
+
+
+@pytest.mark.parametrize(
+    ("args", "needles"),
+    [
+        (("--beam", "-2"), ("--beam", "-2")),
+        (("--batch-size", "0"), ("--batch-size: expected >= 1, got 0",)),
+        (("--nbest", "3", "--beam", "2"), ("--nbest",)),
+        (("--max-src-len", "0"), ("--max-src-len: expected >= 1, got 0",)),
+    ],
+)
+def test_nonsensical_translate_options_are_usage_errors(
+    model_dir: Path, args: tuple[str, ...], needles: tuple[str, ...]
+) -> None:
+    result = translate(model_dir, b"3 May 1979\n", *args)
+    assert result.returncode == 2
+    err = result.stderr.decode()
+    assert "Traceback" not in err and "usage:" in err
+    for needle in needles:
+        assert needle in err, err
+
+
+def test_unknown_attention_name_lists_the_choices() -> None:
+    result = luong("train", "dates", "--out", "unused", "--attention", "magic")
+    assert result.returncode == 2
+    err = result.stderr.decode()
+    assert "invalid choice: 'magic'" in err
+    for choice in ("dot", "general", "concat", "location", "scaled_dot", "bahdanau"):
+        assert choice in err
+
+
+def test_n_lines_in_n_lines_out_in_order(model_dir: Path) -> None:
+    lines = [
+        "3 May 1979",
+        "",
+        "12.10.21",
+        "Monday, March 5, 1979 " * 3,  # cut by --truncate
+        "   ",
+        "Jan ∑ 1",  # unknown symbol
+        "August 17, 2031",
+    ]
+    result = translate(model_dir, "\r\n".join(lines).encode(), "--truncate")
+    outputs = output_lines(result)
+    assert len(outputs) == len(lines)
+    assert [i for i, out in enumerate(outputs) if out == ""] == [1, 4]
+    # Each output is the one its line gives alone: nothing moved.
+    for i in (0, 2, 6):
+        assert outputs[i] == output_lines(translate(model_dir, lines[i].encode()))[0]
