@@ -356,3 +356,23 @@ def test_coverage_accumulates_weights() -> None:
     assert state.coverage is not None
     torch.testing.assert_close(state.coverage, total, atol=1e-12, rtol=0)
     torch.testing.assert_close(state.coverage.sum(-1), torch.full((3,), float(T)).double())
+
+
+@pytest.mark.parametrize("cell", ["gru", "lstm"])
+def test_steps_of_a_batch_wider_than_the_vocabulary(cell: str) -> None:
+    """With more rows than target symbols, ``step`` looks the embedding's gate share up in a
+    per-symbol table instead of computing it per row: the logits are the same."""
+    model = make_model(cell=cell)
+    g = torch.Generator().manual_seed(3)
+    rows = 2 * len(TGT)
+    lengths = torch.randint(1, 6, (rows,), generator=g)
+    src = torch.randint(4, len(SRC), (rows, 5), generator=g)
+    src[torch.arange(5)[None, :] >= lengths[:, None]] = Vocab.pad_id
+    tgt_in = torch.randint(4, len(TGT), (rows, T), generator=g)
+    tgt_in[:, 0] = Vocab.bos_id
+    with torch.no_grad():
+        memory, state = model.encode(src, lengths)
+        logits, _ = model.decoder(tgt_in, state, memory)
+        step_logits, _, _ = run_steps(model, src, lengths, tgt_in)
+    assert rows > model.decoder.embedding.num_embeddings
+    torch.testing.assert_close(step_logits, logits, atol=TOL, rtol=0)

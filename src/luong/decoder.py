@@ -176,8 +176,13 @@ class Decoder(nn.Module):
     ) -> tuple[Tensor, DecoderState, Tensor]:
         """One step for search: tokens ``[B]`` (y_{t-1}) -> logits ``[B, V]``, the new state,
         attention weights ``[B, S]``. Coverage, when the state tracks it, accumulates."""
-        embedded = self.dropout(self.embedding(tokens))  # [B, E]
-        state, attentional, weights = self._advance(self._embedding_gates(embedded), state, memory)
+        if (self.training and self.p_dropout) or self.embedding.num_embeddings >= len(tokens):
+            gates = self._embedding_gates(self.dropout(self.embedding(tokens)))  # [B, G d]
+        else:
+            # No dropout and fewer symbols than rows: the gates of every symbol, then a
+            # lookup, is fewer FLOPs than the gates of every row (V x E x G d < B x E x G d).
+            gates = self._embedding_gates(self.embedding.weight)[tokens]  # [B, G d]
+        state, attentional, weights = self._advance(gates, state, memory)
         if state.coverage is not None:
             state = replace(state, coverage=state.coverage + weights)
         return self.out(self.dropout(attentional)), state, weights
