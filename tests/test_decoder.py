@@ -326,7 +326,7 @@ def test_fast_path_equals_step_path(cell: str, attention: str, layers: int) -> N
         memory, state = model.encode(src, lengths)
         embedded = dec.embedding(tgt_in)
         fast, w_fast = dec._unroll_fast(embedded, state, memory)
-        slow, w_slow = dec._unroll_steps(embedded, state, memory)
+        slow, w_slow = dec._unroll_steps(dec._input_gates(tgt_in), state, memory)
         logits, weights = dec(tgt_in, state, memory)
     assert fast.shape == slow.shape == (len(SRC_LENGTHS), T, D)
     torch.testing.assert_close(fast, slow, atol=TOL, rtol=0)
@@ -376,3 +376,34 @@ def test_steps_of_a_batch_wider_than_the_vocabulary(cell: str) -> None:
         step_logits, _, _ = run_steps(model, src, lengths, tgt_in)
     assert rows > model.decoder.embedding.num_embeddings
     torch.testing.assert_close(step_logits, logits, atol=TOL, rtol=0)
+
+
+def test_gate_table_gives_the_same_gradients_in_training(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Training without dropout takes the per-symbol table too; its gradients (the embedding
+    and the first layer's input weights included) equal those of the per-token path."""
+    from luong.decoder import Decoder
+
+    model = make_model().train()
+    g = torch.Generator().manual_seed(4)
+    rows = len(TGT)  # rows x T tokens > V symbols: the table path
+    lengths = torch.randint(1, 6, (rows,), generator=g)
+    src = torch.randint(4, len(SRC), (rows, 5), generator=g)
+    src[torch.arange(5)[None, :] >= lengths[:, None]] = Vocab.pad_id
+    tgt_in = torch.randint(4, len(TGT), (rows, T), generator=g)
+
+    def gradients() -> dict[str, Tensor]:
+        model.zero_grad()
+        model(src, lengths, tgt_in).pow(2).sum().backward()
+        return {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+
+    table = gradients()
+
+    def without_table(self: Decoder, tokens: Tensor) -> Tensor:
+        return self._embedding_gates(self.dropout(self.embedding(tokens)))
+
+    monkeypatch.setattr(Decoder, "_input_gates", without_table)
+    direct = gradients()
+    assert table.keys() == direct.keys()
+    assert "decoder.embedding.weight" in table
+    for name in table:
+        torch.testing.assert_close(table[name], direct[name], atol=1e-10, rtol=0)

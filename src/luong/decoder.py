@@ -164,11 +164,11 @@ class Decoder(nn.Module):
         Returns:
             logits ``[B, T, V]`` and attention weights ``[B, T, S]``.
         """
-        embedded = self.dropout(self.embedding(tgt_in))  # [B, T, E]
         if self.fast_path:
+            embedded = self.dropout(self.embedding(tgt_in))  # [B, T, E]
             attentional, weights = self._unroll_fast(embedded, state, memory)
         else:
-            attentional, weights = self._unroll_steps(embedded, state, memory)
+            attentional, weights = self._unroll_steps(self._input_gates(tgt_in), state, memory)
         return self.out(self.dropout(attentional)), weights
 
     def step(
@@ -176,16 +176,19 @@ class Decoder(nn.Module):
     ) -> tuple[Tensor, DecoderState, Tensor]:
         """One step for search: tokens ``[B]`` (y_{t-1}) -> logits ``[B, V]``, the new state,
         attention weights ``[B, S]``. Coverage, when the state tracks it, accumulates."""
-        if (self.training and self.p_dropout) or self.embedding.num_embeddings >= len(tokens):
-            gates = self._embedding_gates(self.dropout(self.embedding(tokens)))  # [B, G d]
-        else:
-            # No dropout and fewer symbols than rows: the gates of every symbol, then a
-            # lookup, is fewer FLOPs than the gates of every row (V x E x G d < B x E x G d).
-            gates = self._embedding_gates(self.embedding.weight)[tokens]  # [B, G d]
-        state, attentional, weights = self._advance(gates, state, memory)
+        state, attentional, weights = self._advance(self._input_gates(tokens), state, memory)
         if state.coverage is not None:
             state = replace(state, coverage=state.coverage + weights)
         return self.out(self.dropout(attentional)), state, weights
+
+    def _input_gates(self, tokens: Tensor) -> Tensor:
+        """The embedding's share of layer 0's input gates for ``tokens`` ``[...]`` ->
+        ``[..., G d]``, one matrix multiply for all of them."""
+        if (self.training and self.p_dropout) or self.embedding.num_embeddings >= tokens.numel():
+            return self._embedding_gates(self.dropout(self.embedding(tokens)))
+        # No dropout and fewer symbols than tokens: the gates of every symbol, then a lookup,
+        # is fewer FLOPs than the gates of every token (V x E x G d < N x E x G d).
+        return self._embedding_gates(self.embedding.weight)[tokens]
 
     def _embedding_gates(self, embedded: Tensor) -> Tensor:
         """The embedding's share of layer 0's input gates, with its input bias:
@@ -204,9 +207,9 @@ class Decoder(nn.Module):
         return self.attention._attentional(outputs, context), weights
 
     def _unroll_steps(
-        self, embedded: Tensor, state: DecoderState, memory: Memory
+        self, gates: Tensor, state: DecoderState, memory: Memory
     ) -> tuple[Tensor, Tensor]:
-        gates = self._embedding_gates(embedded)  # [B, T, G d], one matmul for all steps
+        """The step-by-step path from the embeddings' gate shares ``[B, T, G d]``."""
         attentional, weights = [], []
         # unbind, not gates[:, t]: its backward is one stack, not T zero-filled [B, T, G d].
         for step_gates in gates.unbind(1):
