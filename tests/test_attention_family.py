@@ -797,3 +797,87 @@ def test_cli_flags_come_from_the_config() -> None:
     )
     with pytest.raises(SystemExit):
         parser.parse_args(["train", "dates", "--out", "x", "--local", "global"])
+
+
+# --- details the mutation run asked for ----------------------------------------------------------
+
+
+def test_local_m_batched_queries_start_at_step_zero_by_default() -> None:
+    """The decoder's fast path passes no step: T queries are the steps 0 .. T - 1."""
+    att = local("dot", "monotonic", 1, rng=2)
+    _, keys, mask = inputs(D, D, lengths=(6, 3, 0), seed=5)
+    queries = torch.randn(3, 4, D, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
+    _, weights = att._attend(queries, keys, mask, att.project_keys(keys))
+    for t in range(4):
+        _, step_weights = att(queries[:, t], keys, mask, step=t)
+        torch.testing.assert_close(weights[:, t], step_weights, atol=1e-12, rtol=0)
+
+
+def test_location_checks_the_source_length_not_the_key_width() -> None:
+    att = LuongAttention(D, "location", key_dim=2, max_len=4)  # K = 2 <= max_len < S = 5
+    keys, mask = torch.zeros(1, 5, 2), torch.ones(1, 5, dtype=torch.bool)
+    with pytest.raises(ValueError, match="at most max_len = 4 source positions, got S = 5"):
+        att(torch.zeros(1, D), keys, mask)
+
+
+def test_local_defaults_and_reprs() -> None:
+    att = LocalAttention(D, "dot")
+    assert (att.mode, att.window, att.renormalize) == ("monotonic", 10, False)
+    assert repr(att) == (
+        "LocalAttention(\n  d=3, score='dot', key_dim=3, mode='monotonic', window=10\n"
+        "  (combine): Linear(in_features=6, out_features=3, bias=False)\n)"
+    )
+    p = LocalAttention(D, "dot", "predictive", 2, renormalize=True)
+    assert p.extra_repr() == (
+        "d=3, score='dot', key_dim=3, mode='predictive', window=2, renormalize=True"
+    )
+    location = LuongAttention(D, "location", max_len=5)
+    assert location.extra_repr() == "d=3, score='location', key_dim=3, max_len=5"
+    assert LuongAttention(D, "dot").extra_repr() == "d=3, score='dot', key_dim=3"
+
+
+def test_local_scores_are_the_ones_a_window_takes() -> None:
+    assert LOCAL_SCORES == ("dot", "general", "concat", "scaled_dot")
+    for score in LOCAL_SCORES:
+        LocalAttention(D, score, "monotonic", 2)  # type: ignore[arg-type]
+    with pytest.raises(ValueError) as info:
+        LocalAttention(D, "location", "monotonic", 2)  # type: ignore[arg-type]
+    assert str(info.value) == (
+        "score: expected one of dot, general, concat, scaled_dot inside a local window, "
+        "got 'location'"
+    )
+
+
+def test_position_and_step_messages() -> None:
+    att = local("dot", "predictive", 2)
+    query, _, mask = inputs(D, D)
+    messages = [
+        (
+            lambda: att.position(query, [[True]]),
+            "mask: expected a bool tensor [B, S], got [[True]]",
+        ),
+        (
+            lambda: att.position(query, mask.float()),
+            "mask: expected a bool tensor [B, S], got 'torch.float32 (3, 5)'",
+        ),
+        (
+            lambda: att.position(query, mask[:2]),
+            "mask: expected batch 3 (the query's), got 2",
+        ),
+        (lambda: att.position(query[:, :2], mask), "query: expected shape [B, 3], got (3, 2)"),
+        (lambda: att.position(query, mask, step=-1), "step: expected an int >= 0, got -1"),
+        (
+            lambda: local("dot", "monotonic", 2).position(query, mask),
+            "step: local-m attention needs the target position t of the query (an int >= 0), "
+            "got None",
+        ),
+    ]
+    for call, message in messages:
+        with pytest.raises(ValueError) as info:
+            call()
+        assert str(info.value) == message
+    with pytest.raises(ValueError) as info:
+        LuongAttention(D, "location")
+    assert (
+        str(info.value) == "max_len: the location score needs the maximum source length, got None"
+    )

@@ -57,13 +57,14 @@ __all__ = [
     "masked_softmax",
 ]
 
-Score = Literal["dot", "general", "concat"]
+# The Literal aliases are read by the type checker only (no mutation can change behaviour).
+Score = Literal["dot", "general", "concat"]  # pragma: no mutate
 SCORES: tuple[str, ...] = ("dot", "general", "concat")  # the content scores of eq. 8
-GlobalScore = Literal["dot", "general", "concat", "location", "scaled_dot"]
+GlobalScore = Literal["dot", "general", "concat", "location", "scaled_dot"]  # pragma: no mutate
 GLOBAL_SCORES: tuple[str, ...] = (*SCORES, "location", "scaled_dot")  # LuongAttention's
-LocalScore = Literal["dot", "general", "concat", "scaled_dot"]
+LocalScore = Literal["dot", "general", "concat", "scaled_dot"]  # pragma: no mutate
 LOCAL_SCORES: tuple[str, ...] = (*SCORES, "scaled_dot")  # scores inside a local window
-LocalMode = Literal["monotonic", "predictive"]
+LocalMode = Literal["monotonic", "predictive"]  # pragma: no mutate
 LOCAL_MODES: tuple[str, ...] = ("monotonic", "predictive")
 
 
