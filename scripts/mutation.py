@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import shutil
 import sqlite3
 import subprocess
@@ -201,7 +202,9 @@ class Mutant:
 def run_mutmut(work: Path) -> list[Mutant]:
     # mutmut 2 counts only exit status 1 as "killed": a mutant that breaks the import (pytest
     # exits 2, a collection error) would "survive". Any failure exits 1 here.
-    runner = " ".join(pytest_command()) + " || exit 1"
+    # (mutmut splits the runner like a shell for its first run and hands it to a shell for the
+    # mutants, so the whole command goes to bash -c, quoted.)
+    runner = "bash -c " + shlex.quote(" ".join(pytest_command()) + " || exit 1")
     command = [
         str(BIN / "mutmut"),
         "run",
