@@ -1,7 +1,7 @@
 """The standard CMUdict G2P benchmark (g014b2b): train through the own-data path, score the test.
 
     python scripts/g2p_benchmark.py --data ../shared/data/cmudict-g014b2b --out runs/g2p-bench \\
-        [--beam 5] [--every 20] [-- --epochs 2 ...]
+        [--beam 5] [--every 20] [--dev-only] [--eval-only] [-- --epochs 2 ...]
 
 The split is not part of this repository (see docs/results.md for where it comes from); give
 the folder holding ``g014b2b.train`` and ``g014b2b.ref``. Steps:
@@ -14,7 +14,9 @@ the folder holding ``g014b2b.train`` and ``g014b2b.ref``. Steps:
 3. Score ``g014b2b.ref`` (``WORD<TAB>pron 1<TAB>pron 2...``) as the G2P literature does: unique
    words, right when the output equals any reference (WER), edit distance to the closest
    reference over its length (PER); greedy search, then beam search with ``--beam`` (plain log P
-   ranking, no length or coverage penalty). ``OUT/benchmark.json`` holds everything.
+   ranking, no length or coverage penalty); the dev words are scored the same way (with
+   ``--dev-only``, only they are: the way to compare settings without touching the test).
+   ``OUT/benchmark.json`` holds everything.
 """
 
 from __future__ import annotations
@@ -48,6 +50,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--beam", type=int, default=5, help="beam size of the second row")
     parser.add_argument("--every", type=int, default=20, help="one word in EVERY goes to dev")
     parser.add_argument("--eval-only", action="store_true", help="score OUT/model again")
+    parser.add_argument(
+        "--dev-only", action="store_true", help="tuning: score the dev words only, not the test"
+    )
     parser.add_argument("train_flags", nargs="*", help="flags for luong train, after --")
     args = parser.parse_args(argv)
     train_file, ref_file = args.data / "g014b2b.train", args.data / "g014b2b.ref"
@@ -83,25 +88,26 @@ def main(argv: list[str] | None = None) -> int:
         if status:
             return status
     model = Seq2Seq.from_pretrained(model_dir)
-    refs = read_references(ref_file)
-    pairs = [(word, pron) for word, prons in refs for pron in prons]
-    rows = {}
+    dev = read_pairs(args.out / "data" / "dev.tsv").pairs
+    test = [(word, pron) for word, prons in read_references(ref_file) for pron in prons]
+    rows: dict[str, dict[str, dict[str, float]]] = {"dev": {}, "test": {}}
     beams = [1] + ([args.beam] if args.beam > 1 else [])
-    for beam in beams:
-        start = time.perf_counter()
-        scores = evaluate_references(model, pairs, batch_size=500, beam_size=beam)
-        scores["decode_seconds"] = round(time.perf_counter() - start, 1)
-        name = "greedy" if beam == 1 else f"beam {beam}"
-        rows[name] = scores
-        print(
-            f"{name}: WER {scores['wer']:.2%}  PER {scores['per']:.2%}  "
-            f"({scores['sources']} words, {scores['pairs']} references, "
-            f"{scores['decode_seconds']} s)",
-            flush=True,
-        )
+    for split, pairs in (("dev", dev), ("test", [] if args.dev_only else test)):
+        for beam in beams if pairs else []:
+            start = time.perf_counter()
+            scores = evaluate_references(model, pairs, batch_size=500, beam_size=beam)
+            scores["decode_seconds"] = round(time.perf_counter() - start, 1)
+            name = "greedy" if beam == 1 else f"beam {beam}"
+            rows[split][name] = scores
+            print(
+                f"{split} {name}: WER {scores['wer']:.2%}  PER {scores['per']:.2%}  "
+                f"({scores['sources']} words, {scores['pairs']} references, "
+                f"{scores['decode_seconds']} s)",
+                flush=True,
+            )
     metrics = json.loads((model_dir / "metrics.json").read_text(encoding="utf-8"))
     report = {
-        "test": rows,
+        **rows,
         "train_seconds": metrics.get("train_seconds"),
         "wall_seconds_train_command": round(train_seconds, 1) if train_seconds else None,
         "epochs": metrics.get("epochs"),

@@ -42,8 +42,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BadLine",
-    "add_reference_scores",
     "PairFile",
+    "add_reference_scores",
     "evaluate_references",
     "group_references",
     "load",
