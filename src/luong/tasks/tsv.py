@@ -26,7 +26,6 @@ Tokens are the target vocabulary's: whitespace-separated symbols (phonemes for G
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -43,7 +42,6 @@ if TYPE_CHECKING:
 __all__ = [
     "BadLine",
     "PairFile",
-    "add_reference_scores",
     "evaluate_references",
     "group_references",
     "load",
@@ -316,6 +314,7 @@ def load(
         read["test"].pairs if "test" in read else empty,
         src_tokens=src_tokens,
         tgt_tokens=tgt_tokens,
+        references=True,
         info={
             "files": {split: os.fspath(path) for split, path in files.items()},
             "skipped_lines": {
@@ -323,49 +322,3 @@ def load(
             },
         },
     )
-
-
-def add_reference_scores(
-    metrics: dict[str, Any],
-    model: Seq2Seq,
-    data: TaskData,
-    out: str | os.PathLike[str] | None = None,
-    *,
-    batch_size: int = 1000,
-    max_len: int | None = None,
-) -> dict[str, Any]:
-    """Score a trained model's test split with several references per source, and record it.
-
-    ``luong.train`` scores test pairs one by one (exact match, character accuracy); with
-    several references per source that undercounts. This adds the reference-aware figures to
-    ``metrics`` (and to ``out/metrics.json`` when ``out`` is given): ``test_wer``,
-    ``test_per``, ``test_exact_match_any``, ``test_sources``, ``test_unknown_tokens``,
-    ``test_sources_with_unknown``, ``test_unknown_target_tokens``, and ``data`` (``data.info``).
-
-    Args:
-        metrics: a run's metrics (``TrainResult.metrics``); updated in place.
-        model: the trained model.
-        data: the run's data; with no test pairs only ``data`` is added.
-        out: the run folder whose ``metrics.json`` to rewrite; None writes nothing.
-        batch_size: sources per decoding batch.
-        max_len: the longest output (None: the model's default).
-
-    Returns:
-        ``metrics``.
-    """
-    metrics["data"] = data.info
-    if data.test:
-        scores = evaluate_references(model, data.test, batch_size=batch_size, max_len=max_len)
-        metrics.update(
-            test_wer=scores["wer"],
-            test_per=scores["per"],
-            test_exact_match_any=scores["exact_match"],
-            test_sources=scores["sources"],
-            test_unknown_tokens=scores["unknown_tokens"],
-            test_sources_with_unknown=scores["sources_with_unknown"],
-            test_unknown_target_tokens=scores["unknown_target_tokens"],
-        )
-    if out is not None:
-        path = Path(out) / "metrics.json"
-        path.write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
-    return metrics
