@@ -3,52 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-
-TINY = [
-    "--n-train",
-    "400",
-    "--n-dev",
-    "40",
-    "--n-test",
-    "60",
-    "--epochs",
-    "1",
-    "--emb-dim",
-    "8",
-    "--enc-hidden",
-    "8",
-    "--enc-layers",
-    "1",
-    "--dec-hidden",
-    "16",
-    "--no-progress",
-]
-
-
-def luong(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    return subprocess.run(
-        [sys.executable, "-m", "luong", *args],
-        input=stdin,
-        capture_output=True,
-        env=env,
-        timeout=300,
-    )
-
-
-def assert_one_line_error(result: subprocess.CompletedProcess[bytes], *needles: str) -> None:
-    assert result.returncode != 0
-    err = result.stderr.decode()
-    assert "Traceback" not in err
-    assert err.strip().count("\n") == 0, err
-    for needle in needles:
-        assert needle in err, err
+from cli_helpers import TINY_DATES_FLAGS, assert_one_line_error, luong
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +14,7 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("cli") / "dates"
     config = out.parent / "small.toml"
     config.write_text('[model]\ncell = "lstm"\n\n[train]\nbatch_size = 32\nlr = 0.005\n')
-    result = luong("train", "dates", "--out", str(out), "--config", str(config), *TINY)
+    result = luong("train", "dates", "--out", str(out), "--config", str(config), *TINY_DATES_FLAGS)
     assert result.returncode == 0, result.stderr.decode()
     assert "test exact match" in result.stdout.decode()
     return out

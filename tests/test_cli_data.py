@@ -4,30 +4,14 @@ through subprocesses; bad lines and usage errors as one line on stderr."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_helpers import TINY_MODEL_FLAGS, luong
 
 from luong.cli import main
 
-TINY = [
-    "--epochs",
-    "1",
-    "--emb-dim",
-    "8",
-    "--enc-hidden",
-    "8",
-    "--enc-layers",
-    "1",
-    "--dec-hidden",
-    "16",
-    "--batch-size",
-    "16",
-    "--no-progress",
-]
+TINY = [*TINY_MODEL_FLAGS, "--batch-size", "16"]
 
 TRAIN = "".join(
     f"{word}\t{pron}\n"
@@ -43,27 +27,6 @@ TRAIN = "".join(
     ]
     * 4
 )
-
-
-def luong(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    return subprocess.run(
-        [sys.executable, "-m", "luong", *args],
-        input=stdin,
-        capture_output=True,
-        env=env,
-        timeout=300,
-    )
-
-
-def assert_one_line_error(result: subprocess.CompletedProcess[bytes], *needles: str) -> None:
-    assert result.returncode != 0
-    err = result.stderr.decode()
-    assert "Traceback" not in err
-    lines = [line for line in err.strip().splitlines() if not line.startswith("usage:")]
-    assert len(lines) == 1, err
-    for needle in needles:
-        assert needle in err, err
 
 
 @pytest.fixture(scope="module")

@@ -4,45 +4,14 @@ search, n-best lists and jsonl, ``plot`` and ``plot-scores``, and their one-line
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_helpers import TINY_DATES_FLAGS, luong, output_lines
 from matplotlib.image import imread
 
-TINY = [
-    "--n-train",
-    "400",
-    "--n-dev",
-    "40",
-    "--n-test",
-    "60",
-    "--epochs",
-    "1",
-    "--emb-dim",
-    "8",
-    "--enc-hidden",
-    "8",
-    "--enc-layers",
-    "1",
-    "--dec-hidden",
-    "16",
-    "--no-progress",
-]
 LINES = ["Monday, March 5, 1979", "", "3 May 1979", "   ", "12.10.21"]
-
-
-def luong(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}  # PYTHONPATH, when set, is kept
-    return subprocess.run(
-        [sys.executable, "-m", "luong", *args],
-        input=stdin,
-        capture_output=True,
-        env=env,
-        timeout=300,
-    )
 
 
 def usage_error(result: subprocess.CompletedProcess[bytes], needle: str) -> None:
@@ -55,7 +24,7 @@ def usage_error(result: subprocess.CompletedProcess[bytes], needle: str) -> None
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("cli_search") / "dates"
-    result = luong("train", "dates", "--out", str(out), *TINY)
+    result = luong("train", "dates", "--out", str(out), *TINY_DATES_FLAGS)
     assert result.returncode == 0, result.stderr.decode()
     return out
 
@@ -65,13 +34,6 @@ def sources(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("cli_search_input") / "in.txt"
     path.write_text("\n".join(LINES) + "\n", encoding="utf-8")
     return path
-
-
-def output_lines(result: subprocess.CompletedProcess[bytes]) -> list[str]:
-    assert result.returncode == 0, result.stderr.decode()
-    text = result.stdout.decode()
-    assert text.endswith("\n")
-    return text[:-1].split("\n")
 
 
 def test_translate_beam_one_is_the_default_greedy(model_dir: Path, sources: Path) -> None:

@@ -6,13 +6,12 @@ never drops or reorders lines: N lines in, N lines out, in order.
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import torch
+from cli_helpers import assert_one_line_error, luong, output_lines
 
 from luong import LuongAttention, Seq2Seq, Seq2SeqConfig, TrainConfig, train
 
@@ -33,30 +32,8 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def luong(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    command = [sys.executable, "-m", "luong", *args]
-    return subprocess.run(command, input=stdin, capture_output=True, env=env, timeout=300)
-
-
 def translate(model_dir: Path, text: bytes, *flags: str) -> subprocess.CompletedProcess[bytes]:
     return luong("translate", str(model_dir), *flags, stdin=text)
-
-
-def output_lines(result: subprocess.CompletedProcess[bytes]) -> list[str]:
-    assert result.returncode == 0, result.stderr.decode()
-    text = result.stdout.decode()
-    assert text.endswith("\n") or text == ""
-    return text.split("\n")[:-1]
-
-
-def assert_one_line_error(result: subprocess.CompletedProcess[bytes], *needles: str) -> None:
-    err = result.stderr.decode()
-    assert result.returncode != 0
-    assert "Traceback" not in err
-    assert len(err.strip().splitlines()) == 1, err
-    for needle in needles:
-        assert needle in err, err
 
 
 def test_empty_line_gives_an_empty_output_line(model_dir: Path) -> None:
