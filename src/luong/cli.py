@@ -410,7 +410,6 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _eval(args: argparse.Namespace) -> int:
-    from luong.metrics import char_accuracy, exact_match
     from luong.model import Seq2Seq
     from luong.tasks import load_task
     from luong.tasks.tsv import evaluate_references, read_pairs
@@ -436,15 +435,7 @@ def _eval(args: argparse.Namespace) -> int:
             options["locales"] = tuple(args.locales)
         data = load_task(args.task, **options)
         model = Seq2Seq.from_pretrained(args.model)
-        if args.beam == 1:
-            scores = evaluate(model, data.test, batch_size=args.batch_size)
-        else:
-            hyps = model.translate([s for s, _ in data.test], batch_size=args.batch_size, **search)
-            refs = [t for _, t in data.test]
-            scores = {
-                "exact_match": exact_match(hyps, refs),
-                "char_accuracy": char_accuracy(hyps, refs),
-            }
+        scores = evaluate(model, data.test, batch_size=args.batch_size, **search)
         if args.json:
             print(json.dumps({"task": args.task, "pairs": len(data.test), **scores}))
         else:

@@ -151,9 +151,20 @@ def evaluate(
     *,
     batch_size: int = 1000,
     max_len: int | None = None,
+    beam_size: int = 1,
+    alpha: float = 0.0,
+    beta: float = 0.0,
 ) -> dict[str, float]:
-    """Greedy-decode the sources of ``pairs``; exact match and character accuracy."""
-    hyps = model.translate([s for s, _ in pairs], batch_size=batch_size, max_len=max_len)
+    """Decode the sources of ``pairs`` (greedy search, or beam search with ``beam_size`` > 1
+    and its penalties); exact match and character accuracy over the pairs."""
+    hyps = model.translate(
+        [s for s, _ in pairs],
+        batch_size=batch_size,
+        max_len=max_len,
+        beam_size=beam_size,
+        alpha=alpha,
+        beta=beta,
+    )
     refs = [t for _, t in pairs]
     return {"exact_match": exact_match(hyps, refs), "char_accuracy": char_accuracy(hyps, refs)}
 
