@@ -44,6 +44,9 @@ def test_eval_prints_json(model_dir: Path) -> None:
     assert 0.0 <= scores["char_accuracy"] <= 1.0
     text = luong("eval", str(model_dir), "--task", "dates", "--n", "30")
     assert text.stdout.decode().startswith("exact match ")
+    beam = luong("eval", str(model_dir), "--task", "dates", "--n", "30", "--beam", "3", "--json")
+    assert beam.returncode == 0, beam.stderr.decode()
+    assert 0.0 <= json.loads(beam.stdout)["exact_match"] <= 1.0
 
 
 def test_translate_keeps_every_line_in_order(model_dir: Path, tmp_path: Path) -> None:
