@@ -15,6 +15,7 @@ from luong import zoo
 from luong.batching import ParallelData
 from luong.cli import main
 from luong.model import Seq2Seq, Seq2SeqConfig
+from luong.tasks import load_task
 from luong.trainer import loss_of
 from luong.vocab import Vocab
 from luong.zoo import VARIANTS, Variant, ZooRun, ZooSettings, dev_perplexity, summarize
@@ -109,7 +110,7 @@ def test_run_zoo_trains_records_and_continues(tmp_path: Path, monkeypatch) -> No
     ("field", "value", "message"),
     [
         ("steps", 0, "steps: expected an int >= 1, got 0"),
-        ("task", "g2p", "task: expected 'dates' (the zoo's task), got 'g2p'"),
+        ("task", "poems", "task: expected one of dates, g2p (the zoo's tasks), got 'poems'"),
         ("seeds", True, "seeds: expected an int >= 1, got True"),
     ],
 )
@@ -122,3 +123,21 @@ def test_settings_validate(field: str, value: object, message: str) -> None:
 def test_cli_zoo_reports_bad_settings(tmp_path: Path, capsys) -> None:
     assert main(["zoo", "--out", str(tmp_path), "--steps", "0"]) == 1
     assert "luong: error: steps: expected an int >= 1, got 0" in capsys.readouterr().err
+
+
+def test_g2p_zoo_data_keeps_whole_words_and_the_g2p_defaults() -> None:
+    from luong.tasks import task_configs
+    from luong.zoo import _zoo_data
+
+    settings = ZooSettings(task="g2p", steps=3, seeds=1, n_dev=40, n_test=50)
+    data = _zoo_data(settings)
+    assert (data.model_config, data.train_config) == task_configs("g2p")
+    assert len(data.train) == 3 * data.train_config.batch_size
+    assert len({w for w, _ in data.dev}) == 40 and len({w for w, _ in data.test}) == 50
+    # Every pronunciation of a chosen word comes with it, and the splits stay disjoint.
+    full = load_task("g2p")
+    test_words = {w for w, _ in data.test}
+    assert sorted(p for p in full.test if p[0] in test_words) == sorted(data.test)
+    assert not test_words & {w for w, _ in data.train}
+    assert data.references
+    assert _zoo_data(settings) == data  # the same cut every time

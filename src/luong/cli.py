@@ -226,7 +226,9 @@ def _build_parser() -> argparse.ArgumentParser:
         "command) and OUT/TASK.png. The runs are kept in OUT/TASK.json: the same command "
         "continues a zoo that was stopped.",
     )
-    zoo.add_argument("--task", choices=("dates",), default="dates", help="the task (dates)")
+    zoo.add_argument(
+        "--task", choices=("dates", "g2p"), default="dates", help="the task (default dates)"
+    )
     zoo.add_argument("--out", type=Path, required=True, help="the folder to write")
     zoo.add_argument("--seeds", type=int, default=3, help="seeds per variant (default 3)")
     zoo.add_argument("--steps", type=int, default=200, help="optimizer steps per run (default 200)")

@@ -18,6 +18,7 @@ import dataclasses
 import json
 import math
 import platform
+import random
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -29,8 +30,9 @@ import torch.nn.functional as F
 
 from luong.batching import ParallelData
 from luong.checkpoint import write_text
-from luong.model import Seq2Seq, Seq2SeqConfig
-from luong.trainer import TrainConfig, train
+from luong.model import Seq2Seq
+from luong.tasks import TaskData, load_task, task_configs
+from luong.trainer import train
 from luong.vocab import Vocab
 
 __all__ = [
@@ -80,21 +82,26 @@ VARIANTS: tuple[Variant, ...] = (
 )
 
 
+ZOO_TASKS = ("dates", "g2p")
+
+
 @dataclass(frozen=True)
 class ZooSettings:
     """What every run of one zoo shares (runs are reused only under the same settings)."""
 
-    task: str = "dates"
+    task: str = "dates"  # "dates" or "g2p"
     steps: int = 200  # N: optimizer steps per run (one epoch over N x batch_size pairs)
     seeds: int = 3  # seeds 0 .. seeds - 1 (model initialisation and data order)
     window: int = 4  # D of local attention
-    n_dev: int = 1000  # dev pairs (dates)
-    n_test: int = 2000  # test pairs (dates)
+    n_dev: int = 1000  # dev sources (dates: pairs; g2p: words, with all their pronunciations)
+    n_test: int = 2000  # test sources, as n_dev
     data_seed: int = 0  # the task's data
 
     def __post_init__(self) -> None:
-        if self.task != "dates":
-            raise ValueError(f"task: expected 'dates' (the zoo's task), got {self.task!r}")
+        if self.task not in ZOO_TASKS:
+            raise ValueError(
+                f"task: expected one of {', '.join(ZOO_TASKS)} (the zoo's tasks), got {self.task!r}"
+            )
         for name in ("steps", "seeds", "window", "n_dev", "n_test"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -157,6 +164,42 @@ def dev_perplexity(model: Seq2Seq, pairs: Sequence[Pair], batch_size: int = 500)
     return math.exp(float(total) / tokens)
 
 
+def _zoo_data(settings: ZooSettings) -> TaskData:
+    """The task's data cut to the zoo's budget: N x batch_size training pairs, the first
+    ``n_dev`` and ``n_test`` sources (a G2P word with all its pronunciations), in an order
+    that follows from ``data_seed``."""
+    model_config, train_config = task_configs(settings.task)
+    n_train = settings.steps * train_config.batch_size
+    if settings.task == "dates":
+        data = load_task(
+            "dates",
+            seed=settings.data_seed,
+            n_train=n_train,
+            n_dev=settings.n_dev,
+            n_test=settings.n_test,
+        )
+    else:
+        data = load_task(settings.task, seed=settings.data_seed)
+        rng = random.Random(settings.data_seed)
+        train_pairs = list(data.train)
+        rng.shuffle(train_pairs)
+        data = dataclasses.replace(
+            data,
+            train=train_pairs[:n_train],
+            dev=_first_sources(data.dev, settings.n_dev, rng),
+            test=_first_sources(data.test, settings.n_test, rng),
+        )
+    return dataclasses.replace(data, model_config=model_config, train_config=train_config)
+
+
+def _first_sources(pairs: Sequence[Pair], n: int, rng: random.Random) -> list[Pair]:
+    """The pairs of ``n`` sources drawn with ``rng`` (every target of a source kept)."""
+    sources = sorted({source for source, _ in pairs})
+    rng.shuffle(sources)
+    keep = set(sources[:n])
+    return [pair for pair in pairs if pair[0] in keep]
+
+
 def _run_key(variant: Variant, input_feed: bool, seed: int) -> tuple[str, bool, int]:
     return variant.name, input_feed, seed
 
@@ -186,7 +229,6 @@ def run_zoo(
     Raises:
         ValueError: ``results`` holds runs of other settings.
     """
-    from luong.tasks import load_task
 
     say = log or (lambda message: None)
     done: dict[tuple[str, bool, int], ZooRun] = {}
@@ -201,16 +243,8 @@ def run_zoo(
         for entry in saved.get("runs", []):
             run = ZooRun(**entry)
             done[(run.variant, run.input_feed, run.seed)] = run
-    base_model = Seq2SeqConfig()
-    base_train = TrainConfig()
-    n_train = settings.steps * base_train.batch_size
-    data = load_task(
-        settings.task,
-        seed=settings.data_seed,
-        n_train=n_train,
-        n_dev=settings.n_dev,
-        n_test=settings.n_test,
-    )
+    data = _zoo_data(settings)
+    base_model, base_train = data.model_config, data.train_config
     # The location score's fixed length must cover every source (EOS included).
     longest = max(len(s) for s, _ in (*data.train, *data.dev, *data.test))
     runs: list[ZooRun] = []
@@ -413,7 +447,23 @@ def write_report(
         f"{settings.window}",
     )
     md = folder / f"{settings.task}.md"
-    batch = TrainConfig().batch_size
+    model_config, train_config = task_configs(settings.task)
+    batch = train_config.batch_size
+    model = (
+        "the `make demo` model otherwise (2 x 64 bi-GRU encoder, 128-unit GRU decoder)"
+        if settings.task == "dates"
+        else f"the {settings.task} defaults otherwise ({model_config.enc_layers} x "
+        f"{model_config.enc_hidden} bi-{model_config.cell.upper()} encoder, "
+        f"{model_config.dec_hidden}-unit {model_config.cell.upper()} decoder, dropout "
+        f"{model_config.dropout})"
+    )
+    unit = "pairs" if settings.task == "dates" else "words (all their pronunciations)"
+    measure = (
+        "greedy search on the test pairs"
+        if settings.task == "dates"
+        else "greedy search, a word right when its output equals any of its pronunciations "
+        "(word accuracy, 100 - WER)"
+    )
     total = sum(r.seconds for r in runs)
     took = f" The runs took {total / 60:.0f} minutes in all, one after another." if total else ""
     generated = "\n".join(
@@ -424,12 +474,11 @@ def write_report(
             "",
             f"Budget per run: {settings.steps} optimizer steps, one epoch over the first "
             f"{settings.steps * batch:,} training pairs (batch {batch}), Adam at lr "
-            f"{TrainConfig().lr} with {max(1, settings.steps // 10)} warm-up steps and linear "
-            f"decay; the `make demo` model otherwise (2 x 64 bi-GRU encoder, 128-unit GRU "
-            f"decoder). Local attention: D = {settings.window}. Seeds 0 to "
+            f"{train_config.lr} with {max(1, settings.steps // 10)} warm-up steps and linear "
+            f"decay; {model}. Local attention: D = {settings.window}. Seeds 0 to "
             f"{settings.seeds - 1} (initialisation and data order); the same data for every "
-            f"run: {settings.n_dev:,} dev and {settings.n_test:,} test pairs (data seed "
-            f"{settings.data_seed}). Test exact match: greedy search on the test pairs; dev "
+            f"run: {settings.n_dev:,} dev and {settings.n_test:,} test {unit} (data seed "
+            f"{settings.data_seed}). Test exact match: {measure}; dev "
             "perplexity: exp of the mean per-token cross-entropy of the teacher-forced dev "
             "set; training seconds: the training loop with its one dev evaluation; "
             f"{len(runs)} runs.",
