@@ -251,6 +251,29 @@ def test_unseeded_models_differ() -> None:
     assert not same_state(a, b)
 
 
+@pytest.mark.parametrize("cell", ["gru", "lstm"])
+def test_gradients_do_not_depend_on_thread_scheduling(cell: str) -> None:
+    # Several intra-op threads and a batch with far more target tokens than target symbols:
+    # the decoder's per-symbol gate table is read once per token, and a backward that
+    # accumulated those reads with atomic adds across threads gave different sums from run
+    # to run (and different trained models from the same seed). Same batch, same gradients.
+    src, lengths, tgt_in = batch(tuple(range(3, 19)) * 16, t=12)
+    model = make_model(cell=cell, emb_dim=64, enc_hidden=32, dec_hidden=128).train()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        runs = []
+        for _ in range(4):
+            model.zero_grad()
+            model(src, lengths, tgt_in).logsumexp(-1).sum().backward()
+            runs.append({n: p.grad.clone() for n, p in model.named_parameters()})
+    finally:
+        torch.set_num_threads(threads)
+    for later in runs[1:]:
+        differ = [n for n in later if not torch.equal(later[n], runs[0][n])]
+        assert differ == []
+
+
 # --- save and load -------------------------------------------------------------------------------
 
 SAVE_CASES = [

@@ -188,7 +188,9 @@ class Decoder(nn.Module):
             return self._embedding_gates(self.dropout(self.embedding(tokens)))
         # No dropout and fewer symbols than tokens: the gates of every symbol, then a lookup,
         # is fewer FLOPs than the gates of every token (V x E x G d < N x E x G d).
-        return self._embedding_gates(self.embedding.weight)[tokens]
+        # F.embedding, not table[tokens]: indexing's backward accumulates with atomic adds
+        # across threads, so the sums (and the training run) would vary from run to run.
+        return F.embedding(tokens, self._embedding_gates(self.embedding.weight))
 
     def _embedding_gates(self, embedded: Tensor) -> Tensor:
         """The embedding's share of layer 0's input gates, with its input bias:
