@@ -14,6 +14,7 @@ averages the gradients, so the learning rate is not scaled for you: the linear s
 
 from __future__ import annotations
 
+import gc
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -83,6 +84,9 @@ class World:
 
     def close(self) -> None:
         if self.owns_group and dist.is_initialized():
+            # A DistributedDataParallel wrapper sits in reference cycles: collect it while its
+            # process group still exists, not at interpreter exit (an abort in gloo).
+            gc.collect()
             dist.destroy_process_group()
 
 
