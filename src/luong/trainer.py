@@ -320,7 +320,7 @@ class Trainer:
 
     def run(self, on_eval: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
         """Train from where ``progress`` stands; afterwards the model holds the weights of
-        the best dev evaluation.
+        the best dev evaluation (the latest of equally good ones).
 
         Returns:
             metrics: ``dev_exact_match`` (the best), ``steps``, ``epochs``, ``train_seconds``,
@@ -372,11 +372,13 @@ class Trainer:
             bar.set_postfix(loss=f"{mean_loss:.3f}", dev_em=f"{scores['exact_match']:.4f}")
             if on_eval is not None:
                 on_eval(point)
-            if scores["exact_match"] > p.best:
-                p.best, p.best_step, p.stale = scores["exact_match"], p.step, 0
+            # A tie keeps the later weights: a small dev set saturates (the dates dev set sits
+            # at 1.0 from the second epoch on) and the later weights have trained longer. Only
+            # a strict improvement resets the early-stopping count.
+            p.stale = 0 if scores["exact_match"] > p.best else p.stale + 1
+            if scores["exact_match"] >= p.best:
+                p.best, p.best_step = scores["exact_match"], p.step
                 self.best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
-            else:
-                p.stale += 1
             return bool(cfg.patience) and p.stale >= cfg.patience
 
         def checkpoint() -> Path | None:
