@@ -178,17 +178,22 @@ def test_dot_is_not_scaled() -> None:
 
 
 @pytest.mark.parametrize(("kind", "key_dim"), CASES, ids=CASE_IDS)
-def test_golden_values_against_numpy_oracle(kind: str, key_dim: int) -> None:
+@pytest.mark.parametrize("grad", [True, False], ids=["training", "no_grad"])
+def test_golden_values_against_numpy_oracle(kind: str, key_dim: int, grad: bool) -> None:
+    # With gradients the one-query products run as broadcast products, without them as
+    # batched matrix products (the faster form each way): both must give the oracle's values.
     att = make(kind, D, key_dim, rng=7).double()
     query, keys, mask = inputs(D, key_dim, seed=1)
     e, weights, context, attentional = oracle(
         kind, numpy_params(att), query.numpy(), keys.numpy(), mask.numpy()
     )
-    got_context, got_weights = att(query, keys, mask)
-    np.testing.assert_allclose(att.scores(query, keys).detach().numpy(), e, rtol=1e-12, atol=1e-12)
+    with torch.set_grad_enabled(grad):
+        got_context, got_weights = att(query, keys, mask)
+        got_scores = att.scores(query, keys)
+        got_attentional = att.attentional(query, got_context).detach().numpy()
+    np.testing.assert_allclose(got_scores.detach().numpy(), e, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(got_weights.detach().numpy(), weights, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(got_context.detach().numpy(), context, rtol=1e-12, atol=1e-12)
-    got_attentional = att.attentional(query, got_context).detach().numpy()
     np.testing.assert_allclose(got_attentional, attentional, rtol=1e-12, atol=1e-12)
     # The oracle's rows: a full one, a padded one, an empty one. The test sees them all.
     assert (weights[0] > 0).all() and (weights[1, 2:] == 0).all() and (weights[2] == 0).all()

@@ -148,6 +148,11 @@ def read(weights: Tensor, keys: Tensor) -> Tensor:
     """
     if weights.dim() == 3:
         return torch.bmm(weights, keys)  # [B, T, K]
+    if torch.is_grad_enabled():
+        # Training: autograd's backward of the row-vector bmm below forms outer products as
+        # [B, S, 1] x [B, 1, K] matrix products, about twice the time of this broadcast
+        # product's backward on the CPU (docs/performance.md).
+        return (weights.unsqueeze(2) * keys).sum(1)  # [B, K]
     return torch.bmm(weights.unsqueeze(1), keys).squeeze(1)  # [B, K]
 
 
@@ -411,11 +416,14 @@ class LuongAttention(_Attention):
         if self.score == "location":
             # Row s of W_a h_t scores position s: [B, S], or [B, T, S] for T queries.
             return F.linear(query, self.score_proj.weight[: keys.shape[1]])
-        # dot, scaled_dot and general: h . proj_s, one batched matrix product. The query is
-        # the left factor: on the CPU a row vector times proj^T runs several times faster
-        # than proj times a column vector.
+        # dot, scaled_dot and general: h . proj_s. Without gradients, one batched matrix
+        # product with the query as the left factor (on the CPU a row vector times proj^T
+        # runs several times faster than proj times a column vector). With gradients, a
+        # broadcast product: the bmm's backward costs about four times as much (see read).
         if query.dim() == 3:
             return torch.bmm(query, proj.transpose(1, 2))  # [B, T, S]
+        if torch.is_grad_enabled():
+            return (proj * query.unsqueeze(1)).sum(2)  # [B, S]
         return torch.bmm(query.unsqueeze(1), proj.transpose(1, 2)).squeeze(1)  # [B, S]
 
 
