@@ -818,6 +818,9 @@ def test_location_checks_the_source_length_not_the_key_width() -> None:
     keys, mask = torch.zeros(1, 5, 2), torch.ones(1, 5, dtype=torch.bool)
     with pytest.raises(ValueError, match="at most max_len = 4 source positions, got S = 5"):
         att(torch.zeros(1, D), keys, mask)
+    # With the projection given, the key check is the only guard (no key projection runs).
+    with pytest.raises(ValueError, match="at most max_len = 4 source positions, got S = 5"):
+        att.scores(torch.zeros(1, D), keys, torch.zeros(1, 5, 0))
 
 
 def test_local_defaults_and_reprs() -> None:
