@@ -397,3 +397,18 @@ def test_written_files_and_folders_get_the_umask_permissions(tmp_path: Path) -> 
     ]:
         assert path.stat().st_mode & 0o777 == 0o644, path
     assert folder.stat().st_mode & 0o777 == 0o755
+
+
+def test_nothing_in_the_package_unpickles() -> None:
+    # Weights and training state are safetensors and JSON: no module may unpickle a file
+    # (torch.load without weights_only=True, pickle, or numpy's allow_pickle).
+    package = Path(__file__).resolve().parent.parent / "src" / "luong"
+    sources = sorted(package.rglob("*.py"))
+    assert len(sources) > 10
+    offenders = []
+    for source in sources:
+        for number, line in enumerate(source.read_text().splitlines(), 1):
+            loads = "torch.load(" in line and "weights_only=True" not in line
+            if loads or re.search(r"import pickle|pickle\.loads?\(|allow_pickle=True", line):
+                offenders.append(f"{source.name}:{number}: {line.strip()}")
+    assert offenders == []
