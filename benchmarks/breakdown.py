@@ -1,12 +1,16 @@
 """Where a training step's time goes, for the figures in docs/performance.md.
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/breakdown.py [--config b] [--steps 20]
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/breakdown.py --greedy runs/dates
 
 For one of the shapes of ``bench.py`` (a, b, c, d), on one thread unless told otherwise:
 
 1. the float32 matmul rate at the decoder's per-step shapes, against the 2048^3 peak;
 2. the encoder's forward and backward against the whole step's (medians over the batches);
 3. the operators with the most self time over 5 steps, from ``torch.profiler``.
+
+With ``--greedy MODEL``: the operators of greedy decoding 2,048 dates test inputs at batch 512
+with a trained model (``make demo`` writes ``runs/dates``), and the encoder's share.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from bench import CONFIGS, dates_batches, matmul_peak, vocabularies
 from torch.profiler import ProfilerActivity, profile
 
 from luong import Seq2Seq
+from luong.tasks import load_task
 from luong.trainer import loss_of
 
 
@@ -36,11 +41,30 @@ def matmul_rate(m: int, k: int, n: int, repeats: int = 200) -> float:
     return 2 * m * k * n / statistics.median(times) / 1e9
 
 
+def greedy_breakdown(model_dir: str) -> None:
+    model = Seq2Seq.from_pretrained(model_dir)
+    sources = [s for s, _ in load_task("dates", n_train=0, n_dev=0).test][:2048]
+    model.translate(sources, batch_size=512)  # warm-up
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        model.translate(sources, batch_size=512)
+    events = prof.key_averages()
+    total = sum(e.self_cpu_time_total for e in events)
+    encoder = sum(e.cpu_time_total for e in events if e.key in ("aten::gru", "aten::lstm"))
+    print(
+        f"greedy, 2,048 dates at batch 512: the encoder's RNN is {encoder / total:.0%} of the time"
+    )
+    print(events.table(sort_by="self_cpu_time_total", row_limit=12))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--config", choices=sorted(CONFIGS), default="b")
     parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--greedy", metavar="MODEL", help="profile greedy decoding instead")
     args = parser.parse_args()
+    if args.greedy:
+        greedy_breakdown(args.greedy)
+        return
     name, cfg, batch_size = CONFIGS[args.config]
     print(f"({args.config}) {name}, batch {batch_size}, {torch.get_num_threads()} thread(s)")
 
