@@ -176,7 +176,8 @@ class Decoder(nn.Module):
     ) -> tuple[Tensor, DecoderState, Tensor]:
         """One step for search: tokens ``[B]`` (y_{t-1}) -> logits ``[B, V]``, the new state,
         attention weights ``[B, S]``. Coverage, when the state tracks it, accumulates."""
-        state, attentional, weights = self._advance(self._input_gates(tokens), state, memory)
+        gates = self._input_gates(tokens)
+        state, attentional, weights = self._advance(gates, state, memory, self._step_weights())
         if state.coverage is not None:
             state = replace(state, coverage=state.coverage + weights)
         return self.out(self.dropout(attentional)), state, weights
@@ -213,29 +214,44 @@ class Decoder(nn.Module):
     ) -> tuple[Tensor, Tensor]:
         """The step-by-step path from the embeddings' gate shares ``[B, T, G d]``."""
         attentional, weights = [], []
+        # Layer 0's feed and context columns, sliced once: a slice taken at every step would
+        # backpropagate as T zero-filled copies of the whole weight, added up.
+        step_weights = self._step_weights()
         # unbind, not gates[:, t]: its backward is one stack, not T zero-filled [B, T, G d].
         for step_gates in gates.unbind(1):
-            state, out, w = self._advance(step_gates, state, memory)
+            state, out, w = self._advance(step_gates, state, memory, step_weights)
             attentional.append(out)
             weights.append(w)
         return torch.stack(attentional, dim=1), torch.stack(weights, dim=1)
 
+    def _step_weights(self) -> tuple[Tensor | None, Tensor | None]:
+        """Layer 0's input-weight columns that a step multiplies: those of the input feed
+        (None without input feeding) and of the context (None unless Bahdanau)."""
+        weight_ih = self.rnn.all_weights[0][0]
+        feed = weight_ih[:, self.emb_dim : self.emb_dim + self.hidden_size]
+        context = weight_ih[:, -self.key_dim :]
+        return (feed if self.input_feed else None), (context if self.before else None)
+
     def _advance(
-        self, emb_gates: Tensor, state: DecoderState, memory: Memory
+        self,
+        emb_gates: Tensor,
+        state: DecoderState,
+        memory: Memory,
+        step_weights: tuple[Tensor | None, Tensor | None],
     ) -> tuple[DecoderState, Tensor, Tensor]:
         """One step from the embedding's gate share ``[B, G d]``: the cells, the attention
-        in the order the attention asks for (at target position ``state.step``), and eq. 5."""
-        weight_ih = self.rnn.all_weights[0][0]
+        in the order the attention asks for (at target position ``state.step``), and eq. 5.
+        ``step_weights`` is ``_step_weights()``."""
+        feed_weight, context_weight = step_weights
         gates = emb_gates
-        if self.input_feed:
-            feed_weight = weight_ih[:, self.emb_dim : self.emb_dim + self.hidden_size]
+        if feed_weight is not None:
             gates = gates + F.linear(state.feed, feed_weight)
-        if self.before:
+        if context_weight is not None:
             # Bahdanau: attend with the state from before the step; the context joins the input.
             context, weights = self.attention._attend(
                 state.hidden[-1], memory.keys, memory.mask, memory.proj, state.step
             )
-            gates = gates + F.linear(context, weight_ih[:, -self.key_dim :])
+            gates = gates + F.linear(context, context_weight)
         hidden, cell = self._cells(gates, state)
         if not self.before:
             # Luong: attend with the new top state.
