@@ -35,7 +35,7 @@ from luong.attention import (
 from luong.checkpoint import write_tensors, write_text
 from luong.decoder import Decoder, DecoderState, Memory
 from luong.encoder import Bridge, Encoder
-from luong.vocab import Vocab
+from luong.vocab import Vocab, join_symbols
 
 __all__ = ["ATTENTIONS", "LOCALS", "Seq2Seq", "Seq2SeqConfig"]
 
@@ -263,7 +263,7 @@ class Seq2Seq(nn.Module):
         """``text`` cut to its first ``limit`` symbols (normalised as the vocabulary reads
         it: NFKC, and lowercase for a lowercasing vocabulary)."""
         tokens = self.src_vocab.tokenize(text)[:limit]
-        return ("" if self.src_vocab.tokens == "char" else " ").join(tokens)
+        return join_symbols(tokens, self.src_vocab.tokens)
 
     def encode_sources(self, texts: Sequence[str]) -> tuple[Tensor, Tensor]:
         """Raw strings -> src ``[B, S]`` (ids, EOS appended, padded) and lengths ``[B]``."""

@@ -30,7 +30,7 @@ import torch
 from torch import Tensor
 
 from luong.decoder import DecoderState, Memory
-from luong.vocab import Vocab
+from luong.vocab import Vocab, join_symbols, split_symbols
 
 if TYPE_CHECKING:
     from luong.model import Seq2Seq
@@ -343,7 +343,7 @@ def _greedy_floor(
     length = torch.where(ended, is_eos.int().argmax(dim=1) + 1, limits.clamp(max=steps))  # [B]
     within = torch.arange(steps, device=tokens.device) < length[:, None]  # [B, T]
     log_p = torch.where(within, log_probs, 0.0).sum(dim=1)
-    score = log_p / ((5.0 + length.to(log_p.dtype)) / 6.0) ** alpha
+    score = log_p / _length_penalties(length, alpha)
     if beta:
         coverage = (weights * within[:, :, None]).sum(dim=1)  # [B, S]
         score = score + coverage_penalty(coverage, memory.mask, beta).to(score.dtype)
@@ -629,7 +629,7 @@ def source_symbols(model: Seq2Seq, text: str) -> list[str]:
 def _surface_tokens(vocab: Vocab, text: str) -> list[str]:
     """``text``'s tokens before lowercasing (NFKC only), to copy with their case."""
     text = unicodedata.normalize("NFKC", text)
-    return list(text) if vocab.tokens == "char" else text.split()
+    return split_symbols(text, vocab.tokens)
 
 
 def replace_unknowns(
@@ -684,4 +684,4 @@ def hypothesis_text(model: Seq2Seq, hypothesis: Hypothesis, source: str | None =
             break
         if token not in (Vocab.pad_id, Vocab.bos_id):
             kept.append(symbol)
-    return ("" if model.tgt_vocab.tokens == "char" else " ").join(kept)
+    return join_symbols(kept, model.tgt_vocab.tokens)

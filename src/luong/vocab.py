@@ -29,7 +29,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar, Literal
 
-__all__ = ["TOKENS", "Tokens", "Vocab"]
+__all__ = ["TOKENS", "Tokens", "Vocab", "join_symbols", "split_symbols"]
 
 Tokens = Literal["char", "space"]
 TOKENS: tuple[str, ...] = ("char", "space")
@@ -163,8 +163,7 @@ class Vocab:
 
     def tokenize(self, text: str) -> list[str]:
         """``normalize``, then characters (char mode) or ``str.split()`` (space mode)."""
-        text = self.normalize(text)
-        return list(text) if self.tokens == "char" else text.split()
+        return split_symbols(self.normalize(text), self.tokens)
 
     def encode(self, text: str, *, bos: bool = False, eos: bool = True) -> list[int]:
         """Ids of ``text``'s tokens, unknown ones as ``unk_id``; never fails on content.
@@ -235,8 +234,7 @@ class Vocab:
             TypeError: an id is not an integer.
             ValueError: an id is outside ``[0, V)``.
         """
-        separator = "" if self.tokens == "char" else " "
-        return separator.join(self.symbols_of(ids, strip=strip))
+        return join_symbols(self.symbols_of(ids, strip=strip), self.tokens)
 
     # Lookups.
 
@@ -368,6 +366,16 @@ class Vocab:
             return cls.from_json(data)
         except ValueError as error:
             raise ValueError(f"{name}: not a vocabulary: {error}") from None
+
+
+def split_symbols(text: str, tokens: Tokens) -> list[str]:
+    """``text`` as symbols: its characters (``"char"``) or ``str.split()`` (``"space"``)."""
+    return list(text) if tokens == "char" else text.split()
+
+
+def join_symbols(symbols: Iterable[str], tokens: Tokens) -> str:
+    """The inverse of ``split_symbols``: joined by ``""`` (char) or ``" "`` (space)."""
+    return ("" if tokens == "char" else " ").join(symbols)
 
 
 def _check_text(text: object) -> None:

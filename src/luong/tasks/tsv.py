@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from luong.metrics import g2p_scores
-from luong.vocab import TOKENS, Tokens
+from luong.vocab import TOKENS, Tokens, split_symbols
 
 if TYPE_CHECKING:
     from luong.model import Seq2Seq
@@ -172,10 +172,6 @@ def group_references(pairs: Iterable[Pair]) -> list[tuple[str, list[str]]]:
     return list(grouped.items())
 
 
-def _tokens(text: str, tokens: Tokens) -> list[str]:
-    return list(text) if tokens == "char" else text.split()
-
-
 def reference_scores(
     hyps: Sequence[str], refs: Sequence[Sequence[str]], tokens: Tokens = "space"
 ) -> dict[str, float | int]:
@@ -201,8 +197,8 @@ def reference_scores(
     if isinstance(hyps, str) or isinstance(refs, str):
         raise TypeError("hyps, refs: expected sequences, got a single str")
     scores = g2p_scores(
-        [_tokens(hyp, tokens) for hyp in hyps],
-        [[_tokens(ref, tokens) for ref in source_refs] for source_refs in refs],
+        [split_symbols(hyp, tokens) for hyp in hyps],
+        [[split_symbols(ref, tokens) for ref in source_refs] for source_refs in refs],
     )
     return {
         "exact_match": 1.0 - scores["wer"],
