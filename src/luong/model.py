@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, overload
@@ -435,6 +436,17 @@ def pad_batch(ids: Sequence[Sequence[int]], device: torch.device) -> tuple[Tenso
     batch = torch.tensor(rows, dtype=torch.long).view(len(ids), width)
     lengths = torch.tensor([len(x) for x in ids], dtype=torch.long)
     return batch.to(device), lengths.to(device)
+
+
+@contextmanager
+def evaluating(model: nn.Module) -> Iterator[None]:
+    """Eval mode (no dropout) for the block; the model's previous mode afterwards."""
+    was_training = model.training
+    model.eval()
+    try:
+        yield
+    finally:
+        model.train(was_training)
 
 
 def default_max_len(src_len: Tensor) -> Tensor:

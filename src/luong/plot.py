@@ -289,7 +289,7 @@ def model_score_panel(
     Raises:
         ValueError: empty ``text``, negative ``step`` or ``pad``.
     """
-    from luong.model import default_max_len
+    from luong.model import default_max_len, evaluating
     from luong.search import _greedy_steps, source_symbols
     from luong.vocab import Vocab
 
@@ -297,16 +297,12 @@ def model_score_panel(
         raise ValueError("text: expected a non-empty input, got only whitespace")
     if step < 0 or pad < 0:
         raise ValueError(f"step and pad: expected >= 0, got step={step}, pad={pad}")
-    was_training = model.training
-    model.eval()
-    try:
+    with evaluating(model):
         src, lengths = model.encode_sources([text])
         src = torch.cat([src, src.new_zeros(1, pad)], dim=1)  # pad id 0
         with torch.inference_mode():
             memory, state = model.encode(src, lengths)
             tokens, _, weights = _greedy_steps(model, memory, state, default_max_len(lengths))
-    finally:
-        model.train(was_training)
     ids = tokens[0].tolist()
     end = ids.index(Vocab.eos_id) + 1 if Vocab.eos_id in ids else len(ids)
     row = weights[0, min(step, end - 1)].clone()

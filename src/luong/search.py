@@ -571,7 +571,7 @@ def decode(
         TypeError: ``texts`` is not a sequence of strings.
         ValueError: an option out of range (named with the value).
     """
-    from luong.model import default_max_len
+    from luong.model import default_max_len, evaluating
 
     if isinstance(texts, str) or not all(isinstance(t, str) for t in texts):
         raise TypeError("texts: expected a sequence of strings")
@@ -585,9 +585,7 @@ def decode(
     todo = [i for i, text in enumerate(texts) if text.strip()]
     # Similar lengths together: less padding, and the order is restored below.
     todo.sort(key=lambda i: len(texts[i]))
-    was_training = model.training
-    model.eval()
-    try:
+    with evaluating(model):
         for start in range(0, len(todo), batch_size):
             chunk = todo[start : start + batch_size]
             src, lengths = model.encode_sources([texts[i] for i in chunk])
@@ -610,8 +608,6 @@ def decode(
                 )
             for i, hyps in zip(chunk, lists, strict=True):
                 outputs[i] = hyps
-    finally:
-        model.train(was_training)
     return outputs
 
 

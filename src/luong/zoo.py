@@ -30,7 +30,7 @@ import torch.nn.functional as F
 
 from luong.batching import ParallelData
 from luong.checkpoint import write_text
-from luong.model import Seq2Seq
+from luong.model import Seq2Seq, evaluating
 from luong.tasks import TaskData, load_task, task_configs
 from luong.trainer import train
 from luong.vocab import Vocab
@@ -140,27 +140,22 @@ def dev_perplexity(model: Seq2Seq, pairs: Sequence[Pair], batch_size: int = 500)
     if batch_size < 1:
         raise ValueError(f"batch_size: expected >= 1, got {batch_size}")
     data = ParallelData(pairs, model.src_vocab, model.tgt_vocab)
-    was_training = model.training
-    model.eval()
     total = torch.zeros((), dtype=torch.float64)
     tokens = 0
-    try:
-        with torch.inference_mode():
-            for start in range(0, len(data), batch_size):
-                batch = data.batch(range(start, min(start + batch_size, len(data))))
-                batch = batch.to(model.device)
-                logits = model(batch.src, batch.src_lengths, batch.tgt[:, :-1])  # [B, T, V]
-                gold = batch.tgt[:, 1:]
-                loss = F.cross_entropy(
-                    logits.reshape(-1, logits.shape[-1]).float(),
-                    gold.reshape(-1),
-                    ignore_index=Vocab.pad_id,
-                    reduction="sum",
-                )
-                total += loss.double().cpu()
-                tokens += int((gold != Vocab.pad_id).sum())
-    finally:
-        model.train(was_training)
+    with evaluating(model), torch.inference_mode():
+        for start in range(0, len(data), batch_size):
+            batch = data.batch(range(start, min(start + batch_size, len(data))))
+            batch = batch.to(model.device)
+            logits = model(batch.src, batch.src_lengths, batch.tgt[:, :-1])  # [B, T, V]
+            gold = batch.tgt[:, 1:]
+            loss = F.cross_entropy(
+                logits.reshape(-1, logits.shape[-1]).float(),
+                gold.reshape(-1),
+                ignore_index=Vocab.pad_id,
+                reduction="sum",
+            )
+            total += loss.double().cpu()
+            tokens += int((gold != Vocab.pad_id).sum())
     return math.exp(float(total) / tokens)
 
 
