@@ -30,9 +30,10 @@ from pathlib import Path
 import torch
 
 from luong import Seq2Seq, Seq2SeqConfig, TrainConfig, Vocab
-from luong.batching import Batch, ParallelData, bucketed_batches
+from luong.batching import Batch, ParallelData, bucketed_batches, encode_sources
 from luong.tasks import load_task
 from luong.trainer import loss_of
+from luong.translator import translate
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from reference import ReferenceSeq2Seq  # noqa: E402
@@ -207,11 +208,12 @@ def bench_decoding(model_dir: Path, repeats: int) -> dict[str, object]:
     test = load_task("dates", n_train=0, n_dev=0).test
     sources = [s for s, _ in test]
     result: dict[str, object] = {"sentences": len(sources)}
-    greedy = [_time(lambda: model.translate(sources, batch_size=512)) for _ in range(repeats)]
+    greedy = [_time(lambda: translate(model, sources, batch_size=512)) for _ in range(repeats)]
     result["greedy_s"] = round(statistics.median(greedy), 3)
     result["greedy_sentences_per_s"] = round(len(sources) / statistics.median(greedy))
     beam = [
-        _time(lambda: model.translate(sources, batch_size=512, beam_size=5)) for _ in range(repeats)
+        _time(lambda: translate(model, sources, batch_size=512, beam_size=5))
+        for _ in range(repeats)
     ]
     result["beam5_s"] = round(statistics.median(beam), 3)
     result["beam5_sentences_per_s"] = round(len(sources) / statistics.median(beam))
@@ -228,7 +230,7 @@ def bench_decoding(model_dir: Path, repeats: int) -> dict[str, object]:
         cfg.input_feed,
         cfg.enc_layers,
     ).eval()
-    src, lengths = model.encode_sources(sources)
+    src, lengths = encode_sources(model.src_vocab, sources)
 
     def reference_greedy() -> None:
         for start in range(0, len(sources), 512):

@@ -26,6 +26,7 @@ from torch.profiler import ProfilerActivity, profile
 from luong import Seq2Seq
 from luong.tasks import load_task
 from luong.trainer import loss_of
+from luong.translator import translate
 
 
 def matmul_rate(m: int, k: int, n: int, repeats: int = 200) -> float:
@@ -44,9 +45,9 @@ def matmul_rate(m: int, k: int, n: int, repeats: int = 200) -> float:
 def greedy_breakdown(model_dir: str) -> None:
     model = Seq2Seq.from_pretrained(model_dir)
     sources = [s for s, _ in load_task("dates", n_train=0, n_dev=0).test][:2048]
-    model.translate(sources, batch_size=512)  # warm-up
+    translate(model, sources, batch_size=512)  # warm-up
     with profile(activities=[ProfilerActivity.CPU]) as prof:
-        model.translate(sources, batch_size=512)
+        translate(model, sources, batch_size=512)
     events = prof.key_averages()
     total = sum(e.self_cpu_time_total for e in events)
     encoder = sum(e.cpu_time_total for e in events if e.key in ("aten::gru", "aten::lstm"))

@@ -33,9 +33,10 @@ import torch
 
 from luong import __version__
 from luong.cli import main as luong_main
+from luong.evaluation import evaluate_references
 from luong.model import Seq2Seq
 from luong.tasks.g2p import carve_dev, read_references
-from luong.tasks.tsv import evaluate_references, read_pairs
+from luong.tasks.tsv import read_pairs
 
 
 def _write_pairs(path: Path, pairs: list[tuple[str, str]]) -> None:

@@ -57,8 +57,8 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     (
         "self, query: Tensor, keys: Tensor, mask: Tensor, proj: Tensor, step: int = 0",
         "self, query: Tensor, keys: Tensor, mask: Tensor, proj: Tensor, step: int = 1",
-    ): "the global attentions' _attend never reads the step (only LocalAttention's, whose own "
-    "default is tested)",
+    ): "the global attentions' attend_unchecked never reads the step (only LocalAttention's, "
+    "whose own default is tested)",
     ("return 0", "return 1"): "the step _check_step gives local-p when none is passed is never "
     "read: local-p predicts p_t",
     (

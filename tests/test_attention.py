@@ -398,8 +398,8 @@ def test_batched_queries_match_one_step_at_a_time(kind: str) -> None:
     _, keys, mask = inputs(D, key_dim, lengths=(4, 2, 0), seed=9)
     queries = torch.randn(3, 2, D, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
     proj = att.project_keys(keys)
-    context, weights = att._attend(queries, keys, mask, proj)
-    attentional = att._attentional(queries, context)
+    context, weights = att.attend_unchecked(queries, keys, mask, proj)
+    attentional = att.attentional_unchecked(queries, context)
     assert context.shape == (3, 2, key_dim) and weights.shape == (3, 2, 4)
     for t in range(2):
         step_context, step_weights = att(queries[:, t], keys, mask)

@@ -36,9 +36,11 @@ from luong.attention import (
     masked_softmax,
 )
 from luong.batching import ParallelData
-from luong.cli import _build_parser
-from luong.model import Seq2Seq, Seq2SeqConfig
+from luong.cli import build_parser
+from luong.config import Seq2SeqConfig
+from luong.model import Seq2Seq
 from luong.trainer import loss_of
+from luong.translator import translate
 from luong.vocab import Vocab
 
 D = 3  # query width of the module tests
@@ -159,7 +161,7 @@ def test_location_longer_source_raises() -> None:
         lambda: att(query, keys, mask),
         lambda: att.scores(query, keys),
         lambda: att.project_keys(keys),
-        lambda: att._project_keys(keys),  # the decoder's path
+        lambda: att.project_keys_unchecked(keys),  # the decoder's path
     ):
         with pytest.raises(ValueError) as info:
             call()
@@ -272,7 +274,7 @@ def test_batched_queries_match_one_step_at_a_time(mode: str) -> None:
     _, keys, mask = inputs(D, 4, lengths=(6, 3, 0), seed=9)
     queries = torch.randn(3, 4, D, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
     proj = att.project_keys(keys)
-    context, weights = att._attend(queries, keys, mask, proj, 2)
+    context, weights = att.attend_unchecked(queries, keys, mask, proj, 2)
     assert context.shape == (3, 4, 4) and weights.shape == (3, 4, 6)
     for t in range(4):
         step_context, step_weights = att(queries[:, t], keys, mask, step=2 + t)
@@ -732,7 +734,7 @@ def test_model_trains_without_nan_and_round_trips(fields: dict, tmp_path: Path) 
     with torch.no_grad():
         assert torch.equal(loaded(src, lengths, tgt_in), model(src, lengths, tgt_in))
     texts = ["abc", "jihgf", "a"]
-    assert loaded.translate(texts, max_len=6) == model.translate(texts, max_len=6)
+    assert translate(loaded, texts, max_len=6) == translate(model, texts, max_len=6)
 
 
 @pytest.mark.parametrize("fields", MECHANISMS, ids=MECHANISM_IDS)
@@ -779,12 +781,12 @@ def test_config_local_fields_validate() -> None:
                 Seq2SeqConfig(**{name: value})  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="attention 'scaled_dot' needs keys as wide"):
         Seq2SeqConfig(attention="scaled_dot", dec_hidden=64)
-    assert set(luong.model.ATTENTIONS) == {*GLOBAL_SCORES, "bahdanau"}
-    assert luong.model.LOCALS == ("none", "monotonic", "predictive")
+    assert set(luong.config.ATTENTIONS) == {*GLOBAL_SCORES, "bahdanau"}
+    assert luong.config.LOCALS == ("none", "monotonic", "predictive")
 
 
 def test_cli_flags_come_from_the_config() -> None:
-    parser = _build_parser()
+    parser = build_parser()
     args = parser.parse_args(
         ["train", "dates", "--out", "x", "--attention", "general", "--local", "predictive"]
         + ["--window", "4", "--max-src-len", "40"]
@@ -807,7 +809,7 @@ def test_local_m_batched_queries_start_at_step_zero_by_default() -> None:
     att = local("dot", "monotonic", 1, rng=2)
     _, keys, mask = inputs(D, D, lengths=(6, 3, 0), seed=5)
     queries = torch.randn(3, 4, D, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
-    _, weights = att._attend(queries, keys, mask, att.project_keys(keys))
+    _, weights = att.attend_unchecked(queries, keys, mask, att.project_keys(keys))
     for t in range(4):
         _, step_weights = att(queries[:, t], keys, mask, step=t)
         torch.testing.assert_close(weights[:, t], step_weights, atol=1e-12, rtol=0)

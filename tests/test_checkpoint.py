@@ -23,14 +23,10 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from luong import Seq2Seq, Seq2SeqConfig, TrainConfig, Vocab
-from luong.checkpoint import (
-    atomic_write,
-    find_latest,
-    read_checkpoint,
-    write_checkpoint,
-    write_folder,
-)
-from luong.trainer import Trainer, TrainingDiverged, train
+from luong.checkpoint import find_latest, read_checkpoint, write_checkpoint
+from luong.files import atomic_write, write_folder
+from luong.run import train
+from luong.trainer import Trainer, TrainingDiverged
 
 MODEL = {"emb_dim": 8, "enc_hidden": 16, "enc_layers": 1, "dec_hidden": 32}
 TRAIN = {
@@ -51,7 +47,7 @@ DATA = {"seed": 0, "n_train": 320, "n_dev": 30, "n_test": 30}
 CHILD = textwrap.dedent(
     """
     import os, signal, sys
-    import luong.checkpoint as checkpoint
+    import luong.files as files
     from luong import Seq2SeqConfig, TrainConfig, train
 
     kill_at = int(os.environ.get("KILL_AT_REPLACE", "0"))
@@ -64,7 +60,7 @@ CHILD = textwrap.dedent(
                 os.kill(os.getpid(), signal.SIGKILL)
             real_replace(src, dst)
 
-        checkpoint.os.replace = replace
+        files.os.replace = replace
     train(
         "dates",
         sys.argv[1],

@@ -148,10 +148,12 @@ def test_bad_training_file_stops_before_training(
             == 1
         )
         assert f"{files / 'one.tsv'}:{line}: {problem}" in capsys.readouterr().err
-    # the skip is reported before anything else can stop the run (here --epochs 0)
-    assert main([*args, "--out", str(out), "--skip-bad-lines", "--epochs", "0"]) == 1
+    # the skip is reported as the data is read, before anything else can stop the run (here
+    # sources longer than --max-src-len), and a run stopped before training writes nothing
+    assert main([*args, "--out", str(out), "--skip-bad-lines", "--max-src-len", "1"]) == 1
     err = capsys.readouterr().err
     assert err.startswith(f"luong: skipped 3 bad lines in {files / 'bad.tsv'}\n")
+    assert "longer than the model's max_src_len=1" in err
     assert not out.exists()
 
 

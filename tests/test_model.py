@@ -18,7 +18,9 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from luong import Seq2Seq, Seq2SeqConfig, Vocab, greedy_search
-from luong.model import ATTENTIONS
+from luong.batching import encode_sources
+from luong.config import ATTENTIONS
+from luong.translator import translate
 
 SRC = Vocab(list("abcdefghij "))
 TGT = Vocab(list("0123456789-"))
@@ -310,7 +312,7 @@ def test_save_load_round_trip(tmp_path: Path, fields: dict[str, object]) -> None
     with torch.no_grad():
         assert torch.equal(loaded.eval()(src, lengths, tgt_in), model(src, lengths, tgt_in))
     texts = ["abc", "jihgf edcba", "", "a b"]
-    assert loaded.translate(texts, max_len=8) == model.translate(texts, max_len=8)
+    assert translate(loaded, texts, max_len=8) == translate(model, texts, max_len=8)
 
 
 def test_luong_load_is_from_pretrained(tmp_path: Path) -> None:
@@ -318,7 +320,7 @@ def test_luong_load_is_from_pretrained(tmp_path: Path) -> None:
 
     model = make_model(seed=9)
     model.save_pretrained(tmp_path)
-    assert same_state(luong.load(str(tmp_path)), model)
+    assert same_state(luong.load(str(tmp_path)).model, model)
 
 
 @pytest.fixture
@@ -573,46 +575,46 @@ TEXTS = ["abc", "", "jihgfedcba", "   ", "a", "bad cab", "hhhh", "\t\n", "é?!"]
 
 def test_translate_keeps_order_and_empty_inputs() -> None:
     model = lively()
-    outputs = model.translate(TEXTS, max_len=10)
+    outputs = translate(model, TEXTS, max_len=10)
     assert len(outputs) == len(TEXTS)
     for text, output in zip(TEXTS, outputs, strict=True):
         if not text.strip():
             assert output == ""
         else:
-            assert output == model.translate([text], max_len=10)[0]
+            assert output == translate(model, [text], max_len=10)[0]
     assert len({o for o, t in zip(outputs, TEXTS, strict=True) if t.strip()}) > 2
-    assert model.translate(TEXTS, batch_size=2, max_len=10) == outputs
-    assert model.translate(list(reversed(TEXTS)), max_len=10) == list(reversed(outputs))
+    assert translate(model, TEXTS, batch_size=2, max_len=10) == outputs
+    assert translate(model, list(reversed(TEXTS)), max_len=10) == list(reversed(outputs))
 
 
 def test_translate_equals_greedy_search() -> None:
     model = lively()
     texts = ["abc", "jihg", "bad cab"]
-    src, lengths = model.encode_sources(texts)
+    src, lengths = encode_sources(model.src_vocab, texts)
     assert lengths.tolist() == [4, 5, 8]  # EOS appended
     hyps = greedy_search(model, src, lengths, 10)
-    assert model.translate(texts, max_len=10) == [TGT.decode(h.tokens) for h in hyps]
+    assert translate(model, texts, max_len=10) == [TGT.decode(h.tokens) for h in hyps]
 
 
 def test_translate_edge_cases() -> None:
     model = lively()
-    assert model.translate([]) == []
-    assert model.translate(["", " "]) == ["", ""]
+    assert translate(model, []) == []
+    assert translate(model, ["", " "]) == ["", ""]
     model.train()
-    model.translate(["abc"])
+    translate(model, ["abc"])
     assert model.training  # the mode is restored
     with pytest.raises(TypeError, match="texts: expected a sequence of strings"):
-        model.translate("abc")
+        translate(model, "abc")
     with pytest.raises(TypeError, match="texts: expected a sequence of strings"):
-        model.translate(["abc", 3])  # type: ignore[list-item]
+        translate(model, ["abc", 3])  # type: ignore[list-item]
     with pytest.raises(ValueError, match="batch_size: expected >= 1, got 0"):
-        model.translate(["abc"], batch_size=0)
+        translate(model, ["abc"], batch_size=0)
     with pytest.raises(ValueError, match="max_len: expected an int >= 1, got 0"):
-        model.translate(["abc"], max_len=0)
+        translate(model, ["abc"], max_len=0)
 
 
 def test_translate_default_limit_does_not_depend_on_the_batch() -> None:
     model = lively(bias=-100.0)  # never emits EOS: every output runs to the limit
-    alone = model.translate(["ab"])[0]
-    beside = model.translate(["ab", "abcdefghijabcdefghij"])[0]
+    alone = translate(model, ["ab"])[0]
+    beside = translate(model, ["ab", "abcdefghijabcdefghij"])[0]
     assert beside == alone

@@ -33,6 +33,7 @@ from luong.search import (
     replace_unknowns,
     source_symbols,
 )
+from luong.translator import translate
 
 SRC = Vocab(list("abcdefghij "))
 TGT = Vocab(list("0123456789-"))
@@ -402,10 +403,10 @@ def test_decode_keeps_order_and_gives_empty_inputs_no_hypotheses() -> None:
 
 def test_translate_with_beam_and_nbest() -> None:
     model = LIVELY.model()
-    greedy = model.translate(TEXTS, max_len=10)
-    assert model.translate(TEXTS, beam_size=1, max_len=10) == greedy
-    best = model.translate(TEXTS, beam_size=4, alpha=0.6, max_len=10)
-    nbest = model.translate(TEXTS, beam_size=4, n_best=3, alpha=0.6, max_len=10)
+    greedy = translate(model, TEXTS, max_len=10)
+    assert translate(model, TEXTS, beam_size=1, max_len=10) == greedy
+    best = translate(model, TEXTS, beam_size=4, alpha=0.6, max_len=10)
+    nbest = translate(model, TEXTS, beam_size=4, n_best=3, alpha=0.6, max_len=10)
     assert len(best) == len(nbest) == len(TEXTS)
     for text, one, many in zip(TEXTS, best, nbest, strict=True):
         if not text.strip():
@@ -449,7 +450,7 @@ def test_hypothesis_text_with_replaced_unknowns_in_a_token_vocabulary() -> None:
     assert hypothesis_text(model, hyp) == "this is <unk>"
     assert hypothesis_text(model, hyp, source) == "this is Kafka"
     assert hypothesis_symbols(model, hyp, source) == ["this", "is", "Kafka", "</s>"]
-    translated = model.translate([source], beam_size=2, replace_unk=True, max_len=6)
+    translated = translate(model, [source], beam_size=2, replace_unk=True, max_len=6)
     assert "<unk>" not in translated[0]
 
 

@@ -6,15 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from luong.evaluation import group_references
+from luong.metrics import reference_scores
 from luong.tasks import OWN_DATA, load_task
-from luong.tasks.tsv import (
-    BadLine,
-    group_references,
-    load,
-    parse_pairs,
-    read_pairs,
-    reference_scores,
-)
+from luong.tasks.tsv import BadLine, load, parse_pairs, read_pairs
 
 # The reader.
 

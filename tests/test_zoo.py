@@ -14,7 +14,8 @@ import torch
 from luong import zoo
 from luong.batching import ParallelData
 from luong.cli import main
-from luong.model import Seq2Seq, Seq2SeqConfig
+from luong.config import Seq2SeqConfig
+from luong.model import Seq2Seq
 from luong.tasks import load_task
 from luong.trainer import loss_of
 from luong.vocab import Vocab
@@ -125,14 +126,13 @@ def test_cli_zoo_reports_bad_settings(tmp_path: Path, capsys) -> None:
     assert "luong: error: steps: expected an int >= 1, got 0" in capsys.readouterr().err
 
 
-def test_g2p_zoo_data_keeps_whole_words_and_the_g2p_defaults() -> None:
+def test_g2p_zoo_data_keeps_whole_words_and_the_g2p_batch_budget() -> None:
     from luong.tasks import task_configs
-    from luong.zoo import _zoo_data
+    from luong.zoo import zoo_data
 
     settings = ZooSettings(task="g2p", steps=3, seeds=1, n_dev=40, n_test=50)
-    data = _zoo_data(settings)
-    assert (data.model_config, data.train_config) == task_configs("g2p")
-    assert len(data.train) == 3 * data.train_config.batch_size
+    data = zoo_data(settings)
+    assert len(data.train) == 3 * task_configs("g2p")[1].batch_size
     assert len({w for w, _ in data.dev}) == 40 and len({w for w, _ in data.test}) == 50
     # Every pronunciation of a chosen word comes with it, and the splits stay disjoint.
     full = load_task("g2p")
@@ -140,4 +140,4 @@ def test_g2p_zoo_data_keeps_whole_words_and_the_g2p_defaults() -> None:
     assert sorted(p for p in full.test if p[0] in test_words) == sorted(data.test)
     assert not test_words & {w for w, _ in data.train}
     assert data.references
-    assert _zoo_data(settings) == data  # the same cut every time
+    assert zoo_data(settings) == data  # the same cut every time

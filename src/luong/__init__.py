@@ -3,9 +3,12 @@
 import luong
 model = luong.load("runs/dates")
 model.translate(["3 May 1979", "Tuesday, March 6, 1979"])  # ['1979-05-03', '1979-03-06']
+
+The package's top floor: it gathers the public names of the modules below it
+(``docs/architecture.md``); no module of the package imports it.
 """
 
-__version__ = "0.1.0"
+from pathlib import Path
 
 from luong.attention import (
     BahdanauAttention,
@@ -14,10 +17,15 @@ from luong.attention import (
     length_mask,
     masked_softmax,
 )
+from luong.config import Seq2SeqConfig, TrainConfig
 from luong.decoder import DecoderState, Memory
-from luong.model import Seq2Seq, Seq2SeqConfig
+from luong.evaluation import evaluate
+from luong.model import Seq2Seq
+from luong.run import RunConfig, TrainResult, configure, run, train
 from luong.search import Hypothesis, beam_search, decode, greedy_search
-from luong.trainer import TrainConfig, Trainer, TrainResult, evaluate, train
+from luong.trainer import Trainer
+from luong.translator import Translator, translate
+from luong.version import __version__
 from luong.vocab import Vocab
 
 __all__ = [
@@ -27,23 +35,29 @@ __all__ = [
     "LocalAttention",
     "LuongAttention",
     "Memory",
+    "RunConfig",
     "Seq2Seq",
     "Seq2SeqConfig",
     "TrainConfig",
     "TrainResult",
     "Trainer",
+    "Translator",
     "Vocab",
+    "__version__",
     "beam_search",
+    "configure",
     "decode",
     "evaluate",
     "greedy_search",
     "length_mask",
     "load",
     "masked_softmax",
+    "run",
     "train",
+    "translate",
 ]
 
 
-def load(directory: str, device: str = "cpu") -> Seq2Seq:
-    """Load a saved model folder (``Seq2Seq.from_pretrained``)."""
-    return Seq2Seq.from_pretrained(directory, device=device)
+def load(directory: str | Path, device: str = "cpu") -> Translator:
+    """Load a saved model folder for translation (``Translator.from_pretrained``)."""
+    return Translator.from_pretrained(directory, device=device)

@@ -48,6 +48,7 @@ __all__ = [
     "GLOBAL_SCORES",
     "LOCAL_MODES",
     "LOCAL_SCORES",
+    "SAME_WIDTH_SCORES",
     "SCORES",
     "BahdanauAttention",
     "LocalAttention",
@@ -66,6 +67,7 @@ LocalScore = Literal["dot", "general", "concat", "scaled_dot"]  # pragma: no mut
 LOCAL_SCORES: tuple[str, ...] = (*SCORES, "scaled_dot")  # scores inside a local window
 LocalMode = Literal["monotonic", "predictive"]  # pragma: no mutate
 LOCAL_MODES: tuple[str, ...] = ("monotonic", "predictive")
+SAME_WIDTH_SCORES: tuple[str, ...] = ("dot", "scaled_dot")  # scores that need K == d
 
 
 def make_generator(rng: int | torch.Generator | None) -> torch.Generator | None:
@@ -172,7 +174,7 @@ class _Attention(nn.Module):
     def project_keys(self, keys: Tensor) -> Tensor:
         """Per-sentence part of the score, computed once: keys ``[B, S, K]`` -> ``[B, S, d]``."""
         self._check_keys(keys)
-        return self._project_keys(keys)
+        return self.project_keys_unchecked(keys)
 
     def scores(self, query: Tensor, keys: Tensor, proj: Tensor | None = None) -> Tensor:
         """Unmasked scores ``[B, S]`` of query ``[B, d]`` against keys ``[B, S, K]``.
@@ -181,7 +183,7 @@ class _Attention(nn.Module):
         """
         self._check_query_keys(query, keys)
         if proj is None:
-            proj = self._project_keys(keys)
+            proj = self.project_keys_unchecked(keys)
         else:
             self._check_proj(proj, keys)
         return self._scores(query, keys, proj)
@@ -198,10 +200,10 @@ class _Attention(nn.Module):
         self._check_query_keys(query, keys)
         self._check_mask(mask, keys)
         if proj is None:
-            proj = self._project_keys(keys)
+            proj = self.project_keys_unchecked(keys)
         else:
             self._check_proj(proj, keys)
-        return self._attend(query, keys, mask, proj)
+        return self.attend_unchecked(query, keys, mask, proj)
 
     def attentional(self, query: Tensor, context: Tensor) -> Tensor:
         """Attentional state h~ = tanh(W_c [c ; h]) (eq. 5), context first.
@@ -214,24 +216,32 @@ class _Attention(nn.Module):
             raise ValueError(
                 f"context: expected batch {query.shape[0]} (the query's), got {context.shape[0]}"
             )
-        return self._attentional(query, context)
+        return self.attentional_unchecked(query, context)
 
-    # Unchecked versions for callers that validated once (the decoder). They also take T
-    # queries at once, query [B, T, d] -> context [B, T, K], weights [B, T, S], for the
-    # decoder's fast path, which attends every target step in one batched operation.
-    # ``step`` is the target position t of the (first) query; only local-m reads it.
-    def _attend(
+    # The unchecked interface, for callers that validated their shapes once (the decoder
+    # checks a batch at its boundary and then steps T times). The attend and attentional
+    # methods also take T queries at once, query [B, T, d], for the decoder's fast path,
+    # which attends every target step in one batched operation.
+
+    def attend_unchecked(
         self, query: Tensor, keys: Tensor, mask: Tensor, proj: Tensor, step: int = 0
     ) -> tuple[Tensor, Tensor]:
+        """``forward`` without its checks: query ``[B, d]`` (or ``[B, T, d]``), keys
+        ``[B, S, K]``, mask ``[B, S]``, proj ``project_keys_unchecked(keys)`` -> context
+        ``[B, K]`` and weights ``[B, S]`` (or ``[B, T, K]``, ``[B, T, S]``). ``step`` is the
+        target position t of the (first) query; only local-m reads it."""
         if query.dim() == 3:
             mask = mask.unsqueeze(1)  # [B, 1, S], the same mask for every step
         weights = masked_softmax(self._scores(query, keys, proj), mask)
         return read(weights, keys), weights
 
-    def _attentional(self, query: Tensor, context: Tensor) -> Tensor:
+    def attentional_unchecked(self, query: Tensor, context: Tensor) -> Tensor:
+        """``attentional`` without its checks: ``[B, d]``, ``[B, K]`` -> ``[B, d]`` (or with a
+        T axis)."""
         return torch.tanh(self.combine(torch.cat([context, query], dim=-1)))
 
-    def _project_keys(self, keys: Tensor) -> Tensor:
+    def project_keys_unchecked(self, keys: Tensor) -> Tensor:
+        """``project_keys`` without its checks: keys ``[B, S, K]`` -> ``[B, S, proj_dim]``."""
         raise NotImplementedError
 
     def _scores(self, query: Tensor, keys: Tensor, proj: Tensor) -> Tensor:
@@ -350,7 +360,7 @@ class LuongAttention(_Attention):
         self.d = _check_width("d", d)
         self.key_dim = d if key_dim is None else _check_width("key_dim", key_dim)
         self.score = score
-        if score in ("dot", "scaled_dot") and self.key_dim != self.d:
+        if score in SAME_WIDTH_SCORES and self.key_dim != self.d:
             raise ValueError(
                 f"key_dim: the {score} score needs key_dim == d = {d}, got {self.key_dim}; "
                 "use general or concat for keys of another width"
@@ -396,7 +406,7 @@ class LuongAttention(_Attention):
                 f"positions, got S = {source_len}"
             )
 
-    def _project_keys(self, keys: Tensor) -> Tensor:
+    def project_keys_unchecked(self, keys: Tensor) -> Tensor:
         if self.score == "dot":
             return keys  # [B, S, d]
         if self.score == "general":
@@ -545,10 +555,10 @@ class LocalAttention(LuongAttention):
         self._check_mask(mask, keys)
         t = self._check_step(step)
         if proj is None:
-            proj = self._project_keys(keys)
+            proj = self.project_keys_unchecked(keys)
         else:
             self._check_proj(proj, keys)
-        return self._attend(query, keys, mask, proj, t)
+        return self.attend_unchecked(query, keys, mask, proj, t)
 
     def position(self, query: Tensor, mask: Tensor, step: int | None = None) -> Tensor:
         """The aligned position p_t ``[B]`` in the query's dtype: t for local-m, eq. 9 for
@@ -589,7 +599,7 @@ class LocalAttention(LuongAttention):
         gate = self.position_v(torch.tanh(self.position_proj(query))).squeeze(-1)
         return lengths * torch.sigmoid(gate)
 
-    def _attend(
+    def attend_unchecked(
         self, query: Tensor, keys: Tensor, mask: Tensor, proj: Tensor, step: int = 0
     ) -> tuple[Tensor, Tensor]:
         scores = self._scores(query, keys, proj)  # [B, S], or [B, T, S] for T queries
@@ -654,7 +664,7 @@ class BahdanauAttention(_Attention):
     def extra_repr(self) -> str:
         return f"d={self.d}, key_dim={self.key_dim}"
 
-    def _project_keys(self, keys: Tensor) -> Tensor:
+    def project_keys_unchecked(self, keys: Tensor) -> Tensor:
         return self.key_proj(keys)  # W_k k_s: [B, S, d]
 
     def _scores(self, query: Tensor, keys: Tensor, proj: Tensor) -> Tensor:

@@ -1,6 +1,9 @@
-"""Parallel data as tensors, and batches of similar lengths.
+"""Text as tensors: padding, masks, source strings as a batch, parallel data, and batches of
+similar lengths.
 
 Shapes: ``N`` pairs, ``B`` batch, ``S`` source length, ``T`` target length (with BOS and EOS).
+Padding is ``Vocab.pad_id`` (0) after the real ids; a mask is True at real positions
+(``luong.attention.length_mask``).
 """
 
 from __future__ import annotations
@@ -12,9 +15,70 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from luong.attention import length_mask
 from luong.vocab import Vocab
 
-__all__ = ["Batch", "ParallelData", "bucketed_batches"]
+__all__ = [
+    "Batch",
+    "ParallelData",
+    "bucketed_batches",
+    "check_batch",
+    "encode_sources",
+    "pad_batch",
+    "source_mask",
+]
+
+
+def pad_batch(
+    ids: Sequence[Sequence[int]], device: torch.device | str = "cpu"
+) -> tuple[Tensor, Tensor]:
+    """Id lists -> a padded ``[B, S]`` long tensor (pad id 0) and the lengths ``[B]``."""
+    width = max((len(x) for x in ids), default=0)
+    rows = [list(x) + [Vocab.pad_id] * (width - len(x)) for x in ids]
+    batch = torch.tensor(rows, dtype=torch.long).view(len(ids), width)
+    lengths = torch.tensor([len(x) for x in ids], dtype=torch.long)
+    return batch.to(device), lengths.to(device)
+
+
+def encode_sources(
+    vocab: Vocab, texts: Sequence[str], device: torch.device | str = "cpu"
+) -> tuple[Tensor, Tensor]:
+    """Raw strings -> src ``[B, S]`` (ids, EOS appended, padded) and lengths ``[B]``."""
+    return pad_batch([vocab.encode(text, eos=True) for text in texts], device)
+
+
+def source_mask(src: Tensor, src_lengths: Tensor) -> Tensor:
+    """The mask ``[B, S]`` of a padded batch src ``[B, S]``: True at real positions."""
+    return length_mask(src_lengths.to(src.device), src.shape[1])
+
+
+def check_batch(src: Tensor, src_lengths: Tensor) -> None:
+    """Check a source batch at a public boundary: src a long tensor ``[B, S]``, src_lengths
+    ``[B]`` with every length in ``[1, S]``.
+
+    Raises:
+        ValueError: naming the tensor, the expected and the actual shape or values.
+    """
+    if not isinstance(src, Tensor) or src.dim() != 2 or src.dtype != torch.long:
+        got = f"{src.dtype} {tuple(src.shape)}" if isinstance(src, Tensor) else type(src).__name__
+        raise ValueError(f"src: expected a long tensor [B, S], got {got}")
+    if (
+        not isinstance(src_lengths, Tensor)
+        or src_lengths.dim() != 1
+        or src_lengths.shape[0] != src.shape[0]
+    ):
+        found = (
+            str(tuple(src_lengths.shape))
+            if isinstance(src_lengths, Tensor)
+            else type(src_lengths).__name__
+        )
+        raise ValueError(f"src_lengths: expected shape [B] = ({src.shape[0]},), got {found}")
+    if src_lengths.numel() and not (
+        int(src_lengths.min()) >= 1 and int(src_lengths.max()) <= src.shape[1]
+    ):
+        raise ValueError(
+            f"src_lengths: expected lengths in [1, S = {src.shape[1]}], got {src_lengths.tolist()}"
+        )
 
 
 @dataclass(frozen=True)
@@ -53,8 +117,8 @@ class ParallelData:
         self.pairs = list(pairs)
         src = [src_vocab.encode(s, eos=True) for s, _ in self.pairs]
         tgt = [tgt_vocab.encode(t, bos=True, eos=True) for _, t in self.pairs]
-        self.src, self.src_lengths = _pad(src)
-        self.tgt, self.tgt_lengths = _pad(tgt)
+        self.src, self.src_lengths = pad_batch(src)
+        self.tgt, self.tgt_lengths = pad_batch(tgt)
 
     def __len__(self) -> int:
         return len(self.pairs)
@@ -102,9 +166,3 @@ def bucketed_batches(
         batches.extend(chunk[i : i + batch_size] for i in range(0, len(chunk), batch_size))
     rng.shuffle(batches)
     return batches
-
-
-def _pad(rows: list[list[int]]) -> tuple[Tensor, Tensor]:
-    width = max(len(r) for r in rows)
-    padded = [r + [Vocab.pad_id] * (width - len(r)) for r in rows]
-    return torch.tensor(padded, dtype=torch.long), torch.tensor([len(r) for r in rows])

@@ -1,10 +1,9 @@
-"""Crash-safe files and training checkpoints: safetensors and JSON only, never pickle.
+"""Training checkpoints, crash-safe: safetensors and JSON only, never pickle.
 
-Every file is written to a temporary name in its own folder, flushed, fsynced and renamed
-over the final name, so a reader sees the old file or the new one, never half of one. A
-checkpoint is a folder built under a temporary name and renamed into place when complete;
-the ``latest`` pointer moves to it only afterwards, and older checkpoints are deleted only
-after that. A kill at any moment leaves the previous checkpoint intact and findable.
+Every file is written all or nothing (``luong.files``). A checkpoint is a folder built under
+a temporary name and renamed into place when complete; the ``latest`` pointer moves to it
+only afterwards, and older checkpoints are deleted only after that. A kill at any moment
+leaves the previous checkpoint intact and findable.
 
 A checkpoint folder ``checkpoints/step-0000123/`` holds:
 
@@ -17,27 +16,18 @@ A checkpoint folder ``checkpoints/step-0000123/`` holds:
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import uuid
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import torch
-from safetensors import SafetensorError
-from safetensors.torch import load_file, save_file
+from safetensors.torch import save_file
 from torch import Tensor
 
-__all__ = [
-    "BEST",
-    "atomic_write",
-    "find_latest",
-    "read_checkpoint",
-    "read_json",
-    "write_checkpoint",
-    "write_folder",
-]
+from luong.files import read_json, read_tensors, write_folder, write_text
+from luong.model import WEIGHTS, Seq2Seq, load_checked
+
+__all__ = ["BEST", "find_latest", "read_checkpoint", "write_checkpoint"]
 
 OPTIMIZER = "optimizer.safetensors"
 BEST = "best.safetensors"
@@ -45,105 +35,6 @@ STATE = "state.json"
 LATEST = "latest"
 PREFIX = "step-"
 FORMAT = 1
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], None]) -> None:
-    """Write ``path`` all or nothing: ``write(tmp)`` fills a temporary file in the same folder,
-    which is fsynced and renamed over ``path``."""
-    path = Path(path)
-    # A fresh name, created by ``write`` itself: the file gets the usual permissions (the
-    # umask's), not mkstemp's owner-only 0600.
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp")
-    try:
-        write(tmp)
-        os.chmod(tmp, 0o666 & ~_umask())  # safetensors creates its files owner-only
-        with open(tmp, "rb+") as handle:
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    _fsync_dir(path.parent)
-
-
-def write_text(path: str | os.PathLike[str], text: str) -> None:
-    """Atomically write UTF-8 text."""
-
-    def write(tmp: Path) -> None:
-        tmp.write_text(text, encoding="utf-8")
-
-    atomic_write(path, write)
-
-
-def write_tensors(path: str | Path, tensors: dict[str, Tensor], metadata: dict[str, str]) -> None:
-    """Atomically write a safetensors file (contiguous CPU copies of ``tensors``)."""
-    flat = {k: v.detach().cpu().contiguous() for k, v in tensors.items()}
-    atomic_write(path, lambda tmp: save_file(flat, str(tmp), metadata=metadata))
-
-
-def read_json(path: Path) -> Any:
-    """Parse a JSON file; a missing, unreadable or malformed file raises naming it."""
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise FileNotFoundError(f"{path}: missing") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ValueError(f"{path}: not valid JSON ({error})") from None
-
-
-def read_tensors(path: Path) -> dict[str, Tensor]:
-    """Load a safetensors file; a missing, truncated or foreign file raises naming it."""
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: missing")
-    try:
-        return load_file(str(path))
-    except (SafetensorError, OSError, ValueError) as error:
-        raise ValueError(f"{path}: not a readable safetensors file ({error})") from None
-
-
-def write_folder(folder: str | Path, fill: Callable[[Path], None]) -> Path:
-    """Build a folder all or nothing: ``fill(tmp)`` writes into a temporary sibling, which is
-    renamed to ``folder`` (replacing an older one) once complete."""
-    folder = Path(folder)
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = folder.with_name(f".partial-{folder.name}.{os.getpid()}.{uuid.uuid4().hex}")
-    tmp.mkdir()  # the umask's permissions, not mkdtemp's 0700
-    try:
-        fill(tmp)
-        for path in tmp.iterdir():
-            os.chmod(path, 0o666 & ~_umask())  # safetensors creates its files owner-only
-            with open(path, "rb") as handle:
-                os.fsync(handle.fileno())
-        _fsync_dir(tmp)
-        if folder.exists():
-            # Replace in two renames so a kill in between leaves one complete copy.
-            old = folder.with_name(f".old-{folder.name}")
-            shutil.rmtree(old, ignore_errors=True)
-            os.replace(folder, old)
-            os.replace(tmp, folder)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, folder)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    _fsync_dir(folder.parent)
-    return folder
 
 
 def _check_finite(model: torch.nn.Module) -> None:
@@ -155,7 +46,7 @@ def _check_finite(model: torch.nn.Module) -> None:
 def write_checkpoint(
     checkpoints: str | Path,
     step: int,
-    model: Any,
+    model: Seq2Seq,
     optimizer: torch.optim.Optimizer,
     state: dict[str, Any],
     keep: int,
@@ -225,8 +116,6 @@ def read_checkpoint(
         FileNotFoundError, ValueError: a missing, corrupt, mis-shaped or foreign file; the
             message names the file and the problem.
     """
-    from luong.model import WEIGHTS, load_checked
-
     state = read_json(folder / STATE)
     if not isinstance(state, dict) or state.get("format") != FORMAT:
         raise ValueError(f"{folder / STATE}: not a luong training state (format {FORMAT})")

@@ -145,7 +145,7 @@ class Decoder(nn.Module):
 
     def memory(self, keys: Tensor, mask: Tensor) -> Memory:
         """Project the keys once per sentence."""
-        return Memory(keys, mask, self.attention._project_keys(keys))
+        return Memory(keys, mask, self.attention.project_keys_unchecked(keys))
 
     def initial_state(self, start: RNNState, batch: int) -> DecoderState:
         """The state before the first step, from the bridged encoder state."""
@@ -204,10 +204,10 @@ class Decoder(nn.Module):
     ) -> tuple[Tensor, Tensor]:
         start = state.hidden if state.cell is None else (state.hidden, state.cell)
         outputs, _ = self.rnn(embedded, start)  # [B, T, d], the top layer
-        context, weights = self.attention._attend(
+        context, weights = self.attention.attend_unchecked(
             outputs, memory.keys, memory.mask, memory.proj, state.step
         )
-        return self.attention._attentional(outputs, context), weights
+        return self.attention.attentional_unchecked(outputs, context), weights
 
     def _unroll_steps(
         self, gates: Tensor, state: DecoderState, memory: Memory
@@ -248,17 +248,17 @@ class Decoder(nn.Module):
             gates = gates + F.linear(state.feed, feed_weight)
         if context_weight is not None:
             # Bahdanau: attend with the state from before the step; the context joins the input.
-            context, weights = self.attention._attend(
+            context, weights = self.attention.attend_unchecked(
                 state.hidden[-1], memory.keys, memory.mask, memory.proj, state.step
             )
             gates = gates + F.linear(context, context_weight)
         hidden, cell = self._cells(gates, state)
         if not self.before:
             # Luong: attend with the new top state.
-            context, weights = self.attention._attend(
+            context, weights = self.attention.attend_unchecked(
                 hidden[-1], memory.keys, memory.mask, memory.proj, state.step
             )
-        attentional = self.attention._attentional(hidden[-1], context)
+        attentional = self.attention.attentional_unchecked(hidden[-1], context)
         next_state = DecoderState(hidden, cell, attentional, state.coverage, state.step + 1)
         return next_state, attentional, weights
 

@@ -13,6 +13,8 @@ Definitions (hyps[i] is the output for item i, refs[i] its reference):
 
 For G2P each unique word is counted once, with every pronunciation of it as a reference,
 as the G2P literature scores CMUdict (Bisani and Ney 2008; Yao and Zweig 2015).
+``reference_scores`` applies the same rule to any output: each unique source once, right
+when it equals any of its references, its token errors counted against the closest one.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ from collections.abc import Sequence
 
 from rapidfuzz.distance import Levenshtein
 
-__all__ = ["char_accuracy", "exact_match", "g2p_scores"]
+from luong.vocab import TOKENS, Tokens, split_symbols
+
+__all__ = ["char_accuracy", "exact_match", "g2p_scores", "reference_scores"]
 
 
 def exact_match(hyps: Sequence[str], refs: Sequence[str]) -> float:
@@ -126,6 +130,45 @@ def g2p_scores(
         "word_errors": word_errors,
         "phoneme_errors": phoneme_errors,
         "phonemes": phonemes,
+    }
+
+
+def reference_scores(
+    hyps: Sequence[str], refs: Sequence[Sequence[str]], tokens: Tokens = "space"
+) -> dict[str, float | int]:
+    """Sequence and token error rates over unique sources, each with several references.
+
+    Args:
+        hyps: ``hyps[i]``, the output for source i.
+        refs: ``refs[i]``, the references of source i (at least one, each with a token).
+        tokens: how to cut strings into tokens: ``"space"`` (phonemes, words) or ``"char"``.
+
+    Returns:
+        ``{"exact_match", "wer", "per", "sources", "word_errors", "token_errors",
+        "tokens"}``: ``wer`` the fraction of sources whose output equals none of their
+        references, ``per`` the edit distance to the closest reference over its length
+        (summed over sources), ``exact_match = 1 - wer``.
+
+    Raises:
+        ValueError: unknown ``tokens``; the lengths differ; no sources; a source without
+            references or with an empty one.
+    """
+    if tokens not in TOKENS:
+        raise ValueError(f"tokens: expected one of {', '.join(TOKENS)}, got {tokens!r}")
+    if isinstance(hyps, str) or isinstance(refs, str):
+        raise TypeError("hyps, refs: expected sequences, got a single str")
+    scores = g2p_scores(
+        [split_symbols(hyp, tokens) for hyp in hyps],
+        [[split_symbols(ref, tokens) for ref in source_refs] for source_refs in refs],
+    )
+    return {
+        "exact_match": 1.0 - scores["wer"],
+        "wer": scores["wer"],
+        "per": scores["per"],
+        "sources": scores["words"],
+        "word_errors": scores["word_errors"],
+        "token_errors": scores["phoneme_errors"],
+        "tokens": scores["phonemes"],
     }
 
 

@@ -16,11 +16,22 @@ from typing import TYPE_CHECKING
 import torch
 from torch import Tensor
 
+from luong.attention import SCORES, LuongAttention, length_mask
+from luong.batching import encode_sources
+from luong.model import Seq2Seq, evaluating
+from luong.search import (
+    Hypothesis,
+    decode,
+    default_max_len,
+    greedy_steps,
+    hypothesis_symbols,
+    hypothesis_text,
+    source_symbols,
+)
+from luong.vocab import Vocab
+
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
-
-    from luong.model import Seq2Seq
-    from luong.search import Hypothesis
 
 __all__ = [
     "ScorePanel",
@@ -40,6 +51,8 @@ def _label(symbol: str) -> str:
 
 
 def _figure(size: tuple[float, float], dpi: int) -> Figure:
+    # matplotlib is imported when a figure is drawn: it takes longer to import than the
+    # commands that draw nothing (translate, eval) take to start.
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -140,8 +153,6 @@ def plot_translation(
         ValueError: an empty input, or a bad option.
         OSError: the file cannot be written.
     """
-    from luong.search import decode, hypothesis_symbols, hypothesis_text, source_symbols
-
     if not isinstance(text, str) or not text.strip():
         raise ValueError(f"text: expected a non-empty input, got {text!r}")
     ((best, *_),) = decode(model, [text], beam_size=beam_size, alpha=alpha, beta=beta)
@@ -251,8 +262,6 @@ def fresh_score_panels(
     Raises:
         ValueError: ``length < 2``, ``pad`` outside ``[0, length)``, ``d < 1``.
     """
-    from luong.attention import SCORES, LuongAttention, length_mask
-
     if length < 1 or not 0 <= pad < length or d < 1:
         raise ValueError(
             f"expected length >= 1, 0 <= pad < length and d >= 1, got length={length}, "
@@ -289,20 +298,16 @@ def model_score_panel(
     Raises:
         ValueError: empty ``text``, negative ``step`` or ``pad``.
     """
-    from luong.model import default_max_len, evaluating
-    from luong.search import _greedy_steps, source_symbols
-    from luong.vocab import Vocab
-
     if not text.strip():
         raise ValueError("text: expected a non-empty input, got only whitespace")
     if step < 0 or pad < 0:
         raise ValueError(f"step and pad: expected >= 0, got step={step}, pad={pad}")
     with evaluating(model):
-        src, lengths = model.encode_sources([text])
+        src, lengths = encode_sources(model.src_vocab, [text], model.device)
         src = torch.cat([src, src.new_zeros(1, pad)], dim=1)  # pad id 0
         with torch.inference_mode():
             memory, state = model.encode(src, lengths)
-            tokens, _, weights = _greedy_steps(model, memory, state, default_max_len(lengths))
+            tokens, _, weights = greedy_steps(model, memory, state, default_max_len(lengths))
     ids = tokens[0].tolist()
     end = ids.index(Vocab.eos_id) + 1 if Vocab.eos_id in ids else len(ids)
     row = weights[0, min(step, end - 1)].clone()

@@ -24,23 +24,23 @@ import math
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
 import torch
 from torch import Tensor
 
+from luong.batching import check_batch, encode_sources
 from luong.decoder import DecoderState, Memory
+from luong.model import Seq2Seq, evaluating
 from luong.vocab import Vocab, join_symbols, split_symbols
-
-if TYPE_CHECKING:
-    from luong.model import Seq2Seq
 
 __all__ = [
     "Hypothesis",
     "beam_search",
     "coverage_penalty",
     "decode",
+    "default_max_len",
     "greedy_search",
+    "greedy_steps",
     "hypothesis_symbols",
     "hypothesis_text",
     "length_penalty",
@@ -69,11 +69,15 @@ class Hypothesis:
 MaxLen = int | Tensor  # one limit for every sentence, or a limit per sentence [B]
 
 
+def default_max_len(src_len: Tensor) -> Tensor:
+    """How long each output may grow when the caller does not say: twice its source's length
+    (EOS included), plus 10. src_len ``[B]`` -> ``[B]``."""
+    return 2 * src_len + 10
+
+
 def _check_search_input(src: Tensor, src_lengths: Tensor, max_len: MaxLen) -> Tensor:
     """Validate; returns the output limit per sentence, a long tensor ``[B]``."""
-    from luong.model import _check_batch
-
-    _check_batch(src, src_lengths)
+    check_batch(src, src_lengths)
     if isinstance(max_len, Tensor):
         if (
             max_len.dtype.is_floating_point
@@ -112,16 +116,17 @@ def greedy_search(
     limits = _check_search_input(src, src_lengths, max_len)
     with torch.inference_mode():
         memory, state = model.encode(src, src_lengths)
-        steps = _greedy_steps(model, memory, state, limits)
+        steps = greedy_steps(model, memory, state, limits)
         return _hypotheses(*steps, src_lengths, limits)
 
 
-def _greedy_steps(
+def greedy_steps(
     model: Seq2Seq, memory: Memory, state: DecoderState, limits: Tensor
 ) -> tuple[Tensor, Tensor, Tensor]:
-    """The greedy loop: tokens, log_probs ``[B, T]`` and weights ``[B, T, S]``,
-    T <= max(limits) (it stops once every row has produced EOS or reached its limit ``[B]``;
-    rows go on after that, and ``_hypotheses`` cuts them)."""
+    """The greedy loop from an encoded batch (``model.encode``): tokens, log_probs ``[B, T]``
+    and weights ``[B, T, S]``, T <= max(limits). It stops once every row has produced EOS or
+    reached its limit ``[B]``; rows go on after that (``greedy_search`` cuts them). No
+    validation: the caller checked the batch."""
     batch = memory.keys.shape[0]
     device = memory.keys.device
     tokens = torch.full((batch,), Vocab.bos_id, dtype=torch.long, device=device)
@@ -334,7 +339,7 @@ def _greedy_floor(
     """The log P ``[B]`` below which an open beam cannot beat greedy search's hypothesis:
     ``s(G) * lp(limit)``, less a margin for rounding; -inf where greedy's hypothesis ends
     before ``min_len`` (beam search then follows another path)."""
-    tokens, log_probs, weights = _greedy_steps(model, memory, state, limits)
+    tokens, log_probs, weights = greedy_steps(model, memory, state, limits)
     steps = tokens.shape[1]
     is_eos = (tokens == Vocab.eos_id) & (
         torch.arange(steps, device=tokens.device) < limits[:, None]
@@ -571,8 +576,6 @@ def decode(
         TypeError: ``texts`` is not a sequence of strings.
         ValueError: an option out of range (named with the value).
     """
-    from luong.model import default_max_len, evaluating
-
     if isinstance(texts, str) or not all(isinstance(t, str) for t in texts):
         raise TypeError("texts: expected a sequence of strings")
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
@@ -588,7 +591,8 @@ def decode(
     with evaluating(model):
         for start in range(0, len(todo), batch_size):
             chunk = todo[start : start + batch_size]
-            src, lengths = model.encode_sources([texts[i] for i in chunk])
+            sources = [texts[i] for i in chunk]
+            src, lengths = encode_sources(model.src_vocab, sources, model.device)
             # The default limit is each sentence's own, so no output depends on its batch.
             limit: MaxLen = max_len if max_len is not None else default_max_len(lengths)
             shortest = limit if isinstance(limit, int) else int(limit.min())

@@ -29,6 +29,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar, Literal
 
+from luong.files import write_json
+
 __all__ = ["TOKENS", "Tokens", "Vocab", "join_symbols", "split_symbols"]
 
 Tokens = Literal["char", "space"]
@@ -338,9 +340,7 @@ class Vocab:
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write ``to_json()`` to ``path`` as UTF-8 JSON (non-ASCII symbols kept as written),
         atomically: a reader sees the old file or the new one, never half of one."""
-        from luong.checkpoint import write_text
-
-        write_text(path, json.dumps(self.to_json(), ensure_ascii=False, indent=2) + "\n")
+        write_json(path, self.to_json())
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Vocab:

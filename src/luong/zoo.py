@@ -29,10 +29,10 @@ import torch
 import torch.nn.functional as F
 
 from luong.batching import ParallelData
-from luong.checkpoint import write_text
+from luong.files import write_text
 from luong.model import Seq2Seq, evaluating
+from luong.run import train
 from luong.tasks import TaskData, load_task, task_configs
-from luong.trainer import train
 from luong.vocab import Vocab
 
 __all__ = [
@@ -159,11 +159,11 @@ def dev_perplexity(model: Seq2Seq, pairs: Sequence[Pair], batch_size: int = 500)
     return math.exp(float(total) / tokens)
 
 
-def _zoo_data(settings: ZooSettings) -> TaskData:
+def zoo_data(settings: ZooSettings) -> TaskData:
     """The task's data cut to the zoo's budget: N x batch_size training pairs, the first
     ``n_dev`` and ``n_test`` sources (a G2P word with all its pronunciations), in an order
     that follows from ``data_seed``."""
-    model_config, train_config = task_configs(settings.task)
+    _, train_config = task_configs(settings.task)
     n_train = settings.steps * train_config.batch_size
     if settings.task == "dates":
         data = load_task(
@@ -184,7 +184,7 @@ def _zoo_data(settings: ZooSettings) -> TaskData:
             dev=_first_sources(data.dev, settings.n_dev, rng),
             test=_first_sources(data.test, settings.n_test, rng),
         )
-    return dataclasses.replace(data, model_config=model_config, train_config=train_config)
+    return data
 
 
 def _first_sources(pairs: Sequence[Pair], n: int, rng: random.Random) -> list[Pair]:
@@ -238,8 +238,8 @@ def run_zoo(
         for entry in saved.get("runs", []):
             run = ZooRun(**entry)
             done[(run.variant, run.input_feed, run.seed)] = run
-    data = _zoo_data(settings)
-    base_model, base_train = data.model_config, data.train_config
+    data = zoo_data(settings)
+    base_model, base_train = task_configs(settings.task)
     # The location score's fixed length must cover every source (EOS included).
     longest = max(len(s) for s, _ in (*data.train, *data.dev, *data.test))
     runs: list[ZooRun] = []

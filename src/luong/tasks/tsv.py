@@ -1,4 +1,4 @@
-"""Your own data: tab-separated ``source<TAB>target`` files, and scoring with several references.
+"""Your own data: tab-separated ``source<TAB>target`` files.
 
 One pair per line, UTF-8; Windows line endings (``\\r\\n``), a UTF-8 byte-order mark on the
 first line and a missing final newline are all fine::
@@ -12,43 +12,20 @@ with bytes that are not UTF-8 raises ``ValueError("FILE:LINE: what is wrong")`` 
 training; with ``skip_bad_lines`` such lines are left out and counted instead.
 
 Several references. A source may appear on several lines with different targets (a word with
-two pronunciations). Training sees every pair. Scoring (``reference_scores``,
-``evaluate_references``) counts each unique source once: its output is right when it equals
-any of its references, and its token errors are counted against the closest reference, as the
-G2P literature scores CMUdict (``luong.metrics.g2p_scores``)::
-
-    wer  sources whose output equals none of their references / unique sources
-    per  sum over sources of edit distance to the closest reference / that reference's length
-
-Tokens are the target vocabulary's: whitespace-separated symbols (phonemes for G2P) in
-``"space"`` mode, characters in ``"char"`` mode; ``exact_match`` is ``1 - wer``.
+two pronunciations). Training sees every pair; scoring counts each unique source once, right
+when its output equals any of its references (``luong.evaluation``).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-from luong.metrics import g2p_scores
-from luong.vocab import TOKENS, Tokens, split_symbols
+from luong.tasks.data import TaskData
+from luong.vocab import TOKENS, Tokens
 
-if TYPE_CHECKING:
-    from luong.model import Seq2Seq
-    from luong.tasks import TaskData
-
-__all__ = [
-    "BadLine",
-    "PairFile",
-    "evaluate_references",
-    "group_references",
-    "load",
-    "parse_pairs",
-    "read_pairs",
-    "reference_scores",
-]
+__all__ = ["BadLine", "PairFile", "load", "parse_pairs", "read_pairs"]
 
 Pair = tuple[str, str]
 
@@ -157,118 +134,6 @@ def read_pairs(path: str | os.PathLike[str], *, skip_bad_lines: bool = False) ->
     return parse_pairs(raw, name, skip_bad_lines=skip_bad_lines)
 
 
-def group_references(pairs: Iterable[Pair]) -> list[tuple[str, list[str]]]:
-    """Each unique source once, in order of first appearance, with its targets (repeats of
-    the same target kept once, in order).
-
-    >>> group_references([("read", "R EH D"), ("cat", "K AE T"), ("read", "R IY D")])
-    [('read', ['R EH D', 'R IY D']), ('cat', ['K AE T'])]
-    """
-    grouped: dict[str, list[str]] = {}
-    for source, target in pairs:
-        targets = grouped.setdefault(source, [])
-        if target not in targets:
-            targets.append(target)
-    return list(grouped.items())
-
-
-def reference_scores(
-    hyps: Sequence[str], refs: Sequence[Sequence[str]], tokens: Tokens = "space"
-) -> dict[str, float | int]:
-    """Sequence and token error rates over unique sources, each with several references.
-
-    Args:
-        hyps: ``hyps[i]``, the output for source i.
-        refs: ``refs[i]``, the references of source i (at least one, each with a token).
-        tokens: how to cut strings into tokens: ``"space"`` (phonemes, words) or ``"char"``.
-
-    Returns:
-        ``{"exact_match", "wer", "per", "sources", "word_errors", "token_errors",
-        "tokens"}``: ``wer`` the fraction of sources whose output equals none of their
-        references, ``per`` the edit distance to the closest reference over its length
-        (summed over sources), ``exact_match = 1 - wer``.
-
-    Raises:
-        ValueError: unknown ``tokens``; the lengths differ; no sources; a source without
-            references or with an empty one.
-    """
-    if tokens not in TOKENS:
-        raise ValueError(f"tokens: expected one of {', '.join(TOKENS)}, got {tokens!r}")
-    if isinstance(hyps, str) or isinstance(refs, str):
-        raise TypeError("hyps, refs: expected sequences, got a single str")
-    scores = g2p_scores(
-        [split_symbols(hyp, tokens) for hyp in hyps],
-        [[split_symbols(ref, tokens) for ref in source_refs] for source_refs in refs],
-    )
-    return {
-        "exact_match": 1.0 - scores["wer"],
-        "wer": scores["wer"],
-        "per": scores["per"],
-        "sources": scores["words"],
-        "word_errors": scores["word_errors"],
-        "token_errors": scores["phoneme_errors"],
-        "tokens": scores["phonemes"],
-    }
-
-
-def evaluate_references(
-    model: Seq2Seq,
-    pairs: Sequence[Pair],
-    *,
-    batch_size: int = 1000,
-    max_len: int | None = None,
-    beam_size: int = 1,
-    alpha: float = 0.0,
-    beta: float = 0.0,
-) -> dict[str, Any]:
-    """Decode each unique source of ``pairs`` once and score it against all its targets.
-
-    Args:
-        model: a trained model.
-        pairs: (source, target) pairs; a source may repeat with other targets.
-        batch_size: sources per decoding batch.
-        max_len: the longest output (None: the model's default).
-        beam_size: 1 for greedy search, more for beam search (``Seq2Seq.translate``).
-        alpha: beam search's length penalty weight.
-        beta: beam search's coverage penalty weight.
-
-    Returns:
-        ``reference_scores``'s dict (tokens as the model's target vocabulary cuts them), plus
-        ``pairs``, ``unknown_tokens`` (source tokens outside the source vocabulary, mapped to
-        unk), ``sources_with_unknown`` and ``unknown_target_tokens`` (reference tokens the
-        model can never write).
-
-    Raises:
-        ValueError: no pairs; bad search options.
-    """
-    if not pairs:
-        raise ValueError("pairs: expected at least one (source, target) pair, got none")
-    grouped = group_references(pairs)
-    sources = [source for source, _ in grouped]
-    hyps = model.translate(
-        sources,
-        batch_size=batch_size,
-        max_len=max_len,
-        beam_size=beam_size,
-        alpha=alpha,
-        beta=beta,
-    )
-    tokens = model.tgt_vocab.tokens
-    scores: dict[str, Any] = dict(
-        reference_scores(hyps, [targets for _, targets in grouped], tokens)
-    )
-    unknown = [len(model.src_vocab.unknown(source)) for source in sources]
-    scores.update(
-        pairs=len(pairs),
-        unknown_tokens=sum(unknown),
-        sources_with_unknown=sum(1 for n in unknown if n),
-        unknown_target_tokens=sum(
-            len(model.tgt_vocab.unknown(target)) for _, targets in grouped for target in targets
-        ),
-    )
-    return scores
-
-
 def load(
     train: str | os.PathLike[str],
     dev: str | os.PathLike[str],
@@ -296,8 +161,6 @@ def load(
         FileNotFoundError: a file is missing.
         ValueError: a bad line (``"FILE:LINE: problem"``), a file without pairs, bad tokens.
     """
-    from luong.tasks import TaskData
-
     for name, value in (("src_tokens", src_tokens), ("tgt_tokens", tgt_tokens)):
         if value not in TOKENS:
             raise ValueError(f"{name}: expected one of {', '.join(TOKENS)}, got {value!r}")

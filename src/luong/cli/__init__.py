@@ -1,0 +1,62 @@
+"""The ``luong`` command: each subcommand parses its flags, calls the library, prints.
+
+    luong train dates|g2p --out runs/dates [--seed N] [--config FILE.toml] [--attention general] ...
+    luong train --train FILE.tsv --dev FILE.tsv [--test FILE.tsv] --out DIR
+        [--src-tokens char|space] [--tgt-tokens char|space] [--skip-bad-lines] [--preset g2p]
+    luong eval runs/dates --task dates|g2p [--n 10000] [--seed N] [--json] [--beam 5]
+    luong eval DIR --data FILE.tsv [--skip-bad-lines] [--json] [--beam 5]
+    luong translate runs/dates [--input FILE] [--beam 5 --nbest 3 --alpha 0.6 --beta 0.2]
+        [--format text|jsonl] [--replace-unk] < sources.txt > outputs.txt
+    luong plot runs/dates "Monday, March 5, 1979" --out attn.png [--beam 5]
+    luong plot-scores --out scores.png [DIR ...] [--text TEXT] [--step N] [--pad N]
+    luong zoo --task dates --out docs/zoo [--seeds 3] [--steps 200] [--window 4]
+
+One module per command (``luong.cli.train``, ...); what they share is ``luong.cli.common``.
+Every error is one line on stderr and a non-zero exit status, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from luong.cli import evaluate, plot, train, translate, zoo
+from luong.cli.common import UsageError
+from luong.version import __version__
+
+__all__ = ["build_parser", "main"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of every command; each sets ``handler``, the function that runs it."""
+    parser = argparse.ArgumentParser(
+        prog="luong", description="Attention-based RNN sequence-to-sequence models."
+    )
+    parser.add_argument("--version", action="version", version=f"luong {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    train.add_parser(commands)
+    evaluate.add_parser(commands)
+    translate.add_parser(commands)
+    plot.add_parsers(commands)
+    zoo.add_parser(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``luong`` command; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args))
+    except UsageError as error:
+        parser.error(str(error))  # exits with status 2
+    except (ValueError, TypeError, OSError) as error:
+        print(f"luong: error: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt as interrupt:
+        saved = getattr(interrupt, "checkpoint", None)
+        where = f"; checkpoint written to {saved}, run the same command to resume" if saved else ""
+        print(f"luong: interrupted{where}", file=sys.stderr)
+        return 130
+    return 1

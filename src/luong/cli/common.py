@@ -1,0 +1,125 @@
+"""What the commands share: usage errors, flags made from config fields, search flags, input
+lines, messages on stderr."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+import sys
+import typing
+from pathlib import Path
+from typing import Any
+
+from luong.config import ATTENTIONS, BRIDGES, CELLS, LOCALS, PRECISIONS, SCHEDULES
+from luong.distributed import DEVICES
+
+__all__ = [
+    "UsageError",
+    "add_config_flags",
+    "add_search_flags",
+    "check_search_flags",
+    "overrides",
+    "read_lines",
+    "say",
+]
+
+# The fields whose flags take one of a fixed set of values.
+CHOICES: dict[str, tuple[str, ...]] = {
+    "attention": ATTENTIONS,
+    "local": LOCALS,
+    "cell": CELLS,
+    "bridge": BRIDGES,
+    "schedule": SCHEDULES,
+    "device": DEVICES,
+    "precision": PRECISIONS,
+}
+
+
+class UsageError(Exception):
+    """A command line that cannot run; reported like argparse's own usage errors."""
+
+
+def say(message: str) -> None:
+    """A message of the library's on stderr, as ``luong: message``, flushed."""
+    print(f"luong: {message}", file=sys.stderr, flush=True)
+
+
+def add_config_flags(parser: argparse.ArgumentParser, cls: type, title: str) -> None:
+    """One ``--flag`` per field of dataclass ``cls`` (default None: "not given")."""
+    group = parser.add_argument_group(title)
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        flag = "--" + f.name.replace("_", "-")
+        kind = hints[f.name]
+        help_text = f"(default: {f.default})"
+        if kind is bool:
+            group.add_argument(
+                flag, action=argparse.BooleanOptionalAction, default=None, help=help_text
+            )
+        else:
+            group.add_argument(
+                flag,
+                type=kind,
+                default=None,
+                choices=CHOICES.get(f.name),
+                metavar=None if f.name in CHOICES else f.name.upper(),
+                help=help_text,
+            )
+
+
+def overrides(args: argparse.Namespace, cls: type) -> dict[str, Any]:
+    """The fields of dataclass ``cls`` given as flags (``add_config_flags``)."""
+    return {
+        f.name: getattr(args, f.name)
+        for f in dataclasses.fields(cls)
+        if getattr(args, f.name) is not None
+    }
+
+
+def add_search_flags(parser: argparse.ArgumentParser) -> None:
+    """--beam, --alpha, --beta (luong.search.beam_search)."""
+    parser.add_argument(
+        "--beam", type=int, default=1, metavar="K", help="beam size (default 1: greedy search)"
+    )
+    parser.add_argument(
+        "--alpha",
+        type=float,
+        default=0.0,
+        help="length penalty weight, lp = ((5 + |Y|) / 6) ** alpha (default 0)",
+    )
+    parser.add_argument(
+        "--beta",
+        type=float,
+        default=0.0,
+        help="coverage penalty weight, beta * sum_s log(min(sum_t a_ts, 1)) (default 0)",
+    )
+
+
+def check_search_flags(args: argparse.Namespace) -> None:
+    """A bad search flag is a usage error before any model is loaded."""
+    if args.beam < 1:
+        raise UsageError(f"--beam: expected >= 1, got {args.beam}")
+    for name in ("alpha", "beta"):
+        value = getattr(args, name)
+        if not math.isfinite(value) or value < 0:
+            raise UsageError(f"--{name}: expected a finite number >= 0, got {value}")
+
+
+def read_lines(path: Path | None) -> list[str]:
+    """Lines of ``path`` (stdin when None), line endings removed; invalid UTF-8 names the
+    file and line."""
+    name = str(path) if path is not None else "<stdin>"
+    try:
+        raw = path.read_bytes() if path is not None else sys.stdin.buffer.read()
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{name}: no such file") from None
+    except IsADirectoryError:
+        raise ValueError(f"{name}: is a directory, expected a text file") from None
+    lines = []
+    for number, line in enumerate(raw.splitlines(), start=1):
+        try:
+            lines.append(line.decode("utf-8"))
+        except UnicodeDecodeError as error:
+            raise ValueError(f"{name}:{number}: not valid UTF-8 ({error.reason})") from None
+    return lines

@@ -1,0 +1,106 @@
+"""``luong plot`` (the attention of one translation) and ``luong plot-scores`` (dot, general
+and concat side by side)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from luong.cli.common import UsageError, add_search_flags, check_search_flags
+from luong.model import Seq2Seq
+from luong.plot import fresh_score_panels, model_score_panel, plot_scores, plot_translation
+from luong.search import hypothesis_text
+
+__all__ = ["add_parsers", "main_plot", "main_scores"]
+
+
+def add_parsers(commands: Any) -> None:
+    plot = commands.add_parser(
+        "plot",
+        help="heatmap of the attention of one translation",
+        description="Decode one input and draw its attention matrix: source symbols across, "
+        "output symbols down, a colour bar (PNG, no display needed).",
+    )
+    plot.add_argument("model", type=Path, help="a model folder")
+    plot.add_argument("text", help='the input, e.g. "Monday, March 5, 1979"')
+    plot.add_argument("--out", type=Path, required=True, help="the PNG to write")
+    add_search_flags(plot)
+    plot.add_argument("--dpi", type=int, default=100, help="pixels per inch (default 100)")
+    plot.set_defaults(handler=main_plot)
+
+    scores = commands.add_parser(
+        "plot-scores",
+        help="dot, general and concat attention weights side by side",
+        description="Bar charts of attention weights over the source positions, one per "
+        "score, padded positions shaded. Without DIR: freshly initialised dot, general and "
+        "concat attentions on one random input (keys and query from --seed). With DIR...: "
+        "one trained model per chart (e.g. one trained with each --attention), their "
+        "attention at output step --step of their greedy output for --text.",
+    )
+    scores.add_argument("models", nargs="*", type=Path, metavar="DIR", help="model folders")
+    scores.add_argument("--out", type=Path, required=True, help="the PNG to write")
+    scores.add_argument(
+        "--text",
+        default="Monday, March 5, 1979",
+        help='trained models: the input (default "Monday, March 5, 1979")',
+    )
+    scores.add_argument(
+        "--step", type=int, default=0, help="trained models: the output step (default 0)"
+    )
+    scores.add_argument(
+        "--pad", type=int, default=2, help="padded positions after the input (default 2)"
+    )
+    scores.add_argument(
+        "--length", type=int, default=8, help="fresh: positions, padding included (default 8)"
+    )
+    scores.add_argument("--seed", type=int, default=0, help="fresh: the seed (default 0)")
+    scores.add_argument("--dpi", type=int, default=100, help="pixels per inch (default 100)")
+    scores.set_defaults(handler=main_scores)
+
+
+def main_plot(args: argparse.Namespace) -> int:
+    check_search_flags(args)
+    if args.dpi < 1:
+        raise UsageError(f"--dpi: expected >= 1, got {args.dpi}")
+    if not args.text.strip():
+        raise UsageError("text: expected a non-empty input")
+    model = Seq2Seq.from_pretrained(args.model)
+    best = plot_translation(
+        model,
+        args.text,
+        args.out,
+        beam_size=args.beam,
+        alpha=args.alpha,
+        beta=args.beta,
+        dpi=args.dpi,
+    )
+    print(f"{args.text} -> {hypothesis_text(model, best)}; attention written to {args.out}")
+    return 0
+
+
+def main_scores(args: argparse.Namespace) -> int:
+    for name in ("step", "pad"):
+        if getattr(args, name) < 0:
+            raise UsageError(f"--{name}: expected >= 0, got {getattr(args, name)}")
+    if args.dpi < 1:
+        raise UsageError(f"--dpi: expected >= 1, got {args.dpi}")
+    if args.models:
+        if not args.text.strip():
+            raise UsageError("--text: expected a non-empty input")
+        panels = []
+        for folder in args.models:
+            model = Seq2Seq.from_pretrained(folder)
+            name = f"{model.config.attention} ({folder.name})"
+            panels.append(model_score_panel(model, args.text, args.step, args.pad, name))
+        title = f"attention at output step {args.step} for {args.text!r}"
+    else:
+        if not 0 <= args.pad < args.length:
+            raise UsageError(
+                f"--pad: expected 0 <= --pad < --length ({args.length}), got {args.pad}"
+            )
+        panels = fresh_score_panels(args.length, args.pad, seed=args.seed)
+        title = f"freshly initialised attentions, one random input (seed {args.seed})"
+    plot_scores(panels, args.out, title=title, dpi=args.dpi)
+    print(f"{len(panels)} chart{'' if len(panels) == 1 else 's'} written to {args.out}")
+    return 0

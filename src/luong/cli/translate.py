@@ -1,0 +1,116 @@
+"""``luong translate``: one source a line in, one output a line out (or JSON lines)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from luong.cli.common import UsageError, add_search_flags, check_search_flags, read_lines, say
+from luong.model import Seq2Seq
+from luong.search import decode, hypothesis_text
+from luong.translator import fit_sources, hypothesis_record
+
+__all__ = ["add_parser", "main"]
+
+
+def add_parser(commands: Any) -> None:
+    parser = commands.add_parser("translate", help="one source per line in, one output out")
+    parser.add_argument("model", type=Path, help="a model folder")
+    parser.add_argument("--input", type=Path, help="read sources from FILE (default: stdin)")
+    parser.add_argument("--batch-size", type=int, default=512)
+    parser.add_argument("--max-len", type=int, default=None, help="longest output")
+    parser.add_argument(
+        "--max-src-len",
+        type=int,
+        metavar="N",
+        help="the longest source line, in symbols (default: the model's max_src_len); a "
+        "longer line is an error, unless --truncate",
+    )
+    parser.add_argument(
+        "--truncate",
+        action="store_true",
+        help="cut lines longer than the maximum source length, with a warning on stderr",
+    )
+    add_search_flags(parser)
+    parser.add_argument(
+        "--nbest",
+        type=int,
+        default=1,
+        metavar="N",
+        help="outputs per input, at most --beam: "
+        "tab-separated in text, a list in jsonl (default 1)",
+    )
+    parser.add_argument(
+        "--format",
+        choices=("text", "jsonl"),
+        default="text",
+        help="text: the outputs, one "
+        'line per input; jsonl: one object per input, {"source", "hypotheses": [{"text", '
+        '"score", "tokens", "attention"}]}, tokens as output symbols (EOS included), '
+        "attention [T][S] over the source symbols and its EOS; numbers rounded to 6 decimals "
+        "(default text)",
+    )
+    parser.add_argument(
+        "--replace-unk",
+        action="store_true",
+        help="replace each <unk> in an output by the "
+        "source token it attended to most (Luong et al. 2015, the rare word problem)",
+    )
+    parser.set_defaults(handler=main)
+
+
+def _check(args: argparse.Namespace) -> None:
+    if args.batch_size < 1:
+        raise UsageError(f"--batch-size: expected >= 1, got {args.batch_size}")
+    if args.max_len is not None and args.max_len < 1:
+        raise UsageError(f"--max-len: expected >= 1, got {args.max_len}")
+    if args.max_src_len is not None and args.max_src_len < 1:
+        raise UsageError(f"--max-src-len: expected >= 1, got {args.max_src_len}")
+    check_search_flags(args)
+    if not 1 <= args.nbest <= args.beam:
+        raise UsageError(f"--nbest: expected between 1 and --beam ({args.beam}), got {args.nbest}")
+
+
+def main(args: argparse.Namespace) -> int:
+    _check(args)
+    model = Seq2Seq.from_pretrained(args.model)
+    fitted = fit_sources(
+        model,
+        read_lines(args.input),
+        max_src_len=args.max_src_len,
+        truncate=args.truncate,
+        name=str(args.input) if args.input is not None else "<stdin>",
+    )
+    if fitted.truncated:
+        say(
+            f"warning: {len(fitted.truncated)} lines cut to {fitted.limit} symbols (first: "
+            f"line {fitted.truncated[0] + 1})"
+        )
+    if fitted.unknown_symbols:
+        say(
+            f"{fitted.unknown_symbols} unknown source symbols in {fitted.lines_with_unknown} "
+            f"lines were read as {model.src_vocab.UNK}"
+        )
+    lists = decode(
+        model,
+        fitted.sources,
+        beam_size=args.beam,
+        n_best=args.nbest,
+        alpha=args.alpha,
+        beta=args.beta,
+        batch_size=args.batch_size,
+        max_len=args.max_len,
+    )
+    lines = []
+    for source, hyps in zip(fitted.sources, lists, strict=True):
+        if args.format == "text":
+            copy_from = source if args.replace_unk else None
+            lines.append("\t".join(hypothesis_text(model, h, copy_from) for h in hyps))
+        else:
+            records = [hypothesis_record(model, h, source, args.replace_unk) for h in hyps]
+            lines.append(json.dumps({"source": source, "hypotheses": records}, ensure_ascii=False))
+    sys.stdout.write("".join(line + "\n" for line in lines))
+    return 0

@@ -1,0 +1,29 @@
+"""What a task gives a run: its splits and how to cut its text into symbols."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from luong.vocab import Tokens
+
+__all__ = ["Pair", "TaskData"]
+
+Pair = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class TaskData:
+    """A task's splits and how to cut its text into symbols (its settings: ``task_configs``)."""
+
+    train: list[Pair]
+    dev: list[Pair]
+    test: list[Pair]
+    src_tokens: Tokens = "char"  # "char" or "space"
+    tgt_tokens: Tokens = "char"
+    lowercase: bool = False  # lowercase the source inside the vocabulary
+    # Where the data came from and what reading it left out (files, skipped lines, ...).
+    info: dict[str, Any] = field(default_factory=dict)
+    # A source may come with several targets (references): the test figures then count each
+    # unique source once, right when its output equals any of them.
+    references: bool = False

@@ -1,0 +1,280 @@
+"""Strings in, strings out: a trained model behind one ``translate``, and the policy for the
+sources a user passes (too long, unknown symbols).
+
+``luong.load(folder)`` returns a ``Translator``; ``translate(model, texts)`` does the same for
+a ``Seq2Seq`` in hand (a model just trained, say). Search itself is ``luong.search``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, overload
+
+import torch
+
+from luong.config import Seq2SeqConfig
+from luong.model import Seq2Seq
+from luong.search import Hypothesis, decode, hypothesis_symbols, hypothesis_text
+from luong.vocab import Vocab, join_symbols
+
+__all__ = ["FittedSources", "Translator", "fit_sources", "hypothesis_record", "translate"]
+
+
+@overload
+def translate(
+    model: Seq2Seq,
+    texts: Sequence[str],
+    *,
+    beam_size: int = 1,
+    n_best: None = None,
+    alpha: float = 0.0,
+    beta: float = 0.0,
+    replace_unk: bool = False,
+    batch_size: int = 512,
+    max_len: int | None = None,
+) -> list[str]: ...
+
+
+@overload
+def translate(
+    model: Seq2Seq,
+    texts: Sequence[str],
+    *,
+    beam_size: int = 1,
+    n_best: int,
+    alpha: float = 0.0,
+    beta: float = 0.0,
+    replace_unk: bool = False,
+    batch_size: int = 512,
+    max_len: int | None = None,
+) -> list[list[str]]: ...
+
+
+def translate(
+    model: Seq2Seq,
+    texts: Sequence[str],
+    *,
+    beam_size: int = 1,
+    n_best: int | None = None,
+    alpha: float = 0.0,
+    beta: float = 0.0,
+    replace_unk: bool = False,
+    batch_size: int = 512,
+    max_len: int | None = None,
+) -> list[str] | list[list[str]]:
+    """Translate raw strings, batched; one output per input, in order.
+
+    Greedy search by default; beam search with ``beam_size > 1`` (``luong.search.decode``
+    does the work and gives the hypotheses themselves: scores, tokens, attention).
+
+    Args:
+        model: the model.
+        texts: the sources.
+        beam_size: k (1: greedy search).
+        n_best: None gives the best output per input (a string); an int gives up to that
+            many outputs per input, best first (a list of strings; at most ``beam_size``).
+        alpha: length penalty weight (beam search scores, ``luong.search``).
+        beta: coverage penalty weight.
+        replace_unk: replace each ``<unk>`` in an output by the source token it attended
+            to most (Luong et al. 2015, "Addressing the Rare Word Problem").
+        batch_size: sentences per search call.
+        max_len: the most output tokens; default twice the source length plus 10.
+
+    Returns:
+        one output per input. An empty (or whitespace-only) input gives ``""`` (with
+        ``n_best``: an empty list).
+
+    Raises:
+        TypeError: ``texts`` is not a sequence of strings.
+        ValueError: an option out of range (``batch_size`` or ``max_len`` below 1,
+            ``n_best > beam_size``, ...).
+    """
+    lists = decode(
+        model,
+        texts,
+        beam_size=beam_size,
+        n_best=1 if n_best is None else n_best,
+        alpha=alpha,
+        beta=beta,
+        batch_size=batch_size,
+        max_len=max_len,
+    )
+    outputs = [
+        [hypothesis_text(model, h, text if replace_unk else None) for h in hyps]
+        for text, hyps in zip(texts, lists, strict=True)
+    ]
+    if n_best is None:
+        return [outs[0] if outs else "" for outs in outputs]
+    return outputs
+
+
+def hypothesis_record(
+    model: Seq2Seq, hypothesis: Hypothesis, source: str, replace_unk: bool = False
+) -> dict[str, Any]:
+    """A hypothesis as JSON-ready data: ``text``, ``score``, ``tokens`` (output symbols, EOS
+    included) and ``attention`` ``[T][S]`` over the source symbols and its EOS; numbers
+    rounded to 6 decimals."""
+    copy_from = source if replace_unk else None
+    return {
+        "text": hypothesis_text(model, hypothesis, copy_from),
+        "score": round(hypothesis.score, 6),
+        "tokens": hypothesis_symbols(model, hypothesis, copy_from),
+        "attention": [[round(w, 6) for w in row] for row in hypothesis.attention.tolist()],
+    }
+
+
+@dataclass(frozen=True)
+class FittedSources:
+    """Sources made fit for a model (``fit_sources``) and what was done to them."""
+
+    sources: list[str]  # one per input line, in order
+    limit: int  # the longest source, in symbols
+    truncated: list[int]  # the 0-based indices of the sources cut to ``limit``
+    unknown_symbols: int  # source symbols outside the vocabulary (read as <unk>)
+    lines_with_unknown: int
+
+
+def source_length(vocab: Vocab, text: str) -> int:
+    """The symbols the encoder reads for ``text``, the EOS it appends not counted."""
+    return len(vocab.tokenize(text))
+
+
+def truncate_source(vocab: Vocab, text: str, limit: int) -> str:
+    """``text`` cut to its first ``limit`` symbols (normalised as the vocabulary reads it)."""
+    return join_symbols(vocab.tokenize(text)[:limit], vocab.tokens)
+
+
+def fit_sources(
+    model: Seq2Seq,
+    sources: Sequence[str],
+    *,
+    max_src_len: int | None = None,
+    truncate: bool = False,
+    name: str = "<input>",
+) -> FittedSources:
+    """Check source lengths against the longest source the model takes, and count unknown
+    symbols; one source per input, in order.
+
+    Args:
+        model: the model.
+        sources: the inputs.
+        max_src_len: the longest source, in symbols (EOS not counted); default the model's
+            ``max_src_len``. A location-score model takes no more than its own.
+        truncate: cut longer sources to the limit instead of raising.
+        name: the input's name in messages (a file name, ``<stdin>``).
+
+    Raises:
+        ValueError: ``max_src_len`` below 1 or above a location model's own; a source longer
+            than the limit without ``truncate`` (``NAME:LINE: N symbols, above ...``).
+    """
+    own = model.config.max_src_len
+    limit = own if max_src_len is None else max_src_len
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ValueError(f"max_src_len: expected an int >= 1, got {limit!r}")
+    if model.config.attention == "location" and limit > own:
+        raise ValueError(
+            f"max_src_len: a location-score model reads at most {own} symbols, got {limit}"
+        )
+    vocab = model.src_vocab
+    lengths = [source_length(vocab, text) for text in sources]
+    too_long = [i for i, length in enumerate(lengths) if length > limit]
+    if too_long and not truncate:
+        first = too_long[0]
+        raise ValueError(
+            f"{name}:{first + 1}: {lengths[first]} symbols, above the maximum source length "
+            f"{limit} ({len(too_long)} such lines); pass --truncate to cut them, or "
+            "--max-src-len"
+        )
+    cut = set(too_long)
+    fitted = [
+        truncate_source(vocab, text, limit) if i in cut else text for i, text in enumerate(sources)
+    ]
+    unknown = [len(vocab.unknown(text)) for text in fitted]
+    return FittedSources(fitted, limit, too_long, sum(unknown), sum(1 for n in unknown if n))
+
+
+class Translator:
+    """A trained model with ``translate``: what ``luong.load`` returns.
+
+    Args:
+        model: the model to translate with.
+    """
+
+    def __init__(self, model: Seq2Seq) -> None:
+        if not isinstance(model, Seq2Seq):
+            raise TypeError(f"model: expected a Seq2Seq, got {type(model).__name__}")
+        self.model = model
+
+    @classmethod
+    def from_pretrained(
+        cls, directory: str | Path, device: str | torch.device = "cpu"
+    ) -> Translator:
+        """Load a model folder (``Seq2Seq.from_pretrained``)."""
+        return cls(Seq2Seq.from_pretrained(directory, device=device))
+
+    @property
+    def config(self) -> Seq2SeqConfig:
+        return self.model.config
+
+    @property
+    def src_vocab(self) -> Vocab:
+        return self.model.src_vocab
+
+    @property
+    def tgt_vocab(self) -> Vocab:
+        return self.model.tgt_vocab
+
+    @overload
+    def translate(
+        self,
+        texts: Sequence[str],
+        *,
+        beam_size: int = 1,
+        n_best: None = None,
+        alpha: float = 0.0,
+        beta: float = 0.0,
+        replace_unk: bool = False,
+        batch_size: int = 512,
+        max_len: int | None = None,
+    ) -> list[str]: ...
+
+    @overload
+    def translate(
+        self,
+        texts: Sequence[str],
+        *,
+        beam_size: int = 1,
+        n_best: int,
+        alpha: float = 0.0,
+        beta: float = 0.0,
+        replace_unk: bool = False,
+        batch_size: int = 512,
+        max_len: int | None = None,
+    ) -> list[list[str]]: ...
+
+    def translate(
+        self,
+        texts: Sequence[str],
+        *,
+        beam_size: int = 1,
+        n_best: int | None = None,
+        alpha: float = 0.0,
+        beta: float = 0.0,
+        replace_unk: bool = False,
+        batch_size: int = 512,
+        max_len: int | None = None,
+    ) -> list[str] | list[list[str]]:
+        """``translate(self.model, texts, ...)``: one output per input, in order."""
+        return translate(
+            self.model,
+            texts,
+            beam_size=beam_size,
+            n_best=n_best,
+            alpha=alpha,
+            beta=beta,
+            replace_unk=replace_unk,
+            batch_size=batch_size,
+            max_len=max_len,
+        )
