@@ -20,12 +20,15 @@ FLOORS: list[tuple[str, set[str]]] = [
     ("attention, encoder, vocabulary", {
         "luong.attention", "luong.encoder", "luong.vocab", "luong.distributed",
     }),
-    ("decoder, configs, metrics", {"luong.decoder", "luong.config", "luong.metrics"}),
+    ("decoder, configs, metrics, subwords", {
+        "luong.decoder", "luong.config", "luong.metrics", "luong.subword",
+    }),
     ("batching", {"luong.batching"}),
     ("model", {"luong.model"}),
     ("search, checkpoints, task data", {"luong.search", "luong.checkpoint", "luong.tasks.data"}),
     ("translation of strings, the tasks", {
         "luong.translator", "luong.tasks.dates", "luong.tasks.g2p", "luong.tasks.tsv",
+        "luong.tasks.translation",
     }),
     ("evaluation, task dispatch", {"luong.evaluation", "luong.tasks"}),
     ("trainer", {"luong.trainer"}),

@@ -168,7 +168,7 @@ def test_bad_training_file_stops_before_training(
             ["train", "--train", "a", "--dev", "b", "--n-train", "5", "--out", "x"],
             "--n-train: only for the dates task",
         ),
-        (["eval", "m"], "expected --task TASK or --data FILE.tsv, got neither"),
+        (["eval", "m"], "expected --task TASK, --data FILE.tsv or --data-src/--data-tgt, got"),
         (["eval", "m", "--task", "g2p", "--n", "5"], "--n, --locales: only with --task dates"),
         (
             ["eval", "m", "--task", "dates", "--skip-bad-lines"],

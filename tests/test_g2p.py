@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from luong.config import VocabConfig
 from luong.tasks import TASKS, load_task, task_configs
 from luong.tasks.g2p import (
     MODEL_CONFIG,
@@ -105,8 +106,10 @@ def test_the_shipped_dictionary() -> None:
 
 
 def test_task_configs() -> None:
-    assert "g2p" in TASKS and task_configs("g2p") == (MODEL_CONFIG, TRAIN_CONFIG)
-    with pytest.raises(ValueError, match="task: expected one of dates, g2p or 'tsv', got 'x'"):
+    assert "g2p" in TASKS and task_configs("g2p") == (MODEL_CONFIG, TRAIN_CONFIG, VocabConfig())
+    with pytest.raises(
+        ValueError, match="task: expected one of dates, g2p, translation or 'tsv', got 'x'"
+    ):
         task_configs("x")
     with pytest.raises(ValueError, match=r"g2p: unknown options \['n_test'\]"):
         load_task("g2p", n_test=5)

@@ -12,10 +12,12 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import sentencepiece as spm
 import torch
 from torch import Tensor
 
 from luong.attention import length_mask
+from luong.subword import SubwordVocab
 from luong.vocab import Vocab
 
 __all__ = [
@@ -26,6 +28,7 @@ __all__ = [
     "encode_sources",
     "pad_batch",
     "source_mask",
+    "token_batches",
 ]
 
 
@@ -107,16 +110,34 @@ class ParallelData:
         pairs: (source, target) strings.
         src_vocab: encodes the sources; unknown symbols become unk.
         tgt_vocab: encodes the targets.
+        sampling: subword regularisation: with both vocabularies ``SubwordVocab``, each
+            sentence gets a sampled segmentation (``SubwordVocab.sample`` with this alpha)
+            instead of the most probable one; 0 for none.
+        seed: seeds sentencepiece's generator for the sampling, so an epoch's segmentations
+            follow from it.
     """
 
     def __init__(
-        self, pairs: Sequence[tuple[str, str]], src_vocab: Vocab, tgt_vocab: Vocab
+        self,
+        pairs: Sequence[tuple[str, str]],
+        src_vocab: Vocab,
+        tgt_vocab: Vocab,
+        *,
+        sampling: float = 0.0,
+        seed: int = 0,
     ) -> None:
         if not pairs:
             raise ValueError("pairs: expected at least one (source, target) pair, got none")
         self.pairs = list(pairs)
-        src = [src_vocab.encode(s, eos=True) for s, _ in self.pairs]
-        tgt = [tgt_vocab.encode(t, bos=True, eos=True) for _, t in self.pairs]
+        if sampling:
+            if not (isinstance(src_vocab, SubwordVocab) and isinstance(tgt_vocab, SubwordVocab)):
+                raise ValueError("sampling: needs subword vocabularies on both sides")
+            spm.set_random_generator_seed(seed)
+            src = [src_vocab.sample(s, sampling) for s, _ in self.pairs]
+            tgt = [[Vocab.bos_id, *tgt_vocab.sample(t, sampling)] for _, t in self.pairs]
+        else:
+            src = [src_vocab.encode(s, eos=True) for s, _ in self.pairs]
+            tgt = [tgt_vocab.encode(t, bos=True, eos=True) for _, t in self.pairs]
         self.src, self.src_lengths = pad_batch(src)
         self.tgt, self.tgt_lengths = pad_batch(tgt)
 
@@ -164,5 +185,68 @@ def bucketed_batches(
     for start in range(0, len(order), span):
         chunk = sorted(order[start : start + span], key=lambda i: lengths[i])
         batches.extend(chunk[i : i + batch_size] for i in range(0, len(chunk), batch_size))
+    rng.shuffle(batches)
+    return batches
+
+
+def token_batches(
+    src_lengths: Sequence[int],
+    tgt_lengths: Sequence[int],
+    max_tokens: int,
+    rng: random.Random,
+    pool: int = 32,
+) -> list[list[int]]:
+    """Batches of at most ``max_tokens`` tokens, padding counted, with lengths bucketed as
+    ``bucketed_batches`` does: shuffle, sort by length inside pools, cut, shuffle the batches.
+
+    A batch of rows r costs ``len(r) * (max source length + max target length)`` tokens: every
+    position the encoder and the decoder compute, padding included. Every example is in
+    exactly one batch.
+
+    Args:
+        src_lengths: a length per example (the source's, EOS included).
+        tgt_lengths: the target's (BOS and EOS included).
+        max_tokens: the most tokens a batch may cost.
+        rng: the only source of randomness.
+        pool: batches per sorting pool (measured in examples from the mean batch).
+
+    Raises:
+        ValueError: ``max_tokens`` or ``pool`` below 1, lengths of different counts, or an
+            example that alone costs more than ``max_tokens``.
+    """
+    if max_tokens < 1:
+        raise ValueError(f"max_tokens: expected >= 1, got {max_tokens}")
+    if pool < 1:
+        raise ValueError(f"pool: expected >= 1, got {pool}")
+    if len(src_lengths) != len(tgt_lengths):
+        raise ValueError(
+            f"tgt_lengths: expected {len(src_lengths)} lengths (one per source), "
+            f"got {len(tgt_lengths)}"
+        )
+    sizes = [s + t for s, t in zip(src_lengths, tgt_lengths, strict=True)]
+    too_big = [i for i, size in enumerate(sizes) if size > max_tokens]
+    if too_big:
+        raise ValueError(
+            f"batch_tokens: {len(too_big)} pairs cost more than {max_tokens} tokens alone (the "
+            f"largest {max(sizes)}: source + target, EOS and BOS included); raise batch_tokens"
+        )
+    order = list(range(len(sizes)))
+    rng.shuffle(order)
+    mean = sum(sizes) / len(sizes) if sizes else 1.0
+    span = max(1, int(pool * max_tokens / mean))  # examples per pool: about pool batches
+    batches: list[list[int]] = []
+    for start in range(0, len(order), span):
+        chunk = sorted(order[start : start + span], key=lambda i: (sizes[i], src_lengths[i]))
+        batch: list[int] = []
+        longest_src = longest_tgt = 0
+        for i in chunk:
+            src, tgt = max(longest_src, src_lengths[i]), max(longest_tgt, tgt_lengths[i])
+            if batch and (len(batch) + 1) * (src + tgt) > max_tokens:
+                batches.append(batch)
+                batch, src, tgt = [], src_lengths[i], tgt_lengths[i]
+            batch.append(i)
+            longest_src, longest_tgt = src, tgt
+        if batch:
+            batches.append(batch)
     rng.shuffle(batches)
     return batches

@@ -107,7 +107,7 @@ def find_latest(checkpoints: str | Path) -> Path | None:
 
 
 def read_checkpoint(
-    folder: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer, rank: int = 0
+    folder: Path, model: Seq2Seq, optimizer: torch.optim.Optimizer, rank: int = 0
 ) -> dict[str, Any]:
     """Restore ``model``, ``optimizer`` and torch's random generators (those ``rank`` saved)
     from a checkpoint folder; returns the training state of ``state.json``.

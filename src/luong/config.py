@@ -25,8 +25,12 @@ __all__ = [
     "LOCALS",
     "PRECISIONS",
     "SCHEDULES",
+    "SELECTS",
+    "SUBWORD_KINDS",
+    "RunConfig",
     "Seq2SeqConfig",
     "TrainConfig",
+    "VocabConfig",
     "config_from_dict",
     "read_toml_tables",
 ]
@@ -37,6 +41,8 @@ CELLS: tuple[str, ...] = ("lstm", "gru")
 BRIDGES: tuple[str, ...] = ("bridge", "last", "zero")
 SCHEDULES: tuple[str, ...] = ("constant", "linear", "cosine")
 PRECISIONS: tuple[str, ...] = ("fp32", "bf16")
+SELECTS: tuple[str, ...] = ("auto", "exact", "bleu", "chrf", "loss")
+SUBWORD_KINDS: tuple[str, ...] = ("none", "unigram", "bpe")
 
 
 @dataclass(frozen=True)
@@ -64,6 +70,8 @@ class Seq2SeqConfig:
     input_feed: bool = True  # feed h~_{t-1} into step t (Luong section 3.3)
     bridge: str = "bridge"  # initial decoder state: "bridge" (linear + tanh), "last", "zero"
     dropout: float = 0.0  # on embeddings, between layers and before the output layer
+    # One embedding matrix for the source and the target (a joint vocabulary only).
+    tie_embeddings: bool = False
 
     def __post_init__(self) -> None:
         _choice("cell", self.cell, CELLS)
@@ -75,7 +83,7 @@ class Seq2SeqConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"{name}: expected a positive int, got {value!r}")
-        for name in ("bidirectional", "input_feed"):
+        for name in ("bidirectional", "input_feed", "tie_embeddings"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name}: expected a bool, got {getattr(self, name)!r}")
         if not isinstance(self.dropout, int | float) or not 0.0 <= self.dropout < 1.0:
@@ -107,17 +115,22 @@ class Seq2SeqConfig:
 
     @classmethod
     def from_json(cls, data: object) -> Seq2SeqConfig:
-        """Rebuild from ``to_json``'s dict; unknown or missing fields raise ``ValueError``."""
+        """Rebuild from ``to_json``'s dict; unknown or missing fields raise ``ValueError``
+        (fields added since the first release may be missing: they take their defaults)."""
         if not isinstance(data, dict):
             raise ValueError(f"expected a JSON object, got {type(data).__name__}")
         names = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - names)
         if unknown:
             raise ValueError(f"unknown fields {unknown}; expected {sorted(names)}")
-        missing = sorted(names - set(data))
+        missing = sorted(names - set(data) - ADDED_MODEL_FIELDS)
         if missing:
             raise ValueError(f"missing fields {missing}; expected {sorted(names)}")
         return cls(**data)
+
+
+# Seq2SeqConfig fields added after 0.1.0: a config.json written before them has none.
+ADDED_MODEL_FIELDS = frozenset({"tie_embeddings"})
 
 
 def _choice(name: str, value: object, choices: Sequence[str]) -> None:
@@ -131,6 +144,10 @@ class TrainConfig:
 
     epochs: int = 3  # passes over the training data (the most; early stopping may end sooner)
     batch_size: int = 128  # pairs per batch
+    # Batches of at most this many tokens instead, padding counted: rows x (longest source +
+    # longest target, EOS and BOS included); 0 for batches of batch_size pairs.
+    batch_tokens: int = 0
+    accumulate: int = 1  # batches whose gradients add up to one optimizer step
     lr: float = 3e-3  # Adam's peak learning rate
     schedule: str = "linear"  # "constant", "linear" or "cosine" decay to 0 after warm-up
     warmup_steps: int = 100  # linear warm-up from 0 to lr
@@ -138,9 +155,18 @@ class TrainConfig:
     label_smoothing: float = 0.0  # cross-entropy label smoothing
     eval_every: int = 100  # steps between dev evaluations (and at the end of each epoch)
     patience: int = 0  # stop after this many evaluations without a better dev score; 0: never
+    # The dev figure that picks the best weights and drives early stopping: "exact" (exact
+    # match), "bleu", "chrf", "loss" (teacher-forced cross-entropy, lower is better), or
+    # "auto": BLEU for a subword target vocabulary (translation), exact match otherwise.
+    select: str = "auto"
     seed: int = 0  # model initialisation, dropout and data order
     max_decode_len: int = 0  # longest output at evaluation; 0: twice the source plus 10
     eval_batch_size: int = 1000  # sentences per batch at evaluation
+    test_beam: int = 1  # the test split's decoding: greedy (1) or beam search of this size
+    test_alpha: float = 0.0  # the test split's length penalty (with test_beam > 1)
+    # Subword regularisation while training (a subword vocabulary only): unigram samples a
+    # segmentation with this smoothing alpha, BPE drops merges with this probability; 0: off.
+    subword_sampling: float = 0.0
     checkpoint_every: int = 0  # steps between checkpoints (one at every epoch's end anyway)
     keep_checkpoints: int = 2  # checkpoints to keep in the run folder (at least 1 is kept)
     max_bad_steps: int = 5  # stop after this many non-finite steps in a row
@@ -149,7 +175,8 @@ class TrainConfig:
     progress: bool = True  # a tqdm progress bar on stderr
 
     def __post_init__(self) -> None:
-        for name in ("epochs", "batch_size", "eval_every", "eval_batch_size", "max_bad_steps"):
+        positive = ("epochs", "batch_size", "eval_every", "eval_batch_size", "max_bad_steps")
+        for name in (*positive, "accumulate", "test_beam"):
             _positive_int(name, getattr(self, name))
         for name in (
             "warmup_steps",
@@ -158,6 +185,7 @@ class TrainConfig:
             "checkpoint_every",
             "keep_checkpoints",
             "seed",
+            "batch_tokens",
         ):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
@@ -180,9 +208,61 @@ class TrainConfig:
             raise ValueError(
                 f"label_smoothing: expected a number in [0, 1), got {self.label_smoothing!r}"
             )
+        _choice("select", self.select, SELECTS)
+        if not isinstance(self.test_alpha, int | float) or not 0 <= self.test_alpha <= 10:
+            raise ValueError(f"test_alpha: expected a number in [0, 10], got {self.test_alpha!r}")
+        sampling = self.subword_sampling
+        if not isinstance(sampling, int | float) or not 0 <= sampling < 1:
+            raise ValueError(f"subword_sampling: expected a number in [0, 1), got {sampling!r}")
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class VocabConfig:
+    """How the vocabularies are built from the training split."""
+
+    # "none": the data's own symbols (characters or whitespace-separated tokens); "unigram"
+    # or "bpe": a sentencepiece model learned from the training text (luong.subword).
+    subword: str = "none"
+    vocab_size: int = 0  # the most symbols (specials included); 0: all (none), 8000 (subword)
+    min_count: int = 1  # keep symbols seen at least this often (subword "none" only)
+    joint_vocab: bool = False  # one vocabulary for source and target, learned from both
+
+    def __post_init__(self) -> None:
+        _choice("subword", self.subword, SUBWORD_KINDS)
+        value = self.vocab_size
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise ValueError(f"vocab_size: expected an int >= 0, got {value!r}")
+        _positive_int("min_count", self.min_count)
+        if not isinstance(self.joint_vocab, bool):
+            raise TypeError(f"joint_vocab: expected a bool, got {self.joint_vocab!r}")
+        if self.subword != "none" and self.min_count != 1:
+            raise ValueError(
+                f"min_count: sentencepiece picks its pieces by vocab_size, got min_count "
+                f"{self.min_count} with subword {self.subword!r}"
+            )
+
+    @property
+    def size(self) -> int:
+        """The vocabulary size to learn: ``vocab_size``, 8000 subwords when it is 0."""
+        return self.vocab_size or (8000 if self.subword != "none" else 0)
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """What a run is made of: a task and its data options, the vocabularies, the
+    architecture and the training."""
+
+    task: str = "dates"  # a built-in task (luong.tasks.TASKS) or own files ("tsv")
+    data: dict[str, Any] = dataclasses.field(default_factory=dict)  # load_task's options
+    model: Seq2SeqConfig = dataclasses.field(default_factory=Seq2SeqConfig)
+    train: TrainConfig = dataclasses.field(default_factory=TrainConfig)
+    vocab: VocabConfig = dataclasses.field(default_factory=VocabConfig)
 
 
 def _positive_int(name: str, value: object) -> None:
@@ -199,16 +279,15 @@ def config_from_dict(cls: type, data: dict[str, Any], where: str) -> Any:
     return cls(**data)
 
 
-TABLES = ("model", "train")
+TABLES = ("model", "train", "vocab")
 
 
 def read_toml_tables(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
-    """The ``[model]`` and ``[train]`` tables of a TOML file (``luong train --config``).
+    """The ``[model]``, ``[train]`` and ``[vocab]`` tables of a TOML file (``--config``).
 
     Raises:
         FileNotFoundError: no such file.
-        ValueError: not UTF-8 TOML, or a table other than those two (the message names the
-            file).
+        ValueError: not UTF-8 TOML, or a table other than those (the message names the file).
     """
     path = Path(path)
     try:
@@ -219,5 +298,5 @@ def read_toml_tables(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
         raise ValueError(f"{path}: not valid TOML: {error}") from None
     unknown = sorted(set(data) - set(TABLES))
     if unknown:
-        raise ValueError(f"{path}: unknown tables {unknown}; expected [model] and [train]")
+        raise ValueError(f"{path}: unknown tables {unknown}; expected [model], [train], [vocab]")
     return data

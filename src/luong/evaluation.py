@@ -7,8 +7,13 @@ the zoo all call ``evaluate``. What is counted depends on the data:
   (``luong.metrics``).
 - references (``references=True``): each unique source once with all its targets as
   references (G2P's several pronunciations, your own files): ``exact_match`` against any
-  reference, ``wer`` and ``per`` (token errors against the closest reference), and counts of
-  unknown symbols.
+  reference, ``wer`` and ``per`` (token errors against the closest reference: phonemes or
+  words, characters for a character vocabulary), and counts of unknown symbols.
+- with ``bleu=True`` (translation), either kind adds corpus ``bleu`` and ``chrf`` and
+  sacrebleu's signatures of both, on the detokenized outputs against the raw references.
+
+``dev_loss`` is the other dev figure a run can select on: the mean cross-entropy per target
+token of the teacher-forced pairs.
 """
 
 from __future__ import annotations
@@ -16,13 +21,20 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from luong.metrics import char_accuracy, exact_match, reference_scores
-from luong.model import Seq2Seq
+import torch
+import torch.nn.functional as F
+
+from luong.batching import ParallelData
+from luong.metrics import bleu_chrf, char_accuracy, exact_match, reference_scores
+from luong.model import Seq2Seq, evaluating
 from luong.translator import translate
+from luong.vocab import TOKENS, Vocab
 
 __all__ = [
+    "BLEU_SCORES",
     "PAIR_SCORES",
     "REFERENCE_SCORES",
+    "dev_loss",
     "evaluate",
     "evaluate_pairs",
     "evaluate_references",
@@ -46,12 +58,16 @@ REFERENCE_SCORES: tuple[str, ...] = (
 )
 """The figures ``evaluate_references`` reports (besides its counts of errors and tokens)."""
 
+BLEU_SCORES: tuple[str, ...] = ("bleu", "chrf", "bleu_signature", "chrf_signature")
+"""The figures ``bleu=True`` adds."""
+
 
 def evaluate(
     model: Seq2Seq,
     pairs: Sequence[Pair],
     *,
     references: bool,
+    bleu: bool = False,
     batch_size: int = 1000,
     max_len: int | None = None,
     beam_size: int = 1,
@@ -60,7 +76,7 @@ def evaluate(
 ) -> dict[str, Any]:
     """Decode the sources of ``pairs`` (greedy search, or beam search with ``beam_size`` > 1
     and its penalties) and score them: ``evaluate_references`` when ``references``, else
-    ``evaluate_pairs``. Both report ``exact_match`` and ``pairs``.
+    ``evaluate_pairs``. Both report ``exact_match`` and ``pairs``; ``bleu`` adds BLEU and chrF.
 
     Raises:
         ValueError: no pairs; bad search options.
@@ -69,6 +85,7 @@ def evaluate(
     return score(
         model,
         pairs,
+        bleu=bleu,
         batch_size=batch_size,
         max_len=max_len,
         beam_size=beam_size,
@@ -81,13 +98,15 @@ def evaluate_pairs(
     model: Seq2Seq,
     pairs: Sequence[Pair],
     *,
+    bleu: bool = False,
     batch_size: int = 1000,
     max_len: int | None = None,
     beam_size: int = 1,
     alpha: float = 0.0,
     beta: float = 0.0,
 ) -> dict[str, Any]:
-    """Exact match and character accuracy over ``pairs``, each pair counted once.
+    """Exact match and character accuracy over ``pairs``, each pair counted once (and, with
+    ``bleu``, corpus BLEU and chrF with one reference per pair).
 
     Raises:
         ValueError: no pairs; bad search options.
@@ -104,11 +123,14 @@ def evaluate_pairs(
         beta=beta,
     )
     refs = [t for _, t in pairs]
-    return {
+    scores: dict[str, Any] = {
         "exact_match": exact_match(hyps, refs),
         "char_accuracy": char_accuracy(hyps, refs),
         "pairs": len(pairs),
     }
+    if bleu:
+        scores.update(bleu_chrf(hyps, [[ref] for ref in refs]))
+    return scores
 
 
 def group_references(pairs: Iterable[Pair]) -> list[tuple[str, list[str]]]:
@@ -130,6 +152,7 @@ def evaluate_references(
     model: Seq2Seq,
     pairs: Sequence[Pair],
     *,
+    bleu: bool = False,
     batch_size: int = 1000,
     max_len: int | None = None,
     beam_size: int = 1,
@@ -141,6 +164,7 @@ def evaluate_references(
     Args:
         model: a trained model.
         pairs: (source, target) pairs; a source may repeat with other targets.
+        bleu: add corpus BLEU and chrF (each source once, its targets as its references).
         batch_size: sources per decoding batch.
         max_len: the longest output (None: the model's default).
         beam_size: 1 for greedy search, more for beam search (``luong.translator.translate``).
@@ -148,10 +172,11 @@ def evaluate_references(
         beta: beam search's coverage penalty weight.
 
     Returns:
-        ``reference_scores``'s dict (tokens as the model's target vocabulary cuts them), plus
+        ``reference_scores``'s dict (tokens as the model's target vocabulary cuts them:
+        characters or whitespace-separated tokens; words for a subword vocabulary), plus
         ``pairs``, ``unknown_tokens`` (source tokens outside the source vocabulary, mapped to
         unk), ``sources_with_unknown`` and ``unknown_target_tokens`` (reference tokens the
-        model can never write).
+        model can never write); with ``bleu``, ``BLEU_SCORES``.
 
     Raises:
         ValueError: no pairs; bad search options.
@@ -160,6 +185,7 @@ def evaluate_references(
         raise ValueError("pairs: expected at least one (source, target) pair, got none")
     grouped = group_references(pairs)
     sources = [source for source, _ in grouped]
+    refs = [targets for _, targets in grouped]
     hyps = translate(
         model,
         sources,
@@ -169,20 +195,52 @@ def evaluate_references(
         alpha=alpha,
         beta=beta,
     )
-    tokens = model.tgt_vocab.tokens
-    scores: dict[str, Any] = dict(
-        reference_scores(hyps, [targets for _, targets in grouped], tokens)
-    )
+    tokens = model.tgt_vocab.tokens if model.tgt_vocab.tokens in TOKENS else "space"
+    scores: dict[str, Any] = dict(reference_scores(hyps, refs, tokens))  # type: ignore[arg-type]
     unknown = [len(model.src_vocab.unknown(source)) for source in sources]
     scores.update(
         pairs=len(pairs),
         unknown_tokens=sum(unknown),
         sources_with_unknown=sum(1 for n in unknown if n),
         unknown_target_tokens=sum(
-            len(model.tgt_vocab.unknown(target)) for _, targets in grouped for target in targets
+            len(model.tgt_vocab.unknown(target)) for targets in refs for target in targets
         ),
     )
+    if bleu:
+        scores.update(bleu_chrf(hyps, refs))
     return scores
+
+
+def dev_loss(model: Seq2Seq, pairs: Sequence[Pair], batch_size: int = 500) -> float:
+    """The mean cross-entropy per target token (EOS included) of the teacher-forced
+    ``pairs``, summed in float64 over batches of ``batch_size``; exp of it is the model's
+    perplexity on them.
+
+    Raises:
+        ValueError: no pairs, or ``batch_size < 1``.
+    """
+    if not pairs:
+        raise ValueError("pairs: expected at least one (source, target) pair, got none")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size: expected an int >= 1, got {batch_size!r}")
+    data = ParallelData(pairs, model.src_vocab, model.tgt_vocab)
+    total = torch.zeros((), dtype=torch.float64)
+    tokens = 0
+    with evaluating(model), torch.inference_mode():
+        for start in range(0, len(data), batch_size):
+            batch = data.batch(range(start, min(start + batch_size, len(data))))
+            batch = batch.to(model.device)
+            logits = model(batch.src, batch.src_lengths, batch.tgt[:, :-1])  # [B, T, V]
+            gold = batch.tgt[:, 1:]
+            loss = F.cross_entropy(
+                logits.reshape(-1, logits.shape[-1]).float(),
+                gold.reshape(-1),
+                ignore_index=Vocab.pad_id,
+                reduction="sum",
+            )
+            total += loss.double().cpu()
+            tokens += int((gold != Vocab.pad_id).sum())
+    return float(total) / tokens
 
 
 def prefixed(scores: dict[str, Any], prefix: str, names: Iterable[str]) -> dict[str, Any]:

@@ -10,6 +10,7 @@ Definitions (hyps[i] is the output for item i, refs[i] its reference):
     char accuracy     max(0, 1 - sum_i dist(hyps[i], refs[i]) / sum_i len(refs[i]))
     G2P WER           #{words whose output equals none of its references} / #words
     G2P PER           sum_w dist(hyp_w, closest_w) / sum_w len(closest_w)
+    BLEU, chrF        corpus-level, sacrebleu's defaults (13a tokenizer, chrF2)
 
 For G2P each unique word is counted once, with every pronunciation of it as a reference,
 as the G2P literature scores CMUdict (Bisani and Ney 2008; Yao and Zweig 2015).
@@ -22,10 +23,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rapidfuzz.distance import Levenshtein
+from sacrebleu.metrics import BLEU, CHRF
 
 from luong.vocab import TOKENS, Tokens, split_symbols
 
-__all__ = ["char_accuracy", "exact_match", "g2p_scores", "reference_scores"]
+__all__ = ["bleu_chrf", "char_accuracy", "exact_match", "g2p_scores", "reference_scores"]
 
 
 def exact_match(hyps: Sequence[str], refs: Sequence[str]) -> float:
@@ -169,6 +171,51 @@ def reference_scores(
         "word_errors": scores["word_errors"],
         "token_errors": scores["phoneme_errors"],
         "tokens": scores["phonemes"],
+    }
+
+
+def bleu_chrf(hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> dict[str, float | str]:
+    """Corpus BLEU and chrF of detokenized outputs, as sacrebleu computes them with its
+    defaults (BLEU: the 13a tokenizer, exponential smoothing; chrF: character 6-grams,
+    beta 2), several references per output allowed.
+
+    Args:
+        hyps: ``hyps[i]``, the output for item i.
+        refs: ``refs[i]``, the references of item i (at least one; the numbers may differ).
+
+    Returns:
+        ``{"bleu", "chrf", "bleu_signature", "chrf_signature"}``: the scores in [0, 100] and
+        sacrebleu's signatures (what a reader needs to compare figures).
+
+    Raises:
+        TypeError: a non-string output or reference.
+        ValueError: the lengths differ, no items, or an item without references.
+    """
+    if isinstance(hyps, str) or isinstance(refs, str):
+        raise TypeError("hyps, refs: expected sequences, got a single str")
+    if len(hyps) != len(refs):
+        raise ValueError(
+            f"hyps, refs: expected as many outputs as references, got {len(hyps)} and {len(refs)}"
+        )
+    if not refs:
+        raise ValueError("refs: expected at least one item, got none")
+    for i, (hyp, item_refs) in enumerate(zip(hyps, refs, strict=True)):
+        if not isinstance(hyp, str):
+            raise TypeError(f"hyps[{i}]: expected a str, got {type(hyp).__name__}")
+        if isinstance(item_refs, str) or not item_refs:
+            raise ValueError(f"refs[{i}]: expected a non-empty list of references")
+        if not all(isinstance(ref, str) for ref in item_refs):
+            raise TypeError(f"refs[{i}]: expected strings")
+    # sacrebleu takes reference streams, one reference of every item each; items with
+    # fewer references are padded with None.
+    width = max(len(item_refs) for item_refs in refs)
+    streams = [[r[k] if k < len(r) else None for r in refs] for k in range(width)]
+    bleu, chrf = BLEU(), CHRF()
+    return {
+        "bleu": float(bleu.corpus_score(list(hyps), streams).score),  # type: ignore[arg-type]
+        "chrf": float(chrf.corpus_score(list(hyps), streams).score),  # type: ignore[arg-type]
+        "bleu_signature": str(bleu.get_signature()),
+        "chrf_signature": str(chrf.get_signature()),
     }
 
 

@@ -28,6 +28,7 @@ from luong.config import Seq2SeqConfig
 from luong.decoder import Decoder, DecoderState, Memory
 from luong.encoder import Bridge, Encoder
 from luong.files import read_tensors, write_tensors, write_text
+from luong.subword import load_vocab
 from luong.version import __version__
 from luong.vocab import Vocab
 
@@ -64,6 +65,11 @@ class Seq2Seq(nn.Module):
         for name, vocab in (("src_vocab", src_vocab), ("tgt_vocab", tgt_vocab)):
             if not isinstance(vocab, Vocab):
                 raise TypeError(f"{name}: expected a Vocab, got {type(vocab).__name__}")
+        if config.tie_embeddings and src_vocab != tgt_vocab:
+            raise ValueError(
+                "tie_embeddings: one embedding matrix needs one joint vocabulary for source "
+                f"and target, got {src_vocab!r} and {tgt_vocab!r}"
+            )
         self.config = config
         self.src_vocab = src_vocab
         self.tgt_vocab = tgt_vocab
@@ -126,6 +132,8 @@ class Seq2Seq(nn.Module):
             cfg.dropout,
             Vocab.pad_id,
         )
+        if cfg.tie_embeddings:
+            self.decoder.embedding.weight = self.encoder.embedding.weight
 
     @property
     def device(self) -> torch.device:
@@ -161,12 +169,26 @@ class Seq2Seq(nn.Module):
         path = Path(directory)
         path.mkdir(parents=True, exist_ok=True)
         # Each file is replaced atomically: a reader never sees half of one.
-        write_tensors(path / WEIGHTS, self.state_dict(), metadata={"format": "luong"})
+        write_tensors(path / WEIGHTS, self.weights(), metadata={"format": "luong"})
         config = {"luong_version": __version__, "model": self.config.to_json()}
         write_text(path / CONFIG, json.dumps(config, indent=2) + "\n")
         self.src_vocab.save(path / SRC_VOCAB)
         self.tgt_vocab.save(path / TGT_VOCAB)
         return path
+
+    def weights(self) -> dict[str, Tensor]:
+        """The tensors a model file holds: ``state_dict()``, each tied tensor once (the
+        decoder's embedding is the encoder's with ``tie_embeddings``)."""
+        state = self.state_dict()
+        for name in self.tied():
+            del state[name]
+        return state
+
+    def tied(self) -> dict[str, str]:
+        """The names of ``state_dict()`` that are another name's tensor, and that name."""
+        if not self.config.tie_embeddings:
+            return {}
+        return {"decoder.embedding.weight": "encoder.embedding.weight"}
 
     @classmethod
     def from_pretrained(cls, directory: str | Path, device: str | torch.device = "cpu") -> Seq2Seq:
@@ -188,18 +210,19 @@ class Seq2Seq(nn.Module):
             config = Seq2SeqConfig.from_json(raw.get("model") if isinstance(raw, dict) else raw)
         except (ValueError, TypeError, UnicodeDecodeError) as error:
             raise ValueError(f"{path / CONFIG}: not a valid model config: {error}") from None
-        model = cls(config, Vocab.load(path / SRC_VOCAB), Vocab.load(path / TGT_VOCAB))
+        model = cls(config, load_vocab(path / SRC_VOCAB), load_vocab(path / TGT_VOCAB))
         load_checked(model, read_tensors(path / WEIGHTS), path / WEIGHTS)
         return model.to(device).eval()
 
 
-def load_checked(model: nn.Module, tensors: dict[str, Tensor], source: Path) -> None:
-    """Copy ``tensors`` into ``model`` after checking that names and shapes match exactly.
+def load_checked(model: Seq2Seq, tensors: dict[str, Tensor], source: Path) -> None:
+    """Copy ``tensors`` into ``model`` after checking that names and shapes match exactly
+    (``model.weights()``: a tied tensor once).
 
     Raises:
         ValueError: names missing or unexpected, a shape that differs, or a value not finite.
     """
-    expected = model.state_dict()
+    expected = model.weights()
     missing = sorted(set(expected) - set(tensors))
     unexpected = sorted(set(tensors) - set(expected))
     if missing or unexpected:
@@ -215,7 +238,8 @@ def load_checked(model: nn.Module, tensors: dict[str, Tensor], source: Path) -> 
             )
         if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
             raise ValueError(f"{source}: tensor {name!r} holds non-finite values")
-    model.load_state_dict(tensors)
+    tied = model.tied()
+    model.load_state_dict({**tensors, **{name: tensors[of] for name, of in tied.items()}})
 
 
 @contextmanager

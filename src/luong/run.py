@@ -20,27 +20,33 @@ from typing import Any
 
 import torch
 
-from luong.config import Seq2SeqConfig, TrainConfig, config_from_dict, read_toml_tables
+from luong.config import (
+    RunConfig,
+    Seq2SeqConfig,
+    TrainConfig,
+    VocabConfig,
+    config_from_dict,
+    read_toml_tables,
+)
 from luong.distributed import pick_device, setup
-from luong.evaluation import PAIR_SCORES, REFERENCE_SCORES, evaluate, prefixed
+from luong.evaluation import BLEU_SCORES, PAIR_SCORES, REFERENCE_SCORES, evaluate, prefixed
 from luong.files import read_json, write_json
 from luong.model import Seq2Seq
+from luong.subword import train_subword
 from luong.tasks import TaskData, load_task, task_configs
 from luong.trainer import Trainer
 from luong.version import __version__
 from luong.vocab import Vocab
 
-__all__ = ["RunConfig", "TrainResult", "configure", "run", "test_scores", "train"]
-
-
-@dataclass(frozen=True)
-class RunConfig:
-    """What a run is made of: a task and its data options, the architecture, the training."""
-
-    task: str = "dates"  # a built-in task (luong.tasks.TASKS) or OWN_DATA ("tsv")
-    data: dict[str, Any] = field(default_factory=dict)  # the options of ``load_task``
-    model: Seq2SeqConfig = field(default_factory=Seq2SeqConfig)
-    train: TrainConfig = field(default_factory=TrainConfig)
+__all__ = [
+    "RunConfig",
+    "TrainResult",
+    "build_vocabularies",
+    "configure",
+    "run",
+    "test_scores",
+    "train",
+]
 
 
 @dataclass
@@ -60,26 +66,31 @@ def configure(
     config_file: str | Path | None = None,
     model: Mapping[str, Any] | None = None,
     train: Mapping[str, Any] | None = None,
+    vocab: Mapping[str, Any] | None = None,
 ) -> RunConfig:
     """Resolve a run's settings, later ones winning: the defaults of the task (or of
-    ``preset``, a built-in task whose defaults your own data borrows), the ``[model]`` and
-    ``[train]`` tables of ``config_file`` (TOML), then ``model`` and ``train`` (fields by name,
-    the command line's flags).
+    ``preset``, settings your own data borrows: a built-in task's, or translation's), the
+    ``[model]``, ``[train]`` and ``[vocab]`` tables of ``config_file`` (TOML), then ``model``,
+    ``train`` and ``vocab`` (fields by name, the command line's flags).
 
     Raises:
         FileNotFoundError: ``config_file`` does not exist.
         ValueError: an unknown task, preset, table or field (named, with the valid ones), or
             a value a config refuses.
     """
-    model_defaults, train_defaults = task_configs(preset or task)
+    defaults = task_configs(preset or task)
     tables = read_toml_tables(config_file) if config_file is not None else {}
-    model_fields = {**model_defaults.to_json(), **tables.get("model", {}), **(model or {})}
-    train_fields = {**train_defaults.to_json(), **tables.get("train", {}), **(train or {})}
+
+    def resolve(cls: type, name: str, default: Any, given: Mapping[str, Any] | None) -> Any:
+        fields = {**default.to_json(), **tables.get(name, {}), **(given or {})}
+        return config_from_dict(cls, fields, f"[{name}]")
+
     return RunConfig(
         task,
         dict(data or {}),
-        config_from_dict(Seq2SeqConfig, model_fields, "[model]"),
-        config_from_dict(TrainConfig, train_fields, "[train]"),
+        resolve(Seq2SeqConfig, "model", defaults.model, model),
+        resolve(TrainConfig, "train", defaults.train, train),
+        resolve(VocabConfig, "vocab", defaults.vocab, vocab),
     )
 
 
@@ -89,6 +100,7 @@ def train(
     *,
     model_config: Seq2SeqConfig | None = None,
     train_config: TrainConfig | None = None,
+    vocab_config: VocabConfig | None = None,
     task_options: dict[str, Any] | None = None,
     data: TaskData | None = None,
     log: Callable[[str], None] | None = None,
@@ -102,6 +114,7 @@ def train(
         out: the run folder (model files, checkpoints, ``metrics.json``); None writes nothing.
         model_config: the architecture; the task's default when None.
         train_config: the training settings; the task's default when None.
+        vocab_config: how the vocabularies are built; the task's default when None.
         task_options: options of the task's data (for dates: ``seed``, ``locales``, sizes).
         data: the task's data when the caller has loaded it already (``load_task``).
         log: where to report resuming and skipped steps (default: stderr).
@@ -115,12 +128,13 @@ def train(
         TrainingDiverged: too many non-finite steps in a row.
         TrainingInterrupted: SIGINT, after a resumable checkpoint was written.
     """
-    model_defaults, train_defaults = task_configs(task)
+    defaults = task_configs(task)
     config = RunConfig(
         task,
         dict(task_options or {}),
-        model_config or model_defaults,
-        train_config or train_defaults,
+        model_config or defaults.model,
+        train_config or defaults.train,
+        vocab_config or defaults.vocab,
     )
     return run(config, out, data=data, log=log, resume=resume)
 
@@ -156,16 +170,14 @@ def run(
             say(f"skipped {count} bad line{'s' * (count != 1)} in {name}")
     model_config, train_config = config.model, config.train
     torch.manual_seed(train_config.seed)
-    src_vocab = Vocab.build(
-        (s for s, _ in data.train), tokens=data.src_tokens, lowercase=data.lowercase
-    )
-    tgt_vocab = Vocab.build((t for _, t in data.train), tokens=data.tgt_tokens)
+    src_vocab, tgt_vocab = build_vocabularies(data, config.vocab)
     model = Seq2Seq(model_config, src_vocab, tgt_vocab, seed=train_config.seed)
     description = {
         "task": config.task,
         "task_options": {k: list(v) if isinstance(v, tuple) else v for k, v in config.data.items()},
         "model_config": model_config.to_json(),
         "train_config": train_config.to_json(),
+        "vocab_config": config.vocab.to_json(),
         "seed": train_config.seed,
         "versions": {
             "luong": __version__,
@@ -191,7 +203,7 @@ def run(
         return TrainResult(model, {**metrics, **description}, main=False)
     metrics = {
         "task": config.task,
-        **test_scores(model, data, train_config),
+        **test_scores(model, data, train_config, bleu=trainer.bleu),
         **metrics,
         "train_pairs": len(data.train),
         "dev_pairs": len(data.dev),
@@ -206,15 +218,19 @@ def run(
     return TrainResult(model, metrics)
 
 
-def test_scores(model: Seq2Seq, data: TaskData, config: TrainConfig) -> dict[str, Any]:
-    """The test split's figures under ``test_`` names (None without a test split).
+def test_scores(
+    model: Seq2Seq, data: TaskData, config: TrainConfig, bleu: bool = False
+) -> dict[str, Any]:
+    """The test split's figures under ``test_`` names (None without a test split), decoded
+    as ``config`` says (``test_beam``, ``test_alpha``).
 
     Pairs (dates): ``test_exact_match`` and ``test_char_accuracy``. Sources that may have
     several references (``data.references``: G2P, your own files): each unique source counts
     once, right when its output equals any reference: ``test_exact_match``, ``test_wer``,
     ``test_per``, ``test_sources`` and the unknown-symbol counts (``luong.evaluation``).
+    With ``bleu``: ``test_bleu``, ``test_chrf`` and their sacrebleu signatures.
     """
-    names = REFERENCE_SCORES if data.references else PAIR_SCORES
+    names = (*(REFERENCE_SCORES if data.references else PAIR_SCORES), *(BLEU_SCORES * bleu))
     empty = prefixed({}, "test_", ("exact_match", "char_accuracy"))
     if not data.test:
         return empty
@@ -222,10 +238,48 @@ def test_scores(model: Seq2Seq, data: TaskData, config: TrainConfig) -> dict[str
         model,
         data.test,
         references=data.references,
+        bleu=bleu,
         batch_size=config.eval_batch_size,
         max_len=config.max_decode_len or None,
+        beam_size=config.test_beam,
+        alpha=config.test_alpha,
     )
     return {**empty, **prefixed(scores, "test_", names)}
+
+
+def build_vocabularies(data: TaskData, config: VocabConfig) -> tuple[Vocab, Vocab]:
+    """The source and target vocabularies, built from the training split as ``config``
+    says: the data's own symbols (characters or tokens, ``vocab_size`` and ``min_count``
+    capping them) or a sentencepiece model; ``joint_vocab`` gives both sides the same one.
+
+    Raises:
+        ValueError: a joint vocabulary over sides cut differently (characters against
+            tokens, or a lowercased source), or a size the data cannot support.
+    """
+    sources = [s for s, _ in data.train]
+    targets = [t for _, t in data.train]
+    if config.joint_vocab and (data.src_tokens != data.tgt_tokens or data.lowercase):
+        raise ValueError(
+            "joint_vocab: one vocabulary needs both sides read alike, got sources as "
+            f"{data.src_tokens}{' (lowercased)' if data.lowercase else ''} and targets as "
+            f"{data.tgt_tokens}"
+        )
+    if config.subword != "none":
+        if config.joint_vocab:
+            shared = train_subword(sources + targets, config.subword, config.size)
+            return shared, shared
+        return (
+            train_subword(sources, config.subword, config.size, lowercase=data.lowercase),
+            train_subword(targets, config.subword, config.size),
+        )
+    size, count = config.size or None, config.min_count
+    if config.joint_vocab:
+        joint = Vocab.build(sources + targets, data.src_tokens, min_count=count, max_size=size)
+        return joint, joint
+    return (
+        Vocab.build(sources, data.src_tokens, data.lowercase, min_count=count, max_size=size),
+        Vocab.build(targets, data.tgt_tokens, min_count=count, max_size=size),
+    )
 
 
 # Settings that may differ between a run and its resumption: they change no result.

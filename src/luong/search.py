@@ -21,7 +21,6 @@ their order); finished hypotheses and the final n-best lists are ranked by s.
 from __future__ import annotations
 
 import math
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -31,7 +30,7 @@ from torch import Tensor
 from luong.batching import check_batch, encode_sources
 from luong.decoder import DecoderState, Memory
 from luong.model import Seq2Seq, evaluating
-from luong.vocab import Vocab, join_symbols, split_symbols
+from luong.vocab import Vocab
 
 __all__ = [
     "Hypothesis",
@@ -622,14 +621,8 @@ def source_symbols(model: Seq2Seq, text: str) -> list[str]:
     """The symbols the model reads for ``text``, one per attention column ``S_real``: its
     tokens as written after NFKC (unknown ones included) and ``"</s>"``."""
     tokens = model.src_vocab.tokenize(text)
-    surface = _surface_tokens(model.src_vocab, text)
+    surface = model.src_vocab.surface_tokens(text)
     return [*(surface if len(surface) == len(tokens) else tokens), Vocab.EOS]
-
-
-def _surface_tokens(vocab: Vocab, text: str) -> list[str]:
-    """``text``'s tokens before lowercasing (NFKC only), to copy with their case."""
-    text = unicodedata.normalize("NFKC", text)
-    return split_symbols(text, vocab.tokens)
 
 
 def replace_unknowns(
@@ -684,4 +677,4 @@ def hypothesis_text(model: Seq2Seq, hypothesis: Hypothesis, source: str | None =
             break
         if token not in (Vocab.pad_id, Vocab.bos_id):
             kept.append(symbol)
-    return join_symbols(kept, model.tgt_vocab.tokens)
+    return model.tgt_vocab.join(kept)

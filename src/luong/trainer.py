@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,13 +26,14 @@ import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel
 from tqdm.auto import tqdm
 
-from luong.batching import Batch, ParallelData, bucketed_batches
+from luong.batching import Batch, ParallelData, bucketed_batches, token_batches
 from luong.checkpoint import BEST, find_latest, read_checkpoint, write_checkpoint
 from luong.config import TrainConfig
 from luong.distributed import World, shard
-from luong.evaluation import evaluate
+from luong.evaluation import dev_loss, evaluate
 from luong.files import read_tensors
 from luong.model import Seq2Seq
+from luong.subword import SubwordVocab
 from luong.vocab import Vocab
 
 __all__ = [
@@ -41,6 +43,7 @@ __all__ = [
     "TrainingInterrupted",
     "loss_of",
     "lr_factor",
+    "resolve_select",
 ]
 
 Pair = tuple[str, str]
@@ -59,9 +62,14 @@ def lr_factor(step: int, total: int, warmup: int, schedule: str) -> float:
 
 
 def loss_of(
-    model: Seq2Seq | torch.nn.Module, batch: Batch, label_smoothing: float = 0.0
+    model: Seq2Seq | torch.nn.Module,
+    batch: Batch,
+    label_smoothing: float = 0.0,
+    reduction: str = "mean",
 ) -> torch.Tensor:
-    """Mean cross-entropy per real target token (EOS included) of a teacher-forced batch.
+    """Cross-entropy of a teacher-forced batch over its real target tokens (EOS included):
+    their mean, or with ``reduction="sum"`` their sum (gradient accumulation divides the sums
+    of several batches by their tokens in all).
 
     ``model`` is a ``Seq2Seq`` or a wrapper with its ``forward`` (DistributedDataParallel)."""
     logits = model(batch.src, batch.src_lengths, batch.tgt[:, :-1])  # [B, T, V]
@@ -70,7 +78,16 @@ def loss_of(
         batch.tgt[:, 1:].reshape(-1),
         ignore_index=Vocab.pad_id,
         label_smoothing=label_smoothing,
+        reduction=reduction,
     )
+
+
+def resolve_select(select: str, tgt_vocab: Vocab) -> str:
+    """The dev figure a run selects on: ``select``, or for ``"auto"`` BLEU with a subword
+    target vocabulary (translation) and exact match otherwise."""
+    if select != "auto":
+        return select
+    return "bleu" if isinstance(tgt_vocab, SubwordVocab) else "exact"
 
 
 class TrainingDiverged(ValueError):
@@ -92,8 +109,8 @@ class Progress:
 
     step: int = 0  # optimizer steps taken (skipped non-finite steps included)
     epoch: int = 1  # the epoch under way, from 1
-    batch: int = 0  # batches of that epoch done
-    best: float = -1.0  # best dev exact match so far
+    batch: int = 0  # optimizer steps of that epoch done
+    best: float | None = None  # best dev figure so far (the selected one; -loss for loss)
     best_step: int = 0  # the step of the best weights
     stale: int = 0  # evaluations since the best
     bad_in_row: int = 0  # consecutive non-finite steps
@@ -136,7 +153,16 @@ class Trainer:
             raise ValueError("dev_pairs: expected at least one pair, got none")
         self.model = model
         self.config = config
-        self.data = ParallelData(train_pairs, model.src_vocab, model.tgt_vocab)
+        self.select = resolve_select(config.select, model.tgt_vocab)
+        # BLEU and chrF at every dev evaluation: translation, or a run that selects on them.
+        self.bleu = self.select in ("bleu", "chrf") or isinstance(model.tgt_vocab, SubwordVocab)
+        if config.subword_sampling and not isinstance(model.src_vocab, SubwordVocab):
+            raise ValueError(
+                f"subword_sampling: needs subword vocabularies, got {config.subword_sampling} "
+                "with a vocabulary of characters or tokens"
+            )
+        self.train_pairs = list(train_pairs)
+        self.data = ParallelData(self.train_pairs, model.src_vocab, model.tgt_vocab)
         limit = model.config.max_src_len
         too_long = int((self.data.src_lengths - 1 > limit).sum())  # lengths count the EOS
         if too_long:
@@ -152,13 +178,17 @@ class Trainer:
         say = log or (lambda message: print(message, file=sys.stderr))
         self.log = say if self.world.main else (lambda message: None)
         self.optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
-        self.steps_per_epoch = math.ceil(len(self.data) / config.batch_size) // self.world.size
-        if self.steps_per_epoch < 1:
+        steps = [len(self._epoch_steps(epoch)) for epoch in range(1, config.epochs + 1)]
+        if min(steps) < 1:
+            size = f"{config.batch_tokens} tokens" if config.batch_tokens else config.batch_size
             raise ValueError(
-                f"train_pairs: {len(self.data)} pairs make fewer batches of {config.batch_size} "
+                f"train_pairs: {len(self.data)} pairs make fewer batches of {size} "
                 f"than there are ranks ({self.world.size})"
             )
-        self.total_steps = self.steps_per_epoch * config.epochs
+        self.steps_per_epoch = steps[0]
+        # With subword sampling the batches of later epochs differ a little from these: the
+        # schedule counts the steps of the most probable segmentation.
+        self.total_steps = sum(steps)
         self.forward: torch.nn.Module = model  # DistributedDataParallel(model) while training
         self.progress = Progress()
         self.best_state: dict[str, torch.Tensor] | None = None
@@ -217,7 +247,6 @@ class Trainer:
             TrainingInterrupted: SIGINT (Ctrl-C), after writing a checkpoint.
         """
         cfg, model, p, world = self.config, self.model, self.progress, self.world
-        lengths = self.data.src_lengths.tolist()
         interrupted = _SigintFlag()
         self._bar = tqdm(
             total=self.total_steps,
@@ -233,17 +262,23 @@ class Trainer:
         try:
             with interrupted:
                 while not p.finished:
-                    rng = random.Random(cfg.seed * 1_000_003 + p.epoch)
-                    batches = shard(bucketed_batches(lengths, cfg.batch_size, rng), world)
-                    stop = False
-                    for indices in batches[p.batch :]:
-                        stop_now = self._step(
-                            self.data.batch(indices).to(model.device), interrupted
+                    if cfg.subword_sampling:
+                        self.data = ParallelData(
+                            self.train_pairs,
+                            model.src_vocab,
+                            model.tgt_vocab,
+                            sampling=cfg.subword_sampling,
+                            seed=_epoch_seed(cfg.seed, p.epoch),
                         )
+                    steps = self._epoch_steps(p.epoch)
+                    stop = False
+                    for group in steps[p.batch :]:
+                        batches = [self.data.batch(ix).to(model.device) for ix in group]
+                        stop_now = self._step(batches, interrupted)
                         p.step += 1
                         p.batch += 1
                         self._bar.update(1)
-                        if p.step % cfg.eval_every == 0 and p.batch < len(batches):
+                        if p.step % cfg.eval_every == 0 and p.batch < len(steps):
                             stop = self._evaluate(on_eval)
                         if stop_now:
                             raise TrainingInterrupted(self._checkpoint())
@@ -267,8 +302,10 @@ class Trainer:
         world.share_weights(model)  # rank 0 kept the best weights: every rank ends with them
         model.eval()
         reached = next((q["seconds"] for q in p.curve if q["dev_exact_match"] >= 0.99), None)
+        best = next((q for q in p.curve if q["step"] == p.best_step), {})
         return {
-            "dev_exact_match": p.best,
+            "select": self.select,
+            **{k: v for k, v in best.items() if k.startswith("dev_")},
             "best_step": p.best_step,
             "steps": p.step,
             "epochs": p.epoch,
@@ -295,30 +332,42 @@ class Trainer:
             model,
             self.dev_pairs,
             references=False,
+            bleu=self.bleu,
             batch_size=cfg.eval_batch_size,
             max_len=cfg.max_decode_len or None,
         )
-        model.train()
-        mean_loss = sum(p.losses) / len(p.losses) if p.losses else float("nan")
-        p.losses = []
-        point = {
+        point: dict[str, Any] = {
             "step": p.step,
             "epoch": p.epoch,
             "seconds": round(self._seconds(), 3),
             "dev_exact_match": scores["exact_match"],
             "dev_char_accuracy": scores["char_accuracy"],
-            "train_loss": round(mean_loss, 5),
         }
+        if self.bleu:
+            point.update(dev_bleu=round(scores["bleu"], 4), dev_chrf=round(scores["chrf"], 4))
+        if self.select == "loss":
+            point["dev_loss"] = round(dev_loss(model, self.dev_pairs, cfg.eval_batch_size), 6)
+        model.train()
+        mean_loss = sum(p.losses) / len(p.losses) if p.losses else float("nan")
+        p.losses = []
+        point["train_loss"] = round(mean_loss, 5)
         p.curve.append(point)
-        self._bar.set_postfix(loss=f"{mean_loss:.3f}", dev_em=f"{scores['exact_match']:.4f}")
+        shown = "dev_bleu" if self.bleu else "dev_exact_match"
+        self._bar.set_postfix(loss=f"{mean_loss:.3f}", **{shown: f"{point[shown]:.4f}"})
         if on_eval is not None:
             on_eval(point)
+        value = {
+            "exact": point["dev_exact_match"],
+            "bleu": point.get("dev_bleu"),
+            "chrf": point.get("dev_chrf"),
+            "loss": -point.get("dev_loss", 0.0),
+        }[self.select]
         # A tie keeps the later weights: a small dev set saturates (the dates dev set sits
         # at 1.0 from the second epoch on) and the later weights have trained longer. Only
         # a strict improvement resets the early-stopping count.
-        p.stale = 0 if scores["exact_match"] > p.best else p.stale + 1
-        if scores["exact_match"] >= p.best:
-            p.best, p.best_step = scores["exact_match"], p.step
+        p.stale = 0 if p.best is None or value > p.best else p.stale + 1
+        if p.best is None or value >= p.best:
+            p.best, p.best_step = value, p.step
             self.best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
         return bool(cfg.patience) and p.stale >= cfg.patience
 
@@ -339,19 +388,50 @@ class Trainer:
             rng=rng,
         )
 
-    def _step(self, batch: Batch, interrupted: _SigintFlag) -> bool:
-        """One optimizer step, skipped when the loss or the gradient is not finite on any
-        rank. Returns whether SIGINT arrived on any rank (all ranks then stop together)."""
+    def _epoch_steps(self, epoch: int) -> list[list[list[int]]]:
+        """This rank's optimizer steps of ``epoch``, each a list of ``accumulate`` batches
+        (the last may have fewer), each batch a list of example indices. The order follows
+        from the seed and the epoch alone, so a resumed run replays it."""
+        cfg = self.config
+        rng = random.Random(_epoch_seed(cfg.seed, epoch))
+        src_lengths = self.data.src_lengths.tolist()
+        if cfg.batch_tokens:
+            tgt_lengths = self.data.tgt_lengths.tolist()
+            batches = token_batches(src_lengths, tgt_lengths, cfg.batch_tokens, rng)
+        else:
+            batches = bucketed_batches(src_lengths, cfg.batch_size, rng)
+        batches = shard(batches, self.world)
+        k = cfg.accumulate
+        return [batches[i : i + k] for i in range(0, len(batches), k)]
+
+    def _step(self, batches: list[Batch], interrupted: _SigintFlag) -> bool:
+        """One optimizer step on the gradients of ``batches`` (the loss: their mean per real
+        target token), skipped when the loss or the gradient is not finite on any rank.
+        Returns whether SIGINT arrived on any rank (all ranks then stop together)."""
         cfg, p = self.config, self.progress
         for group in self.optimizer.param_groups:
             group["lr"] = cfg.lr * lr_factor(
                 p.step, self.total_steps, cfg.warmup_steps, cfg.schedule
             )
         device = self.model.device
-        with torch.autocast(device.type, torch.bfloat16, enabled=cfg.precision == "bf16"):
-            loss = loss_of(self.forward, batch, cfg.label_smoothing)
-        self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
+        autocast = torch.autocast(device.type, torch.bfloat16, enabled=cfg.precision == "bf16")
+        if len(batches) == 1:
+            with autocast:
+                loss = loss_of(self.forward, batches[0], cfg.label_smoothing)
+            self.optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+        else:
+            tokens = sum(batch.target_tokens for batch in batches)
+            self.optimizer.zero_grad(set_to_none=True)
+            loss = torch.zeros((), device=device)
+            for i, batch in enumerate(batches):
+                # DDP averages the gradients once, after the last batch of the step.
+                last = i == len(batches) - 1
+                sync = nullcontext() if last or not self.world.active else self.forward.no_sync()  # type: ignore[operator]
+                with sync, autocast:
+                    part = loss_of(self.forward, batch, cfg.label_smoothing, "sum") / tokens
+                part.backward()
+                loss = loss + part.detach()
         norm = torch.nn.utils.clip_grad_norm_(
             self.model.parameters(), cfg.clip_norm if cfg.clip_norm else math.inf
         )
@@ -375,6 +455,11 @@ class Trainer:
                 f"gradient (max_bad_steps={cfg.max_bad_steps}); try a lower lr or clip_norm"
             )
         return stop
+
+
+def _epoch_seed(seed: int, epoch: int) -> int:
+    """The seed of an epoch's batch order (and subword sampling)."""
+    return seed * 1_000_003 + epoch
 
 
 def _rng_state(device: torch.device) -> dict[str, torch.Tensor]:

@@ -17,7 +17,7 @@ import torch
 from luong.config import Seq2SeqConfig
 from luong.model import Seq2Seq
 from luong.search import Hypothesis, decode, hypothesis_symbols, hypothesis_text
-from luong.vocab import Vocab, join_symbols
+from luong.vocab import Vocab
 
 __all__ = ["FittedSources", "Translator", "fit_sources", "hypothesis_record", "translate"]
 
@@ -143,7 +143,7 @@ def source_length(vocab: Vocab, text: str) -> int:
 
 def truncate_source(vocab: Vocab, text: str, limit: int) -> str:
     """``text`` cut to its first ``limit`` symbols (normalised as the vocabulary reads it)."""
-    return join_symbols(vocab.tokenize(text)[:limit], vocab.tokens)
+    return vocab.join(vocab.tokenize(text)[:limit])
 
 
 def fit_sources(

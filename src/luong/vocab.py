@@ -60,23 +60,26 @@ class Vocab:
     EOS: ClassVar[str] = "</s>"
     UNK: ClassVar[str] = "<unk>"
     SPECIALS: ClassVar[tuple[str, ...]] = (PAD, BOS, EOS, UNK)
+    TOKEN_KINDS: ClassVar[tuple[str, ...]] = ("char", "space")  # what ``tokens`` may be
     pad_id: ClassVar[int] = 0
     bos_id: ClassVar[int] = 1
     eos_id: ClassVar[int] = 2
     unk_id: ClassVar[int] = 3
 
     def __init__(
-        self, symbols: Sequence[str], tokens: Tokens = "char", lowercase: bool = False
+        self, symbols: Sequence[str], tokens: str = "char", lowercase: bool = False
     ) -> None:
-        if tokens not in TOKENS:
-            raise ValueError(f"tokens: expected one of {', '.join(TOKENS)}, got {tokens!r}")
+        if tokens not in self.TOKEN_KINDS:
+            raise ValueError(
+                f"tokens: expected one of {', '.join(self.TOKEN_KINDS)}, got {tokens!r}"
+            )
         if not isinstance(lowercase, bool):
             raise TypeError(f"lowercase: expected a bool, got {type(lowercase).__name__}")
         if isinstance(symbols, str) or not isinstance(symbols, Sequence):
             raise TypeError(
                 f"symbols: expected a sequence of strings, got {type(symbols).__name__}"
             )
-        self.tokens: Tokens = tokens
+        self.tokens: str = tokens
         self.lowercase = lowercase
         self._symbols: tuple[str, ...] = self.SPECIALS + tuple(symbols)
         self._ids: dict[str, int] = {}
@@ -117,6 +120,7 @@ class Vocab:
         tokens: Tokens = "char",
         lowercase: bool = False,
         min_count: int = 1,
+        max_size: int | None = None,
     ) -> Vocab:
         """Collect the symbols of ``texts``, the most frequent first.
 
@@ -129,6 +133,8 @@ class Vocab:
             tokens: ``"char"`` or ``"space"``.
             lowercase: lowercase in ``normalize``.
             min_count: keep symbols seen at least this many times.
+            max_size: the most symbols V, the 4 specials included (the most frequent are
+                kept); None for no cap.
 
         Returns:
             The vocabulary.
@@ -139,6 +145,12 @@ class Vocab:
         """
         if isinstance(min_count, bool) or not isinstance(min_count, int) or min_count < 1:
             raise ValueError(f"min_count: expected a positive int, got {min_count!r}")
+        if max_size is not None and (
+            isinstance(max_size, bool) or not isinstance(max_size, int) or max_size <= 4
+        ):
+            raise ValueError(
+                f"max_size: expected an int > 4 (the specials and more), got {max_size!r}"
+            )
         if isinstance(texts, str):
             raise TypeError("texts: expected an iterable of strings, got a single str")
         empty = cls((), tokens, lowercase)  # validates tokens and lowercase
@@ -151,6 +163,8 @@ class Vocab:
             counts.pop(special, None)
         kept = [symbol for symbol, count in counts.items() if count >= min_count]
         kept.sort(key=lambda symbol: (-counts[symbol], symbol))
+        if max_size is not None:
+            kept = kept[: max_size - len(cls.SPECIALS)]
         return cls(kept, tokens, lowercase)
 
     # Text -> tokens -> ids.
@@ -165,7 +179,22 @@ class Vocab:
 
     def tokenize(self, text: str) -> list[str]:
         """``normalize``, then characters (char mode) or ``str.split()`` (space mode)."""
-        return split_symbols(self.normalize(text), self.tokens)
+        return self.split(self.normalize(text))
+
+    def split(self, text: str) -> list[str]:
+        """Normalised ``text`` as symbols, without looking them up: its characters (char
+        mode) or ``str.split()`` (space mode)."""
+        return split_symbols(text, self.tokens)
+
+    def join(self, symbols: Iterable[str]) -> str:
+        """The inverse of ``split``: symbols joined into text."""
+        return join_symbols(symbols, self.tokens)
+
+    def surface_tokens(self, text: str) -> list[str]:
+        """``text``'s tokens as written, before lowercasing (to copy with their case): one
+        per token of ``tokenize`` unless lowercasing changed their number."""
+        _check_text(text)
+        return self.split(unicodedata.normalize("NFKC", text))
 
     def encode(self, text: str, *, bos: bool = False, eos: bool = True) -> list[int]:
         """Ids of ``text``'s tokens, unknown ones as ``unk_id``; never fails on content.
@@ -236,7 +265,7 @@ class Vocab:
             TypeError: an id is not an integer.
             ValueError: an id is outside ``[0, V)``.
         """
-        return join_symbols(self.symbols_of(ids, strip=strip), self.tokens)
+        return self.join(self.symbols_of(ids, strip=strip))
 
     # Lookups.
 
@@ -368,12 +397,12 @@ class Vocab:
             raise ValueError(f"{name}: not a vocabulary: {error}") from None
 
 
-def split_symbols(text: str, tokens: Tokens) -> list[str]:
+def split_symbols(text: str, tokens: str) -> list[str]:
     """``text`` as symbols: its characters (``"char"``) or ``str.split()`` (``"space"``)."""
     return list(text) if tokens == "char" else text.split()
 
 
-def join_symbols(symbols: Iterable[str], tokens: Tokens) -> str:
+def join_symbols(symbols: Iterable[str], tokens: str) -> str:
     """The inverse of ``split_symbols``: joined by ``""`` (char) or ``" "`` (space)."""
     return ("" if tokens == "char" else " ").join(symbols)
 

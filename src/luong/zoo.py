@@ -26,14 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-import torch.nn.functional as F
 
-from luong.batching import ParallelData
+from luong.evaluation import dev_loss
 from luong.files import write_text
-from luong.model import Seq2Seq, evaluating
+from luong.model import Seq2Seq
 from luong.run import train
 from luong.tasks import TaskData, load_task, task_configs
-from luong.vocab import Vocab
 
 __all__ = [
     "VARIANTS",
@@ -130,40 +128,19 @@ class ZooRun:
 
 def dev_perplexity(model: Seq2Seq, pairs: Sequence[Pair], batch_size: int = 500) -> float:
     """exp of the mean cross-entropy per target token (EOS included) of the teacher-forced
-    ``pairs``: the model's perplexity on them.
+    ``pairs`` (``luong.evaluation.dev_loss``): the model's perplexity on them.
 
     Raises:
         ValueError: no pairs, or ``batch_size < 1``.
     """
-    if not pairs:
-        raise ValueError("pairs: expected at least one (source, target) pair, got none")
-    if batch_size < 1:
-        raise ValueError(f"batch_size: expected >= 1, got {batch_size}")
-    data = ParallelData(pairs, model.src_vocab, model.tgt_vocab)
-    total = torch.zeros((), dtype=torch.float64)
-    tokens = 0
-    with evaluating(model), torch.inference_mode():
-        for start in range(0, len(data), batch_size):
-            batch = data.batch(range(start, min(start + batch_size, len(data))))
-            batch = batch.to(model.device)
-            logits = model(batch.src, batch.src_lengths, batch.tgt[:, :-1])  # [B, T, V]
-            gold = batch.tgt[:, 1:]
-            loss = F.cross_entropy(
-                logits.reshape(-1, logits.shape[-1]).float(),
-                gold.reshape(-1),
-                ignore_index=Vocab.pad_id,
-                reduction="sum",
-            )
-            total += loss.double().cpu()
-            tokens += int((gold != Vocab.pad_id).sum())
-    return math.exp(float(total) / tokens)
+    return math.exp(dev_loss(model, pairs, batch_size))
 
 
 def zoo_data(settings: ZooSettings) -> TaskData:
     """The task's data cut to the zoo's budget: N x batch_size training pairs, the first
     ``n_dev`` and ``n_test`` sources (a G2P word with all its pronunciations), in an order
     that follows from ``data_seed``."""
-    _, train_config = task_configs(settings.task)
+    train_config = task_configs(settings.task).train
     n_train = settings.steps * train_config.batch_size
     if settings.task == "dates":
         data = load_task(
@@ -239,7 +216,7 @@ def run_zoo(
             run = ZooRun(**entry)
             done[(run.variant, run.input_feed, run.seed)] = run
     data = zoo_data(settings)
-    base_model, base_train = task_configs(settings.task)
+    base_model, base_train, _ = task_configs(settings.task)
     # The location score's fixed length must cover every source (EOS included).
     longest = max(len(s) for s, _ in (*data.train, *data.dev, *data.test))
     runs: list[ZooRun] = []
@@ -442,7 +419,7 @@ def write_report(
         f"{settings.window}",
     )
     md = folder / f"{settings.task}.md"
-    model_config, train_config = task_configs(settings.task)
+    model_config, train_config, _ = task_configs(settings.task)
     batch = train_config.batch_size
     model = (
         "the `make demo` model otherwise (2 x 64 bi-GRU encoder, 128-unit GRU decoder)"

@@ -11,7 +11,16 @@ import typing
 from pathlib import Path
 from typing import Any
 
-from luong.config import ATTENTIONS, BRIDGES, CELLS, LOCALS, PRECISIONS, SCHEDULES
+from luong.config import (
+    ATTENTIONS,
+    BRIDGES,
+    CELLS,
+    LOCALS,
+    PRECISIONS,
+    SCHEDULES,
+    SELECTS,
+    SUBWORD_KINDS,
+)
 from luong.distributed import DEVICES
 
 __all__ = [
@@ -33,6 +42,8 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "schedule": SCHEDULES,
     "device": DEVICES,
     "precision": PRECISIONS,
+    "select": SELECTS,
+    "subword": SUBWORD_KINDS,
 }
 
 

@@ -7,16 +7,18 @@ from pathlib import Path
 from typing import Any
 
 from luong.cli.common import UsageError, add_config_flags, overrides, say
-from luong.config import Seq2SeqConfig, TrainConfig
+from luong.config import Seq2SeqConfig, TrainConfig, VocabConfig
 from luong.run import configure, run
-from luong.tasks import OWN_DATA, TASKS
+from luong.tasks import OWN_DATA, PRESETS, TASKS
 from luong.vocab import TOKENS
 
 __all__ = ["add_parser", "main"]
 
+SPLITS = ("train", "dev", "test")
 OWN_DATA_FLAGS = (
     ("dev_file", "--dev"),
     ("test_file", "--test"),
+    *((f"{split}_{side}", f"--{split}-{side}") for split in SPLITS for side in ("src", "tgt")),
     ("src_tokens", "--src-tokens"),
     ("tgt_tokens", "--tgt-tokens"),
     ("skip_bad_lines", "--skip-bad-lines"),
@@ -42,19 +44,29 @@ def add_parser(commands: Any) -> None:
         help="continue the run in --out from its latest checkpoint (a run folder that holds "
         "a checkpoint is resumed anyway; this flag makes a missing one an error)",
     )
-    own = train.add_argument_group("your own data, one source<TAB>target pair a line")
+    own = train.add_argument_group(
+        "your own data: one source<TAB>target pair a line, or line-aligned source and "
+        "target files (--train-src F --train-tgt F, and so on)"
+    )
     own.add_argument("--train", dest="train_file", type=Path, metavar="FILE.tsv")
     own.add_argument("--dev", dest="dev_file", type=Path, metavar="FILE.tsv")
     own.add_argument("--test", dest="test_file", type=Path, metavar="FILE.tsv")
+    for split in SPLITS:
+        for side in ("src", "tgt"):
+            own.add_argument(f"--{split}-{side}", type=Path, metavar="FILE")
     own.add_argument("--src-tokens", choices=TOKENS, help="source tokens (default: char)")
     own.add_argument("--tgt-tokens", choices=TOKENS, help="target tokens (default: char)")
     own.add_argument(
         "--skip-bad-lines", action="store_true", help="skip bad lines (counted on stderr)"
     )
     own.add_argument(
-        "--preset", choices=TASKS, help="start from a built-in task's model and training defaults"
+        "--preset",
+        choices=PRESETS,
+        help="start from these settings: a built-in task's, or translation's (subwords, BLEU)",
     )
-    train.add_argument("--config", type=Path, help="a TOML file with [model] and [train] tables")
+    train.add_argument(
+        "--config", type=Path, help="a TOML file with [model], [train] and [vocab] tables"
+    )
     train.add_argument(
         "--locales", nargs="+", metavar="LOCALE", help="dates: babel locales (default: en_US)"
     )
@@ -65,6 +77,7 @@ def add_parser(commands: Any) -> None:
         )
     add_config_flags(train, Seq2SeqConfig, "model (overrides --config)")
     add_config_flags(train, TrainConfig, "training (overrides --config)")
+    add_config_flags(train, VocabConfig, "vocabulary (overrides --config)")
     train.set_defaults(handler=main)
 
 
@@ -72,13 +85,26 @@ def _given(args: argparse.Namespace, flags: tuple[tuple[str, str], ...]) -> list
     return [flag for dest, flag in flags if getattr(args, dest) not in (None, False)]
 
 
+def _split(args: argparse.Namespace, split: str) -> str | list[str] | None:
+    """A split of your own data: a TSV file, ``[source, target]`` files, or None."""
+    tsv, src, tgt = (getattr(args, f"{split}_{kind}") for kind in ("file", "src", "tgt"))
+    if tsv is not None and (src is not None or tgt is not None):
+        raise UsageError(f"--{split}: either a TSV file or --{split}-src and --{split}-tgt")
+    if (src is None) != (tgt is None):
+        raise UsageError(f"--{split}-src and --{split}-tgt: expected both, got one")
+    if src is not None:
+        return [str(src), str(tgt)]
+    return str(tsv) if tsv is not None else None
+
+
 def _task_and_options(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     """The task and its data options, from the flags (which flags go with which task)."""
-    if (args.task is None) == (args.train_file is None):
+    own = args.train_file is not None or args.train_src is not None
+    if (args.task is None) == (not own):
         got = "both" if args.task is not None else "neither"
         raise UsageError(
-            "expected a task (dates, g2p) or your own data (--train FILE.tsv --dev FILE.tsv), "
-            f"got {got}"
+            "expected a task (dates, g2p) or your own data (--train FILE.tsv --dev FILE.tsv, "
+            f"or --train-src/--train-tgt ...), got {got}"
         )
     if args.task != "dates" and _given(args, DATES_FLAGS):
         raise UsageError(f"{', '.join(_given(args, DATES_FLAGS))}: only for the dates task")
@@ -92,17 +118,18 @@ def _task_and_options(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
             if getattr(args, f"n_{split}") is not None:
                 options[f"n_{split}"] = getattr(args, f"n_{split}")
         return args.task, options
-    if args.dev_file is None:
-        raise UsageError("--train needs --dev FILE.tsv: the pairs that pick the best weights")
+    splits = {split: _split(args, split) for split in SPLITS}
+    if splits["dev"] is None:
+        raise UsageError(
+            "--train needs --dev FILE.tsv (or --dev-src/--dev-tgt): the pairs that pick the "
+            "best weights"
+        )
     options = {
-        "train": str(args.train_file),
-        "dev": str(args.dev_file),
+        **{split: files for split, files in splits.items() if files is not None},
         "src_tokens": args.src_tokens or "char",
         "tgt_tokens": args.tgt_tokens or "char",
         "skip_bad_lines": args.skip_bad_lines,
     }
-    if args.test_file is not None:
-        options["test"] = str(args.test_file)
     return OWN_DATA, options
 
 
@@ -115,6 +142,7 @@ def main(args: argparse.Namespace) -> int:
         config_file=args.config,
         model=overrides(args, Seq2SeqConfig),
         train=overrides(args, TrainConfig),
+        vocab=overrides(args, VocabConfig),
     )
     result = run(config, args.out, log=say, resume=args.resume)
     if not result.main:
@@ -136,9 +164,17 @@ def main(args: argparse.Namespace) -> int:
             f"test exact match {m['test_exact_match']:.4f}  char accuracy "
             f"{m['test_char_accuracy']:.4f}  ({m['test_pairs']} pairs)"
         )
+    if m.get("test_bleu") is not None:
+        beam = m["train_config"]["test_beam"]
+        print(
+            f"test BLEU {m['test_bleu']:.2f}  chrF {m['test_chrf']:.2f}  "
+            f"({'greedy' if beam == 1 else f'beam {beam}'}; {m['test_bleu_signature']})"
+        )
     reached = m["seconds_to_dev_0.99"]
+    dev = f"dev BLEU {m['dev_bleu']:.2f}" if "dev_bleu" in m else ""
+    dev = dev or f"dev exact match {m['dev_exact_match']:.4f}"
     print(
-        f"dev exact match {m['dev_exact_match']:.4f}; trained {m['steps']} steps in "
+        f"{dev} (selected on {m['select']}); trained {m['steps']} steps in "
         f"{m['train_seconds']:.1f} s"
         + (f"; dev >= 0.99 after {reached:.1f} s" if reached is not None else "")
     )

@@ -7,33 +7,55 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
-from luong.config import Seq2SeqConfig, TrainConfig
-from luong.tasks import dates, g2p, tsv
+from luong.config import Seq2SeqConfig, TrainConfig, VocabConfig
+from luong.tasks import dates, g2p, translation, tsv
 from luong.tasks.data import Pair, TaskData
 
-__all__ = ["OWN_DATA", "TASKS", "Pair", "TaskData", "load_task", "task_configs"]
+__all__ = [
+    "OWN_DATA",
+    "PRESETS",
+    "TASKS",
+    "Pair",
+    "Preset",
+    "TaskData",
+    "load_task",
+    "task_configs",
+]
 
 TASKS: tuple[str, ...] = ("dates", "g2p")
 """The built-in tasks (``luong train TASK``)."""
+
+PRESETS: tuple[str, ...] = (*TASKS, "translation")
+"""The settings your own data may start from (``luong train --preset``)."""
 
 OWN_DATA = "tsv"
 """``load_task``'s name for your own files (``luong train --train FILE --dev FILE``)."""
 
 
-def task_configs(name: str) -> tuple[Seq2SeqConfig, TrainConfig]:
-    """The model and training defaults of task ``name``: a built-in task's own (the presets
-    of ``luong train --preset``), or the generic ones for ``OWN_DATA`` (the dates model's).
+class Preset(NamedTuple):
+    """The settings of a task or preset: the architecture, the training, the vocabularies."""
+
+    model: Seq2SeqConfig
+    train: TrainConfig
+    vocab: VocabConfig
+
+
+def task_configs(name: str) -> Preset:
+    """The defaults of ``name``: a preset of ``PRESETS`` (a built-in task's own settings, or
+    translation's), or the generic ones for ``OWN_DATA`` (the dates model's).
 
     Raises:
-        ValueError: ``name`` is neither in ``TASKS`` nor ``OWN_DATA``.
+        ValueError: ``name`` is neither in ``PRESETS`` nor ``OWN_DATA``.
     """
     if name in ("dates", OWN_DATA):
-        return Seq2SeqConfig(), TrainConfig()
+        return Preset(Seq2SeqConfig(), TrainConfig(), VocabConfig())
     if name == "g2p":
-        return g2p.MODEL_CONFIG, g2p.TRAIN_CONFIG
-    raise ValueError(f"task: expected one of {', '.join(TASKS)} or {OWN_DATA!r}, got {name!r}")
+        return Preset(g2p.MODEL_CONFIG, g2p.TRAIN_CONFIG, VocabConfig())
+    if name == "translation":
+        return Preset(translation.MODEL_CONFIG, translation.TRAIN_CONFIG, translation.VOCAB_CONFIG)
+    raise ValueError(f"task: expected one of {', '.join(PRESETS)} or {OWN_DATA!r}, got {name!r}")
 
 
 def load_task(name: str, seed: int = 0, **options: Any) -> TaskData:

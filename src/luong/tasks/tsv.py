@@ -25,7 +25,17 @@ from pathlib import Path
 from luong.tasks.data import TaskData
 from luong.vocab import TOKENS, Tokens
 
-__all__ = ["BadLine", "PairFile", "load", "parse_pairs", "read_pairs"]
+__all__ = [
+    "BadLine",
+    "PairFile",
+    "Split",
+    "load",
+    "parse_pairs",
+    "parse_parallel",
+    "read_pairs",
+    "read_parallel",
+    "read_split",
+]
 
 Pair = tuple[str, str]
 
@@ -66,16 +76,9 @@ def parse_pairs(raw: bytes, name: str, *, skip_bad_lines: bool = False) -> PairF
     """
     if not isinstance(raw, bytes | bytearray):
         raise TypeError(f"raw: expected bytes, got {type(raw).__name__}")
-    lines = bytes(raw).split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()  # the final newline ends the last line; it does not start an empty one
-    if lines and lines[0].startswith(b"\xef\xbb\xbf"):
-        lines[0] = lines[0][3:]  # a UTF-8 byte-order mark
     pairs: list[Pair] = []
     bad: list[BadLine] = []
-    for number, line in enumerate(lines, start=1):
-        if line.endswith(b"\r"):
-            line = line[:-1]
+    for number, line in enumerate(_lines(bytes(raw)), start=1):
         pair_or_problem = _parse_line(line)
         if isinstance(pair_or_problem, str):
             bad.append(BadLine(number, pair_or_problem))
@@ -134,19 +137,122 @@ def read_pairs(path: str | os.PathLike[str], *, skip_bad_lines: bool = False) ->
     return parse_pairs(raw, name, skip_bad_lines=skip_bad_lines)
 
 
+def parse_parallel(
+    source: bytes, target: bytes, names: tuple[str, str], *, skip_bad_lines: bool = False
+) -> PairFile:
+    """Parse the bytes of two line-aligned files: line i of ``source`` and line i of
+    ``target`` make a pair (tabs are text here). Line ends, a byte-order mark and a missing
+    final newline are read as ``parse_pairs`` reads them.
+
+    Raises:
+        ValueError: different line counts (naming both files and both counts), or as
+            ``parse_pairs``: ``"FILE:LINE: problem"`` for an empty side or bytes that are not
+            UTF-8 (unless ``skip_bad_lines``), ``no pairs``.
+    """
+    sides = [_lines(raw) for raw in (source, target)]
+    if len(sides[0]) != len(sides[1]):
+        raise ValueError(
+            f"{names[0]} has {len(sides[0])} lines and {names[1]} has {len(sides[1])}; "
+            "expected line-aligned files, a source line and its target line each"
+        )
+    pairs: list[Pair] = []
+    bad: list[BadLine] = []
+    for number, (src_line, tgt_line) in enumerate(zip(*sides, strict=True), start=1):
+        texts = []
+        for side, name, line in (("source", names[0], src_line), ("target", names[1], tgt_line)):
+            text = _decode(line)
+            if text is None:
+                bad.append(BadLine(number, f"not valid UTF-8 in {name}"))
+            elif not text.strip():
+                bad.append(BadLine(number, f"empty {side} in {name}"))
+            texts.append(text)
+        if all(text is not None and text.strip() for text in texts):
+            pairs.append((texts[0], texts[1]))  # type: ignore[arg-type]
+    name = f"{names[0]} + {names[1]}"
+    if bad and not skip_bad_lines:
+        first = bad[0]
+        hint = " (--skip-bad-lines skips such lines)"
+        raise ValueError(f"{names[0]}:{first.line}: {first.problem}{hint}")
+    if not pairs:
+        raise ValueError(f"{name}: no pairs; expected a source and a target line each")
+    return PairFile(name, pairs, bad)
+
+
+def read_parallel(
+    source: str | os.PathLike[str],
+    target: str | os.PathLike[str],
+    *,
+    skip_bad_lines: bool = False,
+) -> PairFile:
+    """Read two line-aligned files, a source and its target a line (see ``parse_parallel``).
+
+    Raises:
+        FileNotFoundError: no such file.
+        ValueError: different line counts, a bad line, no pairs, a directory.
+    """
+    raw = [_read(path, "a text file, one sentence a line") for path in (source, target)]
+    names = (os.fspath(source), os.fspath(target))
+    return parse_parallel(raw[0], raw[1], names, skip_bad_lines=skip_bad_lines)
+
+
+def _read(path: str | os.PathLike[str], expected: str) -> bytes:
+    name = os.fspath(path)
+    try:
+        return Path(path).read_bytes()
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{name}: no such file") from None
+    except IsADirectoryError:
+        raise ValueError(f"{name}: is a directory, expected {expected}") from None
+
+
+def _lines(raw: bytes) -> list[bytes]:
+    """The lines of a file's bytes: split on \\n (the final newline ends the last line, it
+    does not start an empty one), a UTF-8 byte-order mark and the \\r of \\r\\n dropped."""
+    lines = raw.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    if lines and lines[0].startswith(b"\xef\xbb\xbf"):
+        lines[0] = lines[0][3:]
+    return [line[:-1] if line.endswith(b"\r") else line for line in lines]
+
+
+def _decode(line: bytes) -> str | None:
+    try:
+        return line.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+Split = str | os.PathLike[str] | tuple[str, str] | list[str]
+"""A split's data: a ``source<TAB>target`` file, or a (source file, target file) pair."""
+
+
+def read_split(path: Split, *, skip_bad_lines: bool = False) -> PairFile:
+    """A split from a TSV file or from two line-aligned files ``[source, target]``.
+
+    Raises:
+        ValueError: a pair of files that is not two paths; else as the readers.
+    """
+    if isinstance(path, tuple | list):
+        if len(path) != 2:
+            raise ValueError(f"expected a TSV file or [source, target] files, got {path!r}")
+        return read_parallel(path[0], path[1], skip_bad_lines=skip_bad_lines)
+    return read_pairs(path, skip_bad_lines=skip_bad_lines)
+
+
 def load(
-    train: str | os.PathLike[str],
-    dev: str | os.PathLike[str],
-    test: str | os.PathLike[str] | None = None,
+    train: Split,
+    dev: Split,
+    test: Split | None = None,
     *,
     src_tokens: Tokens = "char",
     tgt_tokens: Tokens = "char",
     skip_bad_lines: bool = False,
 ) -> TaskData:
-    """Own data as a task: the three files read (all of them before any training starts).
+    """Own data as a task: the splits read (all of them before any training starts).
 
     Args:
-        train: the training pairs.
+        train: the training pairs: a TSV file, or ``[source file, target file]``.
         dev: pairs for evaluation during training and early stopping.
         test: held-out pairs scored after training (None: no test set).
         src_tokens: cut sources into characters (``"char"``) or on whitespace (``"space"``).
@@ -154,18 +260,19 @@ def load(
         skip_bad_lines: leave bad lines out instead of raising.
 
     Returns:
-        A ``TaskData`` with the generic model and training defaults; ``info`` holds the file
-        names and, per file, how many bad lines were skipped.
+        A ``TaskData``; ``info`` holds the file names and, per file, how many bad lines were
+        skipped.
 
     Raises:
         FileNotFoundError: a file is missing.
-        ValueError: a bad line (``"FILE:LINE: problem"``), a file without pairs, bad tokens.
+        ValueError: a bad line (``"FILE:LINE: problem"``), a file without pairs, parallel
+            files of different lengths, bad tokens.
     """
     for name, value in (("src_tokens", src_tokens), ("tgt_tokens", tgt_tokens)):
         if value not in TOKENS:
             raise ValueError(f"{name}: expected one of {', '.join(TOKENS)}, got {value!r}")
     files = {"train": train, "dev": dev, **({"test": test} if test is not None else {})}
-    read = {split: read_pairs(path, skip_bad_lines=skip_bad_lines) for split, path in files.items()}
+    read = {split: read_split(path, skip_bad_lines=skip_bad_lines) for split, path in files.items()}
     empty: list[Pair] = []
     return TaskData(
         read["train"].pairs,
@@ -175,9 +282,13 @@ def load(
         tgt_tokens=tgt_tokens,
         references=True,
         info={
-            "files": {split: os.fspath(path) for split, path in files.items()},
+            "files": {split: _names(path) for split, path in files.items()},
             "skipped_lines": {
                 read[split].name: len(read[split].skipped) for split in read if read[split].skipped
             },
         },
     )
+
+
+def _names(path: Split) -> str | list[str]:
+    return [os.fspath(p) for p in path] if isinstance(path, tuple | list) else os.fspath(path)

@@ -1,0 +1,253 @@
+"""Subword vocabularies: a sentencepiece model (unigram or BPE) as a ``Vocab``.
+
+``train_subword`` learns a model from the training text when ``luong train`` starts;
+``SubwordVocab`` reads and writes text through it. The ids agree with ``Vocab``'s: sentencepiece
+is trained with pad 0, ``<s>`` 1, ``</s>`` 2 and ``<unk>`` 3, and the pieces follow from id 4.
+
+Text goes through untouched: no normalisation inside sentencepiece (its ``identity`` rule),
+runs of spaces kept, and byte fallback, so a character the model never saw becomes its UTF-8
+bytes (``<0xE2>``...) instead of ``<unk>``. Detokenizing a segmentation gives back the text it
+came from, character for character (after Unicode NFC, which ``normalize`` applies, and
+lowercasing when asked).
+
+A subword vocabulary is saved as two files: ``NAME.json`` (what it is) and ``NAME.model``
+(sentencepiece's own model file, usable by sentencepiece's tools), whose SHA-256 the JSON
+records. ``load_vocab`` reads either kind of vocabulary file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import unicodedata
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import sentencepiece as spm
+
+from luong.files import atomic_write, write_json
+from luong.vocab import Vocab
+
+__all__ = ["SUBWORDS", "SubwordVocab", "load_vocab", "nfc", "train_subword"]
+
+SUBWORDS: tuple[str, ...] = ("unigram", "bpe")
+"""The sentencepiece model types."""
+
+SUBWORD = "subword"  # the ``tokens`` of a subword vocabulary
+BYTES = 256  # the byte pieces byte fallback adds
+
+
+class SubwordVocab(Vocab):
+    """A vocabulary whose symbols are the pieces of a sentencepiece model.
+
+    Args:
+        model: the serialized sentencepiece model (``SentencePieceProcessor``'s proto).
+        kind: ``"unigram"`` or ``"bpe"``, what the model was trained as (it says how
+            ``sample`` reads its ``alpha``).
+        lowercase: lowercase text in ``normalize``.
+
+    Raises:
+        ValueError: ``model`` is not a sentencepiece model, or its specials are not pad 0,
+            ``<s>`` 1, ``</s>`` 2 and ``<unk>`` 3.
+    """
+
+    TOKEN_KINDS = (SUBWORD,)
+
+    def __init__(self, model: bytes, kind: str = "unigram", lowercase: bool = False) -> None:
+        if kind not in SUBWORDS:
+            raise ValueError(f"kind: expected one of {', '.join(SUBWORDS)}, got {kind!r}")
+        if not isinstance(model, bytes):
+            raise TypeError(f"model: expected bytes, got {type(model).__name__}")
+        processor = spm.SentencePieceProcessor()
+        try:
+            processor.LoadFromSerializedProto(model)
+        except (RuntimeError, OSError) as error:
+            raise ValueError(f"model: not a sentencepiece model ({error})") from None
+        specials = [processor.id_to_piece(i) for i in range(len(self.SPECIALS))]
+        if specials != list(self.SPECIALS):
+            raise ValueError(
+                f"model: expected the specials {list(self.SPECIALS)} at ids 0-3, got {specials}"
+            )
+        self.model = model
+        self.processor = processor
+        self.kind = kind
+        pieces = [processor.id_to_piece(i) for i in range(4, processor.get_piece_size())]
+        super().__init__(pieces, SUBWORD, lowercase)
+
+    def _check_symbol(self, position: int, symbol: str) -> None:
+        if not symbol or any(c in symbol for c in "\n\r"):
+            raise ValueError(f"symbols[{position}]: expected a piece without line breaks")
+
+    def normalize(self, text: str) -> str:
+        """Unicode NFC (and lowercasing when ``lowercase``): canonical equivalents become one
+        spelling, nothing else changes (NFKC would turn ``m²`` into ``m2``)."""
+        return nfc(text, self.lowercase)
+
+    def split(self, text: str) -> list[str]:
+        """Normalised ``text`` as sentencepiece pieces (the most probable segmentation)."""
+        return list(self.processor.encode(text, out_type=str))
+
+    def sample(self, text: str, alpha: float) -> list[int]:
+        """Ids of a sampled segmentation of ``text`` with EOS (subword regularisation, Kudo
+        2018: unigram samples with smoothing ``alpha``; BPE drops merges with probability
+        ``alpha``). The draws come from sentencepiece's generator
+        (``spm.set_random_generator_seed``)."""
+        pieces = self.processor.encode(
+            self.normalize(text), out_type=int, enable_sampling=True, alpha=alpha, nbest_size=-1
+        )
+        return [*pieces, self.eos_id]
+
+    def join(self, symbols: Iterable[str]) -> str:
+        """Pieces back to text (sentencepiece's detokenization)."""
+        return str(self.processor.decode_pieces(list(symbols)))
+
+    def surface_tokens(self, text: str) -> list[str]:
+        """The pieces of ``text`` before lowercasing."""
+        return self.split(nfc(text, lowercase=False))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Vocab):
+            return NotImplemented
+        if not isinstance(other, SubwordVocab):
+            return False
+        return (self.model, self.lowercase) == (other.model, other.lowercase)
+
+    def __repr__(self) -> str:
+        return f"SubwordVocab(V={len(self)}, kind={self.kind!r}, lowercase={self.lowercase})"
+
+    def to_json(self) -> dict[str, Any]:
+        """What ``save`` writes beside the model file (the model itself is in ``NAME.model``)."""
+        return {
+            "tokens": SUBWORD,
+            "kind": self.kind,
+            "lowercase": self.lowercase,
+            "size": len(self),
+            "specials": list(self.SPECIALS),
+            "sha256": hashlib.sha256(self.model).hexdigest(),
+        }
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write ``path`` (JSON) and the sentencepiece model beside it (``.model``), each
+        atomically; the model first, so the JSON never names a model that is not there."""
+        path = Path(path)
+
+        def write(tmp: Path) -> None:
+            tmp.write_bytes(self.model)
+
+        atomic_write(path.with_suffix(".model"), write)
+        write_json(path, {**self.to_json(), "model": path.with_suffix(".model").name})
+
+
+def nfc(text: str, lowercase: bool) -> str:
+    """Unicode NFC, then lowercasing (re-normalised) when ``lowercase``.
+
+    Raises:
+        TypeError: ``text`` is not a str.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text: expected a str, got {type(text).__name__}")
+    text = unicodedata.normalize("NFC", text)
+    return unicodedata.normalize("NFC", text.lower()) if lowercase else text
+
+
+def train_subword(
+    texts: Iterable[str], kind: str, vocab_size: int, lowercase: bool = False
+) -> SubwordVocab:
+    """Learn a sentencepiece model of ``vocab_size`` pieces (the 4 specials and 256 byte
+    pieces included) from ``texts``, deterministically (one thread).
+
+    Args:
+        texts: the training text, a line each (source and target lines for a joint model).
+        kind: ``"unigram"`` or ``"bpe"``.
+        vocab_size: V, at least 4 + 256 + a few.
+        lowercase: lowercase the text first (and in ``normalize`` afterwards).
+
+    Raises:
+        ValueError: an unknown kind, or a size the text cannot support (sentencepiece's own
+            complaint, on one line, with the size asked for).
+    """
+    if kind not in SUBWORDS:
+        raise ValueError(f"subword: expected one of {', '.join(SUBWORDS)}, got {kind!r}")
+    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < 1:
+        raise ValueError(f"vocab_size: expected a positive int, got {vocab_size!r}")
+    lines = [line for line in (nfc(text, lowercase) for text in texts) if line.strip()]
+    if not lines:
+        raise ValueError("texts: expected some text to learn subwords from, got none")
+    writer = io.BytesIO()
+    try:
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=iter(lines),
+            model_writer=writer,
+            model_type=kind,
+            vocab_size=vocab_size,
+            character_coverage=1.0,
+            normalization_rule_name="identity",
+            remove_extra_whitespaces=False,
+            byte_fallback=True,
+            split_digits=False,
+            pad_id=0,
+            bos_id=1,
+            eos_id=2,
+            unk_id=3,
+            pad_piece=Vocab.PAD,
+            bos_piece=Vocab.BOS,
+            eos_piece=Vocab.EOS,
+            unk_piece=Vocab.UNK,
+            num_threads=1,
+            max_sentence_length=1 << 20,
+            minloglevel=2,
+        )
+    except RuntimeError as error:
+        complaint = " ".join(str(error).split())
+        raise ValueError(
+            f"vocab_size: {vocab_size} {kind} pieces cannot be learned from this text "
+            f"(sentencepiece: {complaint})"
+        ) from None
+    return SubwordVocab(writer.getvalue(), kind, lowercase)
+
+
+def load_vocab(path: str | os.PathLike[str]) -> Vocab:
+    """Read a vocabulary file of either kind (``Vocab.save`` or ``SubwordVocab.save``).
+
+    Raises:
+        FileNotFoundError: the file, or a subword vocabulary's model file, is missing.
+        ValueError: not a vocabulary, or a model file whose SHA-256 differs from the JSON's;
+            the message names the file.
+    """
+    path = Path(path)
+    try:
+        data = json.loads(path.read_bytes().decode("utf-8"))
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{path}: missing") from None
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return Vocab.load(path)  # its message names the problem
+    if not (isinstance(data, dict) and data.get("tokens") == SUBWORD):
+        return Vocab.load(path)
+    expected = {"tokens", "kind", "lowercase", "size", "specials", "sha256", "model"}
+    if set(data) != expected or not isinstance(data["model"], str):
+        raise ValueError(
+            f"{path}: not a subword vocabulary: expected the fields {sorted(expected)}"
+        )
+    model_path = path.with_name(Path(data["model"]).name)
+    try:
+        model = model_path.read_bytes()
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{model_path}: missing (the model of {path})") from None
+    if hashlib.sha256(model).hexdigest() != data["sha256"]:
+        raise ValueError(f"{model_path}: is not the model {path} was saved with (SHA-256 differs)")
+    if not isinstance(data["lowercase"], bool):
+        raise ValueError(f"{path}: lowercase: expected true or false, got {data['lowercase']!r}")
+    if data["kind"] not in SUBWORDS:
+        raise ValueError(
+            f"{path}: kind: expected one of {', '.join(SUBWORDS)}, got {data['kind']!r}"
+        )
+    try:
+        vocab = SubwordVocab(model, data["kind"], data["lowercase"])
+    except ValueError as error:
+        raise ValueError(f"{model_path}: {error}") from None
+    if len(vocab) != data["size"]:
+        raise ValueError(f"{path}: size {data['size']} but the model has {len(vocab)} pieces")
+    return vocab
