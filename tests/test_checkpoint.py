@@ -20,15 +20,16 @@ from pathlib import Path
 
 import pytest
 import torch
+from helpers import small_model
 from safetensors.torch import load_file, save_file
 
-from luong import Seq2Seq, Seq2SeqConfig, TrainConfig, Vocab
+from luong import Seq2Seq, Seq2SeqConfig, TrainConfig
 from luong.checkpoint import find_latest, read_checkpoint, write_checkpoint
 from luong.files import atomic_write, write_folder
 from luong.run import train
 from luong.trainer import Trainer, TrainingDiverged
 
-MODEL = {"emb_dim": 8, "enc_hidden": 16, "enc_layers": 1, "dec_hidden": 32}
+MODEL = {"emb_dim": 8, "enc_hidden": 16, "enc_layers": 1, "dec_hidden": 32, "attention": "dot"}
 TRAIN = {
     "epochs": 3,
     "batch_size": 32,
@@ -224,19 +225,15 @@ def _raise() -> None:
     raise RuntimeError("cut short")
 
 
-def tiny_model(seed: int = 0) -> Seq2Seq:
-    return Seq2Seq(Seq2SeqConfig(**MODEL), Vocab(list("abcdef")), Vocab(list("0123")), seed=seed)
-
-
 def test_checkpoint_round_trip_restores_model_optimizer_and_generator(tmp_path: Path) -> None:
-    model = tiny_model()
+    model = small_model(**MODEL)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     model(torch.tensor([[4, 5, 2]]), torch.tensor([3]), torch.tensor([[1, 4]])).sum().backward()
     optimizer.step()
     torch.manual_seed(123)
     folder = write_checkpoint(tmp_path, 7, model, optimizer, {"progress": {"step": 7}}, keep=2)
     expected_draw = torch.rand(3)
-    other = tiny_model(seed=1)
+    other = small_model(1, **MODEL)
     other_optimizer = torch.optim.Adam(other.parameters(), lr=1e-3)
     torch.manual_seed(999)
     state = read_checkpoint(folder, other, other_optimizer)
@@ -253,7 +250,7 @@ def test_checkpoint_round_trip_restores_model_optimizer_and_generator(tmp_path: 
 
 
 def test_keep_last_k_and_latest_pointer(tmp_path: Path) -> None:
-    model = tiny_model()
+    model = small_model(**MODEL)
     optimizer = torch.optim.Adam(model.parameters())
     for step in (1, 2, 3, 4):
         write_checkpoint(tmp_path, step, model, optimizer, {}, keep=2)
@@ -263,7 +260,7 @@ def test_keep_last_k_and_latest_pointer(tmp_path: Path) -> None:
 
 
 def test_non_finite_weights_are_never_written(tmp_path: Path) -> None:
-    model = tiny_model()
+    model = small_model(**MODEL)
     optimizer = torch.optim.Adam(model.parameters())
     write_checkpoint(tmp_path, 1, model, optimizer, {}, keep=2)
     with torch.no_grad():
@@ -276,7 +273,7 @@ def test_non_finite_weights_are_never_written(tmp_path: Path) -> None:
 
 @pytest.fixture
 def checkpoint_folder(tmp_path: Path) -> Path:
-    model = tiny_model()
+    model = small_model(**MODEL)
     return write_checkpoint(
         tmp_path, 1, model, torch.optim.Adam(model.parameters()), {"progress": {}}, keep=1
     )
@@ -288,7 +285,7 @@ def checkpoint_folder(tmp_path: Path) -> Path:
         ("truncate-optimizer", "optimizer.safetensors: not a readable safetensors file"),
         ("truncate-model", "model.safetensors: not a readable safetensors file"),
         ("foreign-model", "model.safetensors: does not match the config: missing tensors"),
-        ("misshaped-model", re.escape("has shape (5, 32), the config expects (8, 8)")),
+        ("misshaped-model", re.escape("has shape (5, 32), the config expects (15, 8)")),
         ("garbage-state", "state.json: not valid JSON"),
         ("missing-optimizer", "optimizer.safetensors: missing"),
     ],
@@ -313,7 +310,7 @@ def test_damaged_checkpoints_name_the_file_and_problem(
         (folder / "state.json").write_text("{not json")
     elif damage == "missing-optimizer":
         (folder / "optimizer.safetensors").unlink()
-    model = tiny_model()
+    model = small_model(**MODEL)
     with pytest.raises((ValueError, FileNotFoundError), match=message) as error:
         read_checkpoint(folder, model, torch.optim.Adam(model.parameters()))
     assert str(folder) in str(error.value)
@@ -350,7 +347,7 @@ def make_trainer(model: Seq2Seq, out: Path | None, **changes: object) -> Trainer
 
 
 def test_a_nan_loss_skips_the_step_and_is_counted() -> None:
-    model = tiny_model()
+    model = small_model(**MODEL)
     nan_after(model, {1})
     before = {k: v.clone() for k, v in model.state_dict().items()}
     trainer = make_trainer(model, None)
@@ -364,7 +361,7 @@ def test_a_nan_loss_skips_the_step_and_is_counted() -> None:
 def test_too_many_nan_steps_in_a_row_stop_the_run_without_a_bad_checkpoint(
     tmp_path: Path,
 ) -> None:
-    model = tiny_model()
+    model = small_model(**MODEL)
     nan_after(model, {1, 2})
     trainer = make_trainer(model, tmp_path, checkpoint_every=1)
     with pytest.raises(TrainingDiverged, match="2 steps in a row had a non-finite loss"):
@@ -379,7 +376,7 @@ def test_too_many_nan_steps_in_a_row_stop_the_run_without_a_bad_checkpoint(
 def test_written_files_and_folders_get_the_umask_permissions(tmp_path: Path) -> None:
     old = os.umask(0o022)
     try:
-        model = tiny_model()
+        model = small_model(**MODEL)
         model.save_pretrained(tmp_path / "model")
         folder = write_checkpoint(
             tmp_path / "checkpoints", 1, model, torch.optim.Adam(model.parameters()), {}, keep=1

@@ -8,6 +8,7 @@ import random
 
 import pytest
 import torch
+from helpers import TINY_SRC, TINY_TGT
 
 from luong import Seq2SeqConfig, TrainConfig, train
 from luong.batching import ParallelData, bucketed_batches
@@ -85,8 +86,7 @@ def test_bucketed_batches_reject_bad_sizes() -> None:
 
 
 def test_parallel_data_adds_bos_and_eos_and_trims_batches() -> None:
-    src_vocab = Vocab(list("abc"))
-    tgt_vocab = Vocab(list("xy"))
+    src_vocab, tgt_vocab = TINY_SRC, TINY_TGT
     data = ParallelData([("ab", "x"), ("abca", "yxy")], src_vocab, tgt_vocab)
     batch = data.batch([0])
     eos, bos = Vocab.eos_id, Vocab.bos_id
