@@ -4,6 +4,7 @@ for the tests that run the ``luong`` command in a subprocess."""
 from __future__ import annotations
 
 import os
+import random
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -78,6 +79,15 @@ def small_batch(
     tgt_in = torch.randint(4, len(tgt), (len(lengths), t), generator=g)
     tgt_in[:, 0] = Vocab.bos_id
     return ids, src_lengths, tgt_in
+
+
+def toy_pairs(n: int, seed: int = 0) -> list[tuple[str, str]]:
+    """``n`` pairs of a toy task over ``SRC`` and ``TGT``: a word of 1 to 8 letters -> the
+    letters' places in the alphabet as digits, reversed (``"abd"`` -> ``"310"``)."""
+    rng = random.Random(seed)
+    letters = "abcdefghij"
+    words = ["".join(rng.choices(letters, k=rng.randint(1, 8))) for _ in range(n)]
+    return [(w, "".join(str(letters.index(c)) for c in reversed(w))) for w in words]
 
 
 def _sources(

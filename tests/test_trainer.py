@@ -5,14 +5,15 @@ from __future__ import annotations
 import json
 import math
 import random
+from typing import Any
 
 import pytest
 import torch
-from helpers import TINY_SRC, TINY_TGT
+from helpers import TINY_SRC, TINY_TGT, small_model, toy_pairs
 
 from luong import Seq2SeqConfig, TrainConfig, train
 from luong.batching import ParallelData, bucketed_batches
-from luong.trainer import lr_factor
+from luong.trainer import Trainer, lr_factor
 from luong.vocab import Vocab
 
 SMALL_MODEL = Seq2SeqConfig(emb_dim=16, enc_hidden=32, enc_layers=1, dec_hidden=64)
@@ -172,3 +173,43 @@ def test_patience_stops_early() -> None:
     # With a learning rate this small the dev score cannot improve twice in a row.
     assert result.metrics["stopped_early"] is True
     assert result.metrics["epochs"] < 50
+
+
+# -- gradient clipping, observed at the step --------------------------------
+
+
+def recorded_grad_norms(trainer: Trainer) -> list[float]:
+    """A list that fills, as ``trainer`` runs, with the norm of all gradients together at the
+    moment each optimizer step is taken (after clipping, if any)."""
+    norms: list[float] = []
+    step = trainer.optimizer.step
+
+    def recording_step(*args: Any, **kwargs: Any) -> Any:
+        grads = [
+            p.grad.double().flatten() for p in trainer.model.parameters() if p.grad is not None
+        ]
+        norms.append(float(torch.linalg.vector_norm(torch.cat(grads))))
+        return step(*args, **kwargs)
+
+    trainer.optimizer.step = recording_step  # type: ignore[method-assign]
+    return norms
+
+
+def test_the_gradient_norm_at_the_optimizer_step_is_clipped() -> None:
+    clip = 0.01
+    pairs = toy_pairs(64)
+
+    def norms_at_steps(clip_norm: float) -> list[float]:
+        config = TrainConfig(epochs=1, batch_size=16, clip_norm=clip_norm, progress=False)
+        trainer = Trainer(small_model(), pairs, pairs[:4], config, log=lambda m: None)
+        norms = recorded_grad_norms(trainer)
+        trainer.run()
+        return norms
+
+    clipped, unclipped = norms_at_steps(clip), norms_at_steps(0.0)
+    assert len(clipped) == len(unclipped) == 4
+    assert all(norm <= clip * (1 + 1e-6) for norm in clipped), clipped
+    # The control: the same first step (same weights, same batch) unclipped is far above it,
+    # and clipping scaled it down to the bound, not to zero.
+    assert unclipped[0] > 10 * clip
+    assert clipped[0] == pytest.approx(clip, rel=1e-4)
