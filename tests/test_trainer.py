@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import random
@@ -9,11 +10,12 @@ from typing import Any
 
 import pytest
 import torch
-from helpers import TINY_SRC, TINY_TGT, small_model, toy_pairs
+from helpers import SRC, TGT, TINY_SRC, TINY_TGT, small_model, toy_pairs
 
-from luong import Seq2SeqConfig, TrainConfig, train
-from luong.batching import ParallelData, bucketed_batches
-from luong.trainer import Trainer, lr_factor
+import luong.trainer as trainer_module
+from luong import Seq2Seq, Seq2SeqConfig, TrainConfig, train
+from luong.batching import Batch, ParallelData, bucketed_batches
+from luong.trainer import Trainer, loss_of, lr_factor
 from luong.vocab import Vocab
 
 SMALL_MODEL = Seq2SeqConfig(emb_dim=16, enc_hidden=32, enc_layers=1, dec_hidden=64)
@@ -175,7 +177,7 @@ def test_patience_stops_early() -> None:
     assert result.metrics["epochs"] < 50
 
 
-# -- gradient clipping, observed at the step --------------------------------
+# -- gradient clipping and label smoothing, observed at the step --------------------------------
 
 
 def recorded_grad_norms(trainer: Trainer) -> list[float]:
@@ -213,3 +215,50 @@ def test_the_gradient_norm_at_the_optimizer_step_is_clipped() -> None:
     # and clipping scaled it down to the bound, not to zero.
     assert unclipped[0] > 10 * clip
     assert clipped[0] == pytest.approx(clip, rel=1e-4)
+
+
+def smoothed_loss_by_hand(model: Seq2Seq, batch: Batch, eps: float) -> float:
+    """The mean over real (non-pad) target tokens y of
+    (1 - eps) (-log p_y) + eps mean_v(-log p_v), in float64, one token at a time."""
+    with torch.no_grad():
+        logits = model(batch.src, batch.src_lengths, batch.tgt[:, :-1])
+    log_p = torch.log_softmax(logits.double(), dim=-1).tolist()
+    terms = []
+    for b, row in enumerate(batch.tgt[:, 1:].tolist()):
+        for t, y in enumerate(row):
+            if y != Vocab.pad_id:
+                uniform = -math.fsum(log_p[b][t]) / len(log_p[b][t])
+                terms.append((1 - eps) * -log_p[b][t][y] + eps * uniform)
+    return math.fsum(terms) / len(terms)
+
+
+def test_smoothed_loss_is_the_hand_computed_mean_over_real_tokens() -> None:
+    model = small_model().double()
+    pairs = toy_pairs(6)
+    batch = ParallelData(pairs, SRC, TGT).batch(range(len(pairs)))
+    assert (batch.tgt[:, 1:] == Vocab.pad_id).any()  # padding, which must not count
+    smoothed = smoothed_loss_by_hand(model, batch, 0.1)
+    plain = smoothed_loss_by_hand(model, batch, 0.0)
+    assert abs(smoothed - plain) > 1e-4
+    assert loss_of(model, batch, 0.1).item() == pytest.approx(smoothed, abs=1e-10, rel=0)
+    assert loss_of(model, batch).item() == pytest.approx(plain, abs=1e-10, rel=0)
+
+
+def test_the_trainer_steps_on_the_smoothed_loss(monkeypatch: pytest.MonkeyPatch) -> None:
+    pairs = toy_pairs(12)
+    model = small_model().double()
+    initial = copy.deepcopy(model)
+    seen: list[tuple[Batch, float]] = []
+
+    def recording_loss_of(model: Any, batch: Batch, label_smoothing: float = 0.0) -> Any:
+        loss = loss_of(model, batch, label_smoothing)
+        seen.append((batch, loss.item()))
+        return loss
+
+    monkeypatch.setattr(trainer_module, "loss_of", recording_loss_of)
+    config = TrainConfig(epochs=1, batch_size=16, label_smoothing=0.1, progress=False)
+    Trainer(model, pairs, pairs[:2], config, log=lambda m: None).run()
+    assert len(seen) == 1  # one step: the initial weights on a batch of all 12 pairs
+    batch, loss = seen[0]
+    assert loss == pytest.approx(smoothed_loss_by_hand(initial, batch, 0.1), abs=1e-10, rel=0)
+    assert abs(loss - smoothed_loss_by_hand(initial, batch, 0.0)) > 1e-4
