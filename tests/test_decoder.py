@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import pytest
 import torch
+import torch.nn.functional as F
 from helpers import SRC, TGT, small_batch, small_model
-from torch import Tensor
+from torch import Tensor, nn
 
 from luong import DecoderState, Seq2Seq, Vocab
 from luong.attention import length_mask, masked_softmax
@@ -380,3 +381,54 @@ def test_gate_table_gives_the_same_gradients_in_training(monkeypatch: pytest.Mon
     assert "decoder.embedding.weight" in table
     for name in table:
         torch.testing.assert_close(table[name], direct[name], atol=1e-10, rtol=0)
+
+
+# --- dropout between the layers on the step path -------------------------------------------------
+
+
+def test_dropout_between_layers_on_the_step_path() -> None:
+    """Two layers, dropout 0.5, input feeding (the step path). With the target embeddings at
+    zero and h~_0 = 0, layer 0's input is zero whatever dropout does to it; so in training
+    mode the top layer's state after one step varies with the seed only through the dropout
+    between the layers, and it equals layer 1 stepped by hand (``nn.GRUCell`` with the
+    decoder's weights) from layer 0's state dropped with the same random draws."""
+    p = 0.5
+    model = small_model(dec_layers=2, dropout=p).double()
+    dec = model.decoder
+    with torch.no_grad():
+        dec.embedding.weight.zero_()
+    src, lengths, tgt_in = small_batch(SRC_LENGTHS, T)
+    with torch.no_grad():
+        memory, start = model.encode(src, lengths)  # eval mode: no dropout in the encoder
+    assert not dec.fast_path and torch.equal(start.feed, torch.zeros_like(start.feed))
+    names = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
+    cells = []
+    for n, width in enumerate((dec.rnn.input_size, D)):
+        cell = nn.GRUCell(width, D).double()
+        cell.load_state_dict({name: getattr(dec.rnn, f"{name}_l{n}") for name in names})
+        cells.append(cell)
+
+    def stepped(seed: int, training: bool) -> Tensor:
+        dec.train(training)
+        torch.manual_seed(seed)
+        with torch.no_grad():
+            _, state, _ = dec.step(tgt_in[:, 0], start, memory)
+        return state.hidden  # [L, B, d]
+
+    def by_hand(seed: int) -> Tensor:
+        torch.manual_seed(seed)
+        x = torch.zeros(len(SRC_LENGTHS), dec.rnn.input_size, dtype=torch.float64)
+        with torch.no_grad():
+            F.dropout(x[:, : dec.emb_dim], p, True)  # the embeddings' draw
+            h0 = cells[0](x, start.hidden[0])
+            h1 = cells[1](F.dropout(h0, p, True), start.hidden[1])
+        return torch.stack([h0, h1])
+
+    evaluated = stepped(0, False)
+    for seed in (0, 1):
+        trained = stepped(seed, True)
+        torch.testing.assert_close(trained, by_hand(seed), atol=1e-12, rtol=0)
+        torch.testing.assert_close(trained[0], evaluated[0], atol=1e-12, rtol=0)
+        assert (trained[1] - evaluated[1]).abs().max() > 1e-3
+    assert (stepped(0, True)[1] - stepped(1, True)[1]).abs().max() > 1e-3
+    assert torch.equal(stepped(0, False), stepped(1, False))
