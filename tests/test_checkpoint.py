@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -20,7 +21,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from helpers import small_model
+from helpers import small_model, toy_pairs
 from safetensors.torch import load_file, save_file
 
 from luong import Seq2Seq, Seq2SeqConfig, TrainConfig
@@ -184,6 +185,79 @@ def test_sigint_writes_a_checkpoint_and_exits_cleanly(
     resumed = run_child(out)
     assert resumed.returncode == 0, resumed.stderr
     assert_same_run(out, reference)
+
+
+# A run resumed from a checkpoint in its second or third epoch, in process: 96 pairs in
+# batches of 16 are 6 steps an epoch, and a checkpoint every 4 steps lands at step 8 (epoch 2,
+# after 2 batches) and step 16 (epoch 3, after 4 batches). The kill points above all stop in
+# epoch 1, where an epoch's batch order is right even if it does not follow from the epoch.
+LATER = TrainConfig(
+    epochs=3,
+    batch_size=16,
+    lr=5e-3,
+    warmup_steps=3,
+    eval_every=5,
+    checkpoint_every=4,
+    keep_checkpoints=10,
+    progress=False,
+    seed=5,
+)
+LATER_TRAIN, LATER_DEV = toy_pairs(96), toy_pairs(8, seed=1)
+
+
+def later_run(out: Path) -> tuple[Trainer, tuple[int, int, int] | None, dict]:
+    """A fresh trainer on ``out``, resumed if ``out`` holds a checkpoint, run to the end: the
+    trainer, where it resumed (epoch, batch, step; None for a fresh start), the metrics."""
+    model = small_model(**MODEL)
+    trainer = Trainer(model, LATER_TRAIN, LATER_DEV, LATER, out, log=lambda message: None)
+    start = None
+    if trainer.resume():
+        p = trainer.progress
+        start = (p.epoch, p.batch, p.step)
+    return trainer, start, trainer.run()
+
+
+def curve_without_seconds(metrics: dict) -> list[dict]:
+    return [{k: v for k, v in point.items() if k != "seconds"} for point in metrics["dev_curve"]]
+
+
+@pytest.fixture(scope="module")
+def later_reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Trainer, dict]:
+    out = tmp_path_factory.mktemp("later") / "run"
+    trainer, start, metrics = later_run(out)
+    assert start is None
+    return out, trainer, metrics
+
+
+@pytest.mark.parametrize(("step", "epoch", "batch"), [(8, 2, 2), (16, 3, 4)])
+def test_a_checkpoint_in_a_later_epoch_resumes_bit_for_bit(
+    tmp_path: Path, later_reference: tuple[Path, Trainer, dict], step: int, epoch: int, batch: int
+) -> None:
+    reference_out, reference, reference_metrics = later_reference
+    # The run folder as a kill right after that checkpoint would have left it.
+    name = f"step-{step:07d}"
+    out = tmp_path / "run"
+    shutil.copytree(reference_out / "checkpoints" / name, out / "checkpoints" / name)
+    (out / "checkpoints" / "latest").write_text(name + "\n")
+    trainer, start, metrics = later_run(out)
+    assert start == (epoch, batch, step)
+    assert metrics["steps"] == reference_metrics["steps"] == 18
+    assert curve_without_seconds(metrics) == curve_without_seconds(reference_metrics)
+    # The best weights (what the run keeps), the last ones and Adam's moments.
+    last = f"checkpoints/step-{18:07d}/model.safetensors"
+    for weights, expected in [
+        (trainer.model.state_dict(), reference.model.state_dict()),
+        (load_file(str(out / last)), load_file(str(reference_out / last))),
+    ]:
+        assert weights.keys() == expected.keys()
+        for key in expected:
+            assert torch.equal(weights[key], expected[key]), key
+    optimizer, expected_optimizer = trainer.optimizer.state, reference.optimizer.state
+    for param, reference_param in zip(
+        trainer.model.parameters(), reference.model.parameters(), strict=True
+    ):
+        for key, value in expected_optimizer[reference_param].items():
+            assert torch.equal(torch.as_tensor(optimizer[param][key]), torch.as_tensor(value)), key
 
 
 def test_a_different_run_in_the_same_folder_is_refused(tmp_path: Path) -> None:
