@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from helpers import SRC, TGT, small_batch, small_model, source_batch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import Tensor, nn
@@ -41,7 +42,6 @@ from luong.config import Seq2SeqConfig
 from luong.model import Seq2Seq
 from luong.trainer import loss_of
 from luong.translator import translate
-from luong.vocab import Vocab
 
 D = 3  # query width of the module tests
 # scripts/mutation.py runs these once per mutant: fewer property examples, drawn the same way.
@@ -168,7 +168,7 @@ def test_location_longer_source_raises() -> None:
         assert str(info.value) == message
     att(query, keys[:, :4], mask[:, :4])  # S = max_len is fine
     # In a model: max_src_len symbols and the EOS fit (S = 5), one more does not.
-    model = small_model(attention="location", max_src_len=4)
+    model = small_model(attention="location", max_src_len=4).double()
     with pytest.raises(ValueError, match="at most max_len = 5 source positions, got S = 6"):
         model.encode(torch.full((1, 6), 4), torch.tensor([6]))
     model.encode(torch.full((1, 5), 4), torch.tensor([5]))
@@ -601,8 +601,6 @@ def test_local_weights_live_inside_the_window_and_the_sentence(problem) -> None:
 
 # --- the decoder and the model -------------------------------------------------------------------
 
-SRC = Vocab(list("abcdefghij"))
-TGT = Vocab(list("0123456789-"))
 SRC_LENGTHS = (6, 3, 1)
 T = 5
 MECHANISMS = [
@@ -615,30 +613,6 @@ MECHANISMS = [
     {"attention": "concat", "local": "predictive", "window": 3},
 ]
 MECHANISM_IDS = ["-".join(str(v) for v in m.values()) for m in MECHANISMS]
-
-
-def small_model(seed: int = 0, **fields: object) -> Seq2Seq:
-    values: dict[str, object] = {
-        "cell": "gru",
-        "emb_dim": 4,
-        "enc_hidden": 3,
-        "enc_layers": 1,
-        "dec_hidden": 6,
-        "attention": "general",
-        **fields,
-    }
-    return Seq2Seq(Seq2SeqConfig(**values), SRC, TGT, seed=seed).double().eval()  # type: ignore[arg-type]
-
-
-def batch(seed: int = 0) -> tuple[Tensor, Tensor, Tensor]:
-    """src ``[B, S]`` (padded), src_lengths ``[B]``, tgt_in ``[B, T]`` (BOS first)."""
-    g = torch.Generator().manual_seed(seed)
-    src = torch.randint(4, len(SRC), (len(SRC_LENGTHS), max(SRC_LENGTHS)), generator=g)
-    for b, n in enumerate(SRC_LENGTHS):
-        src[b, n:] = Vocab.pad_id
-    tgt_in = torch.randint(4, len(TGT), (len(SRC_LENGTHS), T), generator=g)
-    tgt_in[:, 0] = Vocab.bos_id
-    return src, torch.tensor(SRC_LENGTHS), tgt_in
 
 
 def reference_decode(model: Seq2Seq, src: Tensor, lengths: Tensor, tgt_in: Tensor):
@@ -666,12 +640,12 @@ def reference_decode(model: Seq2Seq, src: Tensor, lengths: Tensor, tgt_in: Tenso
 @pytest.mark.parametrize("feed", [True, False], ids=["feed", "nofeed"])
 @pytest.mark.parametrize("fields", MECHANISMS, ids=MECHANISM_IDS)
 def test_decoder_steps_equal_forward_and_the_reference(fields: dict, feed: bool) -> None:
-    model = small_model(input_feed=feed, **fields)
+    model = small_model(input_feed=feed, **fields).double()
     assert type(model.decoder.attention) is (
         LocalAttention if "local" in fields else LuongAttention
     )
     assert model.decoder.fast_path is not feed
-    src, lengths, tgt_in = batch()
+    src, lengths, tgt_in = small_batch(SRC_LENGTHS, T)
     with torch.no_grad():
         memory, state = model.encode(src, lengths)
         logits, weights = model.decoder(tgt_in, state, memory)
@@ -695,8 +669,8 @@ def test_decoder_steps_equal_forward_and_the_reference(fields: dict, feed: bool)
 
 
 def test_decoder_state_step_survives_reorder() -> None:
-    model = small_model(attention="dot", local="monotonic", window=1)
-    src, lengths, tgt_in = batch()
+    model = small_model(attention="dot", local="monotonic", window=1).double()
+    src, lengths, tgt_in = small_batch(SRC_LENGTHS, T)
     memory, state = model.encode(src, lengths)
     assert state.step == 0
     _, state, _ = model.decoder.step(tgt_in[:, 0], state, memory)
@@ -708,7 +682,7 @@ def test_decoder_state_step_survives_reorder() -> None:
 
 @pytest.mark.parametrize("fields", [*MECHANISMS, {"attention": "bahdanau"}, {"attention": "dot"}])
 def test_model_trains_without_nan_and_round_trips(fields: dict, tmp_path: Path) -> None:
-    model = small_model(seed=3, **fields).float().train()
+    model = small_model(seed=3, **fields).train()
     pairs = [("abcdef", "12-3"), ("ghij", "4-56"), ("jihgfedcba", "7890-1"), ("a", "2")]
     data = ParallelData(pairs, SRC, TGT)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
@@ -730,7 +704,7 @@ def test_model_trains_without_nan_and_round_trips(fields: dict, tmp_path: Path) 
     loaded = Seq2Seq.from_pretrained(path)
     assert loaded.config == model.config
     assert list(loaded.state_dict()) == list(model.state_dict())
-    src, lengths, tgt_in = batch()
+    src, lengths, tgt_in = small_batch(SRC_LENGTHS, T)
     with torch.no_grad():
         assert torch.equal(loaded(src, lengths, tgt_in), model(src, lengths, tgt_in))
     texts = ["abc", "jihgf", "a"]
@@ -739,8 +713,8 @@ def test_model_trains_without_nan_and_round_trips(fields: dict, tmp_path: Path) 
 
 @pytest.mark.parametrize("fields", MECHANISMS, ids=MECHANISM_IDS)
 def test_greedy_and_beam_search_run_with_every_mechanism(fields: dict) -> None:
-    model = small_model(seed=5, **fields)
-    src, lengths, _ = batch(seed=2)
+    model = small_model(seed=5, **fields).double()
+    src, lengths = source_batch(SRC_LENGTHS, 2)
     greedy = luong.greedy_search(model, src, lengths, max_len=7)
     assert len(greedy) == 3
     if not hasattr(search, "beam_search"):

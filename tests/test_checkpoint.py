@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -20,15 +21,24 @@ from pathlib import Path
 
 import pytest
 import torch
+from helpers import small_model, toy_pairs
 from safetensors.torch import load_file, save_file
 
-from luong import Seq2Seq, Seq2SeqConfig, TrainConfig, Vocab
+from luong import Seq2Seq, Seq2SeqConfig, TrainConfig
 from luong.checkpoint import find_latest, read_checkpoint, write_checkpoint
 from luong.files import atomic_write, write_folder
 from luong.run import train
 from luong.trainer import Trainer, TrainingDiverged
 
-MODEL = {"emb_dim": 8, "enc_hidden": 16, "enc_layers": 1, "dec_hidden": 32}
+# Dropout above zero: a resumed run is exact only if the random generator is restored too.
+MODEL = {
+    "emb_dim": 8,
+    "enc_hidden": 16,
+    "enc_layers": 1,
+    "dec_hidden": 32,
+    "attention": "dot",
+    "dropout": 0.1,
+}
 TRAIN = {
     "epochs": 3,
     "batch_size": 32,
@@ -177,6 +187,79 @@ def test_sigint_writes_a_checkpoint_and_exits_cleanly(
     assert_same_run(out, reference)
 
 
+# A run resumed from a checkpoint in its second or third epoch, in process: 96 pairs in
+# batches of 16 are 6 steps an epoch, and a checkpoint every 4 steps lands at step 8 (epoch 2,
+# after 2 batches) and step 16 (epoch 3, after 4 batches). The kill points above all stop in
+# epoch 1, where an epoch's batch order is right even if it does not follow from the epoch.
+LATER = TrainConfig(
+    epochs=3,
+    batch_size=16,
+    lr=5e-3,
+    warmup_steps=3,
+    eval_every=5,
+    checkpoint_every=4,
+    keep_checkpoints=10,
+    progress=False,
+    seed=5,
+)
+LATER_TRAIN, LATER_DEV = toy_pairs(96), toy_pairs(8, seed=1)
+
+
+def later_run(out: Path) -> tuple[Trainer, tuple[int, int, int] | None, dict]:
+    """A fresh trainer on ``out``, resumed if ``out`` holds a checkpoint, run to the end: the
+    trainer, where it resumed (epoch, batch, step; None for a fresh start), the metrics."""
+    model = small_model(**MODEL)
+    trainer = Trainer(model, LATER_TRAIN, LATER_DEV, LATER, out, log=lambda message: None)
+    start = None
+    if trainer.resume():
+        p = trainer.progress
+        start = (p.epoch, p.batch, p.step)
+    return trainer, start, trainer.run()
+
+
+def curve_without_seconds(metrics: dict) -> list[dict]:
+    return [{k: v for k, v in point.items() if k != "seconds"} for point in metrics["dev_curve"]]
+
+
+@pytest.fixture(scope="module")
+def later_reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Trainer, dict]:
+    out = tmp_path_factory.mktemp("later") / "run"
+    trainer, start, metrics = later_run(out)
+    assert start is None
+    return out, trainer, metrics
+
+
+@pytest.mark.parametrize(("step", "epoch", "batch"), [(8, 2, 2), (16, 3, 4)])
+def test_a_checkpoint_in_a_later_epoch_resumes_bit_for_bit(
+    tmp_path: Path, later_reference: tuple[Path, Trainer, dict], step: int, epoch: int, batch: int
+) -> None:
+    reference_out, reference, reference_metrics = later_reference
+    # The run folder as a kill right after that checkpoint would have left it.
+    name = f"step-{step:07d}"
+    out = tmp_path / "run"
+    shutil.copytree(reference_out / "checkpoints" / name, out / "checkpoints" / name)
+    (out / "checkpoints" / "latest").write_text(name + "\n")
+    trainer, start, metrics = later_run(out)
+    assert start == (epoch, batch, step)
+    assert metrics["steps"] == reference_metrics["steps"] == 18
+    assert curve_without_seconds(metrics) == curve_without_seconds(reference_metrics)
+    # The best weights (what the run keeps), the last ones and Adam's moments.
+    last = f"checkpoints/step-{18:07d}/model.safetensors"
+    for weights, expected in [
+        (trainer.model.state_dict(), reference.model.state_dict()),
+        (load_file(str(out / last)), load_file(str(reference_out / last))),
+    ]:
+        assert weights.keys() == expected.keys()
+        for key in expected:
+            assert torch.equal(weights[key], expected[key]), key
+    optimizer, expected_optimizer = trainer.optimizer.state, reference.optimizer.state
+    for param, reference_param in zip(
+        trainer.model.parameters(), reference.model.parameters(), strict=True
+    ):
+        for key, value in expected_optimizer[reference_param].items():
+            assert torch.equal(torch.as_tensor(optimizer[param][key]), torch.as_tensor(value)), key
+
+
 def test_a_different_run_in_the_same_folder_is_refused(tmp_path: Path) -> None:
     small = {"n_train": 64, "n_dev": 8, "n_test": 8}
     config = TrainConfig(epochs=1, batch_size=32, progress=False)
@@ -224,19 +307,15 @@ def _raise() -> None:
     raise RuntimeError("cut short")
 
 
-def tiny_model(seed: int = 0) -> Seq2Seq:
-    return Seq2Seq(Seq2SeqConfig(**MODEL), Vocab(list("abcdef")), Vocab(list("0123")), seed=seed)
-
-
 def test_checkpoint_round_trip_restores_model_optimizer_and_generator(tmp_path: Path) -> None:
-    model = tiny_model()
+    model = small_model(**MODEL)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     model(torch.tensor([[4, 5, 2]]), torch.tensor([3]), torch.tensor([[1, 4]])).sum().backward()
     optimizer.step()
     torch.manual_seed(123)
     folder = write_checkpoint(tmp_path, 7, model, optimizer, {"progress": {"step": 7}}, keep=2)
     expected_draw = torch.rand(3)
-    other = tiny_model(seed=1)
+    other = small_model(1, **MODEL)
     other_optimizer = torch.optim.Adam(other.parameters(), lr=1e-3)
     torch.manual_seed(999)
     state = read_checkpoint(folder, other, other_optimizer)
@@ -253,7 +332,7 @@ def test_checkpoint_round_trip_restores_model_optimizer_and_generator(tmp_path: 
 
 
 def test_keep_last_k_and_latest_pointer(tmp_path: Path) -> None:
-    model = tiny_model()
+    model = small_model(**MODEL)
     optimizer = torch.optim.Adam(model.parameters())
     for step in (1, 2, 3, 4):
         write_checkpoint(tmp_path, step, model, optimizer, {}, keep=2)
@@ -263,7 +342,7 @@ def test_keep_last_k_and_latest_pointer(tmp_path: Path) -> None:
 
 
 def test_non_finite_weights_are_never_written(tmp_path: Path) -> None:
-    model = tiny_model()
+    model = small_model(**MODEL)
     optimizer = torch.optim.Adam(model.parameters())
     write_checkpoint(tmp_path, 1, model, optimizer, {}, keep=2)
     with torch.no_grad():
@@ -276,7 +355,7 @@ def test_non_finite_weights_are_never_written(tmp_path: Path) -> None:
 
 @pytest.fixture
 def checkpoint_folder(tmp_path: Path) -> Path:
-    model = tiny_model()
+    model = small_model(**MODEL)
     return write_checkpoint(
         tmp_path, 1, model, torch.optim.Adam(model.parameters()), {"progress": {}}, keep=1
     )
@@ -288,7 +367,7 @@ def checkpoint_folder(tmp_path: Path) -> Path:
         ("truncate-optimizer", "optimizer.safetensors: not a readable safetensors file"),
         ("truncate-model", "model.safetensors: not a readable safetensors file"),
         ("foreign-model", "model.safetensors: does not match the config: missing tensors"),
-        ("misshaped-model", re.escape("has shape (5, 32), the config expects (8, 8)")),
+        ("misshaped-model", re.escape("has shape (5, 32), the config expects (15, 8)")),
         ("garbage-state", "state.json: not valid JSON"),
         ("missing-optimizer", "optimizer.safetensors: missing"),
     ],
@@ -313,7 +392,7 @@ def test_damaged_checkpoints_name_the_file_and_problem(
         (folder / "state.json").write_text("{not json")
     elif damage == "missing-optimizer":
         (folder / "optimizer.safetensors").unlink()
-    model = tiny_model()
+    model = small_model(**MODEL)
     with pytest.raises((ValueError, FileNotFoundError), match=message) as error:
         read_checkpoint(folder, model, torch.optim.Adam(model.parameters()))
     assert str(folder) in str(error.value)
@@ -350,7 +429,7 @@ def make_trainer(model: Seq2Seq, out: Path | None, **changes: object) -> Trainer
 
 
 def test_a_nan_loss_skips_the_step_and_is_counted() -> None:
-    model = tiny_model()
+    model = small_model(**MODEL)
     nan_after(model, {1})
     before = {k: v.clone() for k, v in model.state_dict().items()}
     trainer = make_trainer(model, None)
@@ -364,7 +443,7 @@ def test_a_nan_loss_skips_the_step_and_is_counted() -> None:
 def test_too_many_nan_steps_in_a_row_stop_the_run_without_a_bad_checkpoint(
     tmp_path: Path,
 ) -> None:
-    model = tiny_model()
+    model = small_model(**MODEL)
     nan_after(model, {1, 2})
     trainer = make_trainer(model, tmp_path, checkpoint_every=1)
     with pytest.raises(TrainingDiverged, match="2 steps in a row had a non-finite loss"):
@@ -379,7 +458,7 @@ def test_too_many_nan_steps_in_a_row_stop_the_run_without_a_bad_checkpoint(
 def test_written_files_and_folders_get_the_umask_permissions(tmp_path: Path) -> None:
     old = os.umask(0o022)
     try:
-        model = tiny_model()
+        model = small_model(**MODEL)
         model.save_pretrained(tmp_path / "model")
         folder = write_checkpoint(
             tmp_path / "checkpoints", 1, model, torch.optim.Adam(model.parameters()), {}, keep=1

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from cli_helpers import TINY_DATES_FLAGS, assert_one_line_error, luong
+from helpers import TINY_DATES_FLAGS, assert_one_line_error, luong
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from cli_helpers import TINY_MODEL_FLAGS, luong
+from helpers import TINY_MODEL_FLAGS, luong
 
 from luong.cli import main
 

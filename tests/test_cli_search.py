@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from cli_helpers import TINY_DATES_FLAGS, luong, output_lines
+from helpers import TINY_DATES_FLAGS, luong, output_lines
 from matplotlib.image import imread
 
 LINES = ["Monday, March 5, 1979", "", "3 May 1979", "   ", "12.10.21"]

@@ -17,45 +17,17 @@ from __future__ import annotations
 
 import pytest
 import torch
-from torch import Tensor
+import torch.nn.functional as F
+from helpers import SRC, TGT, small_batch, small_model
+from torch import Tensor, nn
 
-from luong import DecoderState, Seq2Seq, Seq2SeqConfig, Vocab
+from luong import DecoderState, Seq2Seq, Vocab
 from luong.attention import length_mask, masked_softmax
 
-SRC = Vocab(list("abcdefghij"))
-TGT = Vocab(list("0123456789-"))
 TOL = 1e-6
 SRC_LENGTHS = (5, 3, 1)
 T = 4
 D = 6  # decoder width; the encoder is bidirectional with 3 per direction, so K = 6 too
-
-
-def make_model(seed: int = 0, **fields: object) -> Seq2Seq:
-    values: dict[str, object] = {
-        "cell": "gru",
-        "emb_dim": 4,
-        "enc_hidden": 3,
-        "enc_layers": 1,
-        "bidirectional": True,
-        "dec_hidden": D,
-        "dec_layers": 1,
-        "attention": "general",
-        "input_feed": True,
-    }
-    values.update(fields)
-    config = Seq2SeqConfig(**values)  # type: ignore[arg-type]
-    return Seq2Seq(config, SRC, TGT, seed=seed).double().eval()
-
-
-def batch(seed: int = 0) -> tuple[Tensor, Tensor, Tensor]:
-    """src ``[B, S]`` (padded), src_lengths ``[B]``, tgt_in ``[B, T]`` (BOS first)."""
-    g = torch.Generator().manual_seed(seed)
-    src = torch.randint(4, len(SRC), (len(SRC_LENGTHS), max(SRC_LENGTHS)), generator=g)
-    for b, n in enumerate(SRC_LENGTHS):
-        src[b, n:] = Vocab.pad_id
-    tgt_in = torch.randint(4, len(TGT), (len(SRC_LENGTHS), T), generator=g)
-    tgt_in[:, 0] = Vocab.bos_id
-    return src, torch.tensor(SRC_LENGTHS), tgt_in
 
 
 def rnn_step(model: Seq2Seq, x: Tensor, hidden: Tensor, cell: Tensor | None):
@@ -139,7 +111,7 @@ def random_state(model: Seq2Seq, batch_size: int, seed: int = 1) -> DecoderState
 def test_step_order_by_hand(cell: str, layers: int, attention: str) -> None:
     """Luong attends with the state after the cell's step, Bahdanau with the state before it
     and feeds the context into the cell; and not the other way round."""
-    model = make_model(cell=cell, dec_layers=layers, attention=attention)
+    model = small_model(cell=cell, dec_layers=layers, attention=attention).double()
     dec, att = model.decoder, model.decoder.attention
     g = torch.Generator().manual_seed(2)
     keys = 2.0 * torch.randn(3, 5, D, generator=g, dtype=torch.float64)
@@ -179,8 +151,8 @@ def test_step_order_by_hand(cell: str, layers: int, attention: str) -> None:
 
 
 def test_query_from_selects_the_order() -> None:
-    model_l = make_model(attention="general")
-    model_b = make_model(attention="bahdanau")
+    model_l = small_model(attention="general").double()
+    model_b = small_model(attention="bahdanau").double()
     assert model_l.decoder.attention.query_from == "current"
     assert model_b.decoder.attention.query_from == "previous"
 
@@ -193,10 +165,10 @@ def test_query_from_selects_the_order() -> None:
 def test_input_feeding_gradient_reaches_previous_attention(cell: str, attention: str) -> None:
     """d logits_2 / d a_1 is nonzero with input feeding; without it (Luong order) step 2 does
     not depend on step 1's attention at all."""
-    src, lengths, tgt_in = batch()
+    src, lengths, tgt_in = small_batch(SRC_LENGTHS, T)
     r = torch.randn(len(SRC_LENGTHS), len(TGT), generator=torch.Generator().manual_seed(3))
     for feed in (True, False):
-        model = make_model(cell=cell, attention=attention, input_feed=feed)
+        model = small_model(cell=cell, attention=attention, input_feed=feed).double()
         memory, state = model.encode(src, lengths)
         _, state, w1 = model.decoder.step(tgt_in[:, 0], state, memory)
         logits2, _, _ = model.decoder.step(tgt_in[:, 1], state, memory)
@@ -213,8 +185,8 @@ def test_input_feeding_gradient_reaches_previous_attention(cell: str, attention:
 def test_input_feeding_gradient_through_forward() -> None:
     """Through the teacher-forced forward pass: the loss at step 2 reaches the attention
     parameters through step 1 too; with the feed weights zeroed it reaches them only via step 2."""
-    src, lengths, tgt_in = batch()
-    model = make_model(attention="general", input_feed=True)
+    src, lengths, tgt_in = small_batch(SRC_LENGTHS, T)
+    model = small_model(attention="general", input_feed=True).double()
     dec = model.decoder
     memory, state = model.encode(src, lengths)
     logits, _ = dec(tgt_in, state, memory)
@@ -237,8 +209,8 @@ def test_input_feeding_gradient_through_forward() -> None:
 def test_first_feed_is_zero(attention: str) -> None:
     """h~_0 = 0: the feed columns of the first layer's input weights cannot change step 1, and
     do change step 2."""
-    src, lengths, tgt_in = batch()
-    model = make_model(attention=attention, input_feed=True)
+    src, lengths, tgt_in = small_batch(SRC_LENGTHS, T)
+    model = small_model(attention=attention, input_feed=True).double()
     memory, state = model.encode(src, lengths)
     assert torch.equal(state.feed, torch.zeros(len(SRC_LENGTHS), D, dtype=torch.float64))
     with torch.no_grad():
@@ -251,8 +223,8 @@ def test_first_feed_is_zero(attention: str) -> None:
 
 def test_feed_is_previous_attentional_state() -> None:
     """The state a step returns carries its h~ (the output layer's input) as the next feed."""
-    src, lengths, tgt_in = batch()
-    model = make_model(attention="concat", input_feed=True)
+    src, lengths, tgt_in = small_batch(SRC_LENGTHS, T)
+    model = small_model(attention="concat", input_feed=True).double()
     memory, state = model.encode(src, lengths)
     with torch.no_grad():
         logits, state, _ = model.decoder.step(tgt_in[:, 0], state, memory)
@@ -270,7 +242,7 @@ def test_input_size_follows_feed_and_order() -> None:
         ("bahdanau", True, 4 + D + 6),
         ("bahdanau", False, 4 + 6),
     ]:
-        model = make_model(attention=attention, input_feed=feed)
+        model = small_model(attention=attention, input_feed=feed).double()
         assert model.decoder.rnn.weight_ih_l0.shape == (3 * D, width)
 
 
@@ -280,8 +252,8 @@ def test_input_size_follows_feed_and_order() -> None:
 @pytest.mark.parametrize(("cell", "attention", "feed", "layers"), ALL_CASES, ids=ALL_IDS)
 def test_forward_matches_reference(cell: str, attention: str, feed: bool, layers: int) -> None:
     """Teacher-forced forward equals the equations stepped by hand with nn.GRU / nn.LSTM."""
-    model = make_model(cell=cell, attention=attention, input_feed=feed, dec_layers=layers)
-    src, lengths, tgt_in = batch()
+    model = small_model(cell=cell, attention=attention, input_feed=feed, dec_layers=layers).double()
+    src, lengths, tgt_in = small_batch(SRC_LENGTHS, T)
     with torch.no_grad():
         memory, state = model.encode(src, lengths)
         logits, weights = model.decoder(tgt_in, state, memory)
@@ -296,8 +268,8 @@ def test_forward_matches_reference(cell: str, attention: str, feed: bool, layers
 @pytest.mark.parametrize(("cell", "attention", "feed", "layers"), ALL_CASES, ids=ALL_IDS)
 def test_steps_reproduce_forward(cell: str, attention: str, feed: bool, layers: int) -> None:
     """``decoder.step`` T times gives the teacher-forced logits and weights."""
-    model = make_model(cell=cell, attention=attention, input_feed=feed, dec_layers=layers)
-    src, lengths, tgt_in = batch()
+    model = small_model(cell=cell, attention=attention, input_feed=feed, dec_layers=layers).double()
+    src, lengths, tgt_in = small_batch(SRC_LENGTHS, T)
     with torch.no_grad():
         memory, state = model.encode(src, lengths)
         logits, weights = model.decoder(tgt_in, state, memory)
@@ -318,10 +290,12 @@ FAST_CASES = [
 
 @pytest.mark.parametrize(("cell", "attention", "layers"), FAST_CASES)
 def test_fast_path_equals_step_path(cell: str, attention: str, layers: int) -> None:
-    model = make_model(cell=cell, attention=attention, input_feed=False, dec_layers=layers)
+    model = small_model(
+        cell=cell, attention=attention, input_feed=False, dec_layers=layers
+    ).double()
     dec = model.decoder
     assert dec.fast_path
-    src, lengths, tgt_in = batch()
+    src, lengths, tgt_in = small_batch(SRC_LENGTHS, T)
     with torch.no_grad():
         memory, state = model.encode(src, lengths)
         embedded = dec.embedding(tgt_in)
@@ -340,12 +314,12 @@ def test_fast_path_equals_step_path(cell: str, attention: str, layers: int) -> N
     ("attention", "feed"), [("general", True), ("bahdanau", False), ("bahdanau", True)]
 )
 def test_no_fast_path_when_a_step_depends_on_the_last(attention: str, feed: bool) -> None:
-    assert not make_model(attention=attention, input_feed=feed).decoder.fast_path
+    assert not small_model(attention=attention, input_feed=feed).double().decoder.fast_path
 
 
 def test_coverage_accumulates_weights() -> None:
-    src, lengths, tgt_in = batch()
-    model = make_model()
+    src, lengths, tgt_in = small_batch(SRC_LENGTHS, T)
+    model = small_model().double()
     with torch.no_grad():
         memory, state = model.encode(src, lengths)
         state = DecoderState(state.hidden, state.cell, state.feed, torch.zeros(3, 5).double())
@@ -362,7 +336,7 @@ def test_coverage_accumulates_weights() -> None:
 def test_steps_of_a_batch_wider_than_the_vocabulary(cell: str) -> None:
     """With more rows than target symbols, ``step`` looks the embedding's gate share up in a
     per-symbol table instead of computing it per row: the logits are the same."""
-    model = make_model(cell=cell)
+    model = small_model(cell=cell).double()
     g = torch.Generator().manual_seed(3)
     rows = 2 * len(TGT)
     lengths = torch.randint(1, 6, (rows,), generator=g)
@@ -383,7 +357,7 @@ def test_gate_table_gives_the_same_gradients_in_training(monkeypatch: pytest.Mon
     and the first layer's input weights included) equal those of the per-token path."""
     from luong.decoder import Decoder
 
-    model = make_model().train()
+    model = small_model().double().train()
     g = torch.Generator().manual_seed(4)
     rows = len(TGT)  # rows x T tokens > V symbols: the table path
     lengths = torch.randint(1, 6, (rows,), generator=g)
@@ -407,3 +381,54 @@ def test_gate_table_gives_the_same_gradients_in_training(monkeypatch: pytest.Mon
     assert "decoder.embedding.weight" in table
     for name in table:
         torch.testing.assert_close(table[name], direct[name], atol=1e-10, rtol=0)
+
+
+# --- dropout between the layers on the step path -------------------------------------------------
+
+
+def test_dropout_between_layers_on_the_step_path() -> None:
+    """Two layers, dropout 0.5, input feeding (the step path). With the target embeddings at
+    zero and h~_0 = 0, layer 0's input is zero whatever dropout does to it; so in training
+    mode the top layer's state after one step varies with the seed only through the dropout
+    between the layers, and it equals layer 1 stepped by hand (``nn.GRUCell`` with the
+    decoder's weights) from layer 0's state dropped with the same random draws."""
+    p = 0.5
+    model = small_model(dec_layers=2, dropout=p).double()
+    dec = model.decoder
+    with torch.no_grad():
+        dec.embedding.weight.zero_()
+    src, lengths, tgt_in = small_batch(SRC_LENGTHS, T)
+    with torch.no_grad():
+        memory, start = model.encode(src, lengths)  # eval mode: no dropout in the encoder
+    assert not dec.fast_path and torch.equal(start.feed, torch.zeros_like(start.feed))
+    names = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
+    cells = []
+    for n, width in enumerate((dec.rnn.input_size, D)):
+        cell = nn.GRUCell(width, D).double()
+        cell.load_state_dict({name: getattr(dec.rnn, f"{name}_l{n}") for name in names})
+        cells.append(cell)
+
+    def stepped(seed: int, training: bool) -> Tensor:
+        dec.train(training)
+        torch.manual_seed(seed)
+        with torch.no_grad():
+            _, state, _ = dec.step(tgt_in[:, 0], start, memory)
+        return state.hidden  # [L, B, d]
+
+    def by_hand(seed: int) -> Tensor:
+        torch.manual_seed(seed)
+        x = torch.zeros(len(SRC_LENGTHS), dec.rnn.input_size, dtype=torch.float64)
+        with torch.no_grad():
+            F.dropout(x[:, : dec.emb_dim], p, True)  # the embeddings' draw
+            h0 = cells[0](x, start.hidden[0])
+            h1 = cells[1](F.dropout(h0, p, True), start.hidden[1])
+        return torch.stack([h0, h1])
+
+    evaluated = stepped(0, False)
+    for seed in (0, 1):
+        trained = stepped(seed, True)
+        torch.testing.assert_close(trained, by_hand(seed), atol=1e-12, rtol=0)
+        torch.testing.assert_close(trained[0], evaluated[0], atol=1e-12, rtol=0)
+        assert (trained[1] - evaluated[1]).abs().max() > 1e-3
+    assert (stepped(0, True)[1] - stepped(1, True)[1]).abs().max() > 1e-3
+    assert torch.equal(stepped(0, False), stepped(1, False))

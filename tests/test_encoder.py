@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import pytest
 import torch
+from helpers import SRC, small_model, source_batch
 from torch import Tensor, nn
 
-from luong import Seq2Seq, Seq2SeqConfig, Vocab
+from luong import Seq2Seq, Vocab
 from luong.encoder import Bridge, Encoder
 
-SRC = Vocab(list("abcdefghij"))
-TGT = Vocab(list("0123456789-"))
 TOL = 1e-6
 # A batch whose rows have lengths 5, 2, 1 and 4: one full row, one short, one of a single token.
 LENGTHS = (5, 2, 1, 4)
@@ -41,17 +40,6 @@ def make_encoder(cell: str, layers: int, bidirectional: bool, hidden: int = 3) -
     return encoder.double().eval()
 
 
-def random_batch(lengths: tuple[int, ...], width: int, seed: int = 0, junk: bool = False):
-    """src ``[B, width]`` of real ids 4..V-1 and lengths ``[B]``; after each row's length come
-    pad ids, or (``junk``) more real ids, which the encoder must ignore all the same."""
-    g = torch.Generator().manual_seed(seed)
-    src = torch.randint(4, len(SRC), (len(lengths), width), generator=g)
-    if not junk:
-        for b, n in enumerate(lengths):
-            src[b, n:] = Vocab.pad_id
-    return src, torch.tensor(lengths)
-
-
 ENCODER_CASES = [
     (cell, layers, bidirectional)
     for cell in ("gru", "lstm")
@@ -71,7 +59,7 @@ def states(final: tuple[Tensor, Tensor | None]) -> list[Tensor]:
 @pytest.mark.parametrize(("cell", "layers", "bidirectional"), ENCODER_CASES, ids=ENCODER_IDS)
 def test_extra_pad_columns_change_nothing(cell: str, layers: int, bidirectional: bool) -> None:
     encoder = make_encoder(cell, layers, bidirectional)
-    src, lengths = random_batch(LENGTHS, 5)
+    src, lengths = source_batch(LENGTHS, width=5)
     wider = torch.cat([src, torch.full((len(LENGTHS), 3), Vocab.pad_id)], dim=1)  # [B, 8]
     with torch.no_grad():
         keys, final = encoder(src, lengths)
@@ -91,7 +79,7 @@ def test_sentence_alone_equals_sentence_in_batch(
     """Each row of a padded batch (its padding filled with real ids, not pad) has the keys and
     final state of the same sentence encoded alone; keys past its length are exactly 0."""
     encoder = make_encoder(cell, layers, bidirectional)
-    src, lengths = random_batch(LENGTHS, 6, junk=True)
+    src, lengths = source_batch(LENGTHS, width=6, junk=True)
     with torch.no_grad():
         keys, final = encoder(src, lengths)
         assert len(states(final)) == (2 if cell == "lstm" else 1)
@@ -108,7 +96,7 @@ def test_sentence_alone_equals_sentence_in_batch(
 def test_padding_changes_the_state_when_lengths_are_ignored() -> None:
     """The invariance is not vacuous: running the same RNN over the padding gives another state."""
     encoder = make_encoder("gru", 1, True)
-    src, lengths = random_batch((2,), 6)
+    src, lengths = source_batch((2,), width=6)
     with torch.no_grad():
         _, (h, _) = encoder(src, lengths)
         _, (h_full, _) = encoder(src, torch.tensor([6]))
@@ -138,7 +126,7 @@ def test_final_state_per_layer_by_hand(cell: str, layers: int, bidirectional: bo
     same for the LSTM, from one single-layer module per layer run on the unpadded sentence."""
     hidden = 3
     encoder = make_encoder(cell, layers, bidirectional, hidden)
-    src, lengths = random_batch((5, 4, 1, 3), 5)
+    src, lengths = source_batch((5, 4, 1, 3), width=5)
     b, n = 1, 4  # a padded row
     with torch.no_grad():
         _, (h, c) = encoder(src, lengths)
@@ -167,7 +155,7 @@ def test_bidirectional_state_is_not_the_backward_last_step() -> None:
     """The backward direction's final state is its output at position 0, not at the last token
     (reading the padded output at the end would give another value)."""
     encoder = make_encoder("gru", 1, True)
-    src, lengths = random_batch((4,), 4)
+    src, lengths = source_batch((4,), width=4)
     with torch.no_grad():
         keys, (h, _) = encoder(src, lengths)
     torch.testing.assert_close(h[0, 0, 3:], keys[0, 0, 3:], atol=TOL, rtol=0)
@@ -178,27 +166,11 @@ def test_bidirectional_state_is_not_the_backward_last_step() -> None:
 # --- the bridge ----------------------------------------------------------------------------------
 
 
-def make_model(seed: int = 0, **fields: object) -> Seq2Seq:
-    values: dict[str, object] = {
-        "cell": "gru",
-        "emb_dim": 4,
-        "enc_hidden": 3,
-        "enc_layers": 1,
-        "bidirectional": True,
-        "dec_hidden": 6,
-        "dec_layers": 1,
-        "attention": "general",
-    }
-    values.update(fields)
-    config = Seq2SeqConfig(**values)  # type: ignore[arg-type]
-    return Seq2Seq(config, SRC, TGT, seed=seed).double().eval()
-
-
 LAYER_PAIRS = [(1, 1), (2, 2), (2, 1), (1, 2), (2, 3)]
 
 
 def encoded(model: Seq2Seq):
-    src, lengths = random_batch(LENGTHS, 5)
+    src, lengths = source_batch(LENGTHS, width=5)
     with torch.no_grad():
         final = model.encoder(src, lengths)[1]
         _, state = model.encode(src, lengths)
@@ -209,7 +181,9 @@ def encoded(model: Seq2Seq):
 @pytest.mark.parametrize("cell", ["gru", "lstm"])
 @pytest.mark.parametrize(("enc_layers", "dec_layers"), LAYER_PAIRS)
 def test_bridge_shapes(mode: str, cell: str, enc_layers: int, dec_layers: int) -> None:
-    model = make_model(cell=cell, bridge=mode, enc_layers=enc_layers, dec_layers=dec_layers)
+    model = small_model(
+        cell=cell, bridge=mode, enc_layers=enc_layers, dec_layers=dec_layers
+    ).double()
     _, state = encoded(model)
     assert state.hidden.shape == (dec_layers, len(LENGTHS), 6)
     assert state.hidden.dtype == torch.float64
@@ -230,7 +204,9 @@ def expected_layers(state: Tensor, dec_layers: int) -> Tensor:
 @pytest.mark.parametrize("cell", ["gru", "lstm"])
 @pytest.mark.parametrize(("enc_layers", "dec_layers"), LAYER_PAIRS)
 def test_bridge_last_copies(cell: str, enc_layers: int, dec_layers: int) -> None:
-    model = make_model(cell=cell, bridge="last", enc_layers=enc_layers, dec_layers=dec_layers)
+    model = small_model(
+        cell=cell, bridge="last", enc_layers=enc_layers, dec_layers=dec_layers
+    ).double()
     (h, c), state = encoded(model)
     assert torch.equal(state.hidden, expected_layers(h, dec_layers))
     if cell == "lstm":
@@ -244,7 +220,9 @@ def test_bridge_last_copies(cell: str, enc_layers: int, dec_layers: int) -> None
 @pytest.mark.parametrize("cell", ["gru", "lstm"])
 @pytest.mark.parametrize(("enc_layers", "dec_layers"), LAYER_PAIRS)
 def test_bridge_zero(cell: str, enc_layers: int, dec_layers: int) -> None:
-    model = make_model(cell=cell, bridge="zero", enc_layers=enc_layers, dec_layers=dec_layers)
+    model = small_model(
+        cell=cell, bridge="zero", enc_layers=enc_layers, dec_layers=dec_layers
+    ).double()
     _, state = encoded(model)
     assert torch.equal(state.hidden, torch.zeros_like(state.hidden))
     if cell == "lstm":
@@ -257,9 +235,9 @@ def test_bridge_zero(cell: str, enc_layers: int, dec_layers: int) -> None:
 @pytest.mark.parametrize(("enc_layers", "dec_layers"), LAYER_PAIRS)
 def test_bridge_linear_tanh(cell: str, enc_layers: int, dec_layers: int) -> None:
     """h0 = tanh(W_h h + b_h) per layer, c0 = tanh(W_c c + b_c) for the LSTM (its own map)."""
-    model = make_model(
+    model = small_model(
         cell=cell, bridge="bridge", enc_layers=enc_layers, dec_layers=dec_layers, dec_hidden=5
-    )
+    ).double()
     (h, c), state = encoded(model)
     sd = model.state_dict()
     w, bias = sd["bridge.hidden.weight"], sd["bridge.hidden.bias"]

@@ -11,10 +11,11 @@ from __future__ import annotations
 import os
 
 import torch
+from helpers import TINY_SRC, TINY_TGT, small_model, source_batch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from luong import BahdanauAttention, LuongAttention, Seq2Seq, Seq2SeqConfig, Vocab, length_mask
+from luong import BahdanauAttention, LuongAttention, Vocab, length_mask
 from luong.search import greedy_search
 
 EXAMPLES = 1000 if os.environ.get("CI", "").lower() in ("1", "true", "yes") else 150
@@ -105,29 +106,23 @@ def model_case(draw: st.DrawFn) -> dict:
     }
 
 
-def small_model(case: dict) -> Seq2Seq:
+@FUZZ
+@given(model_case())
+def test_greedy_search_output_is_well_formed(case: dict) -> None:
     hidden = 4
-    config = Seq2SeqConfig(
+    model = small_model(
+        case["seed"],
+        TINY_SRC,
+        TINY_TGT,
         cell=case["cell"],
         emb_dim=3,
         enc_hidden=hidden,
-        enc_layers=1,
         bidirectional=case["bidirectional"],
         dec_hidden=hidden * (2 if case["bidirectional"] else 1),
         attention=case["attention"],
         input_feed=case["input_feed"],
     )
-    return Seq2Seq(config, Vocab(list("abcdef")), Vocab(list("xyz")), seed=case["seed"]).eval()
-
-
-@FUZZ
-@given(model_case())
-def test_greedy_search_output_is_well_formed(case: dict) -> None:
-    model = small_model(case)
-    g = torch.Generator().manual_seed(case["seed"])
-    lengths = torch.tensor(case["lengths"])
-    src = torch.randint(4, len(model.src_vocab), (len(lengths), int(lengths.max())), generator=g)
-    src[torch.arange(src.shape[1])[None, :] >= lengths[:, None]] = Vocab.pad_id
+    src, lengths = source_batch(case["lengths"], case["seed"], vocab=TINY_SRC)
     hyps = greedy_search(model, src, lengths, case["max_len"])
     assert len(hyps) == len(lengths)
     for hyp, n in zip(hyps, lengths.tolist(), strict=True):

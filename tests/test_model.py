@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from helpers import SMALL, SRC_SPACE, TGT, small_batch, small_config, small_model, source_batch
 from safetensors.torch import load_file, save_file
 
 from luong import Seq2Seq, Seq2SeqConfig, Vocab, greedy_search
@@ -22,44 +23,12 @@ from luong.batching import encode_sources
 from luong.config import ATTENTIONS
 from luong.translator import translate
 
-SRC = Vocab(list("abcdefghij "))
-TGT = Vocab(list("0123456789-"))
 FILES = {"model.safetensors", "config.json", "src_vocab.json", "tgt_vocab.json"}
-SMALL = {
-    "cell": "gru",
-    "emb_dim": 4,
-    "enc_hidden": 3,
-    "enc_layers": 1,
-    "bidirectional": True,
-    "dec_hidden": 6,
-    "dec_layers": 1,
-    "attention": "general",
-}
-
-
-def make_config(**fields: object) -> Seq2SeqConfig:
-    return Seq2SeqConfig(**{**SMALL, **fields})  # type: ignore[arg-type]
-
-
-def make_model(seed: int = 0, **fields: object) -> Seq2Seq:
-    return Seq2Seq(make_config(**fields), SRC, TGT, seed=seed).eval()
 
 
 def same_state(a: Seq2Seq, b: Seq2Seq) -> bool:
     sa, sb = a.state_dict(), b.state_dict()
     return list(sa) == list(sb) and all(torch.equal(sa[k], sb[k]) for k in sa)
-
-
-def batch(lengths: tuple[int, ...], seed: int = 0, t: int = 4):
-    """src ``[B, S]`` padded, EOS-terminated; lengths ``[B]``; tgt_in ``[B, t]``."""
-    g = torch.Generator().manual_seed(seed)
-    src = torch.randint(4, len(SRC), (len(lengths), max(lengths)), generator=g)
-    for b, n in enumerate(lengths):
-        src[b, n - 1] = Vocab.eos_id
-        src[b, n:] = Vocab.pad_id
-    tgt_in = torch.randint(4, len(TGT), (len(lengths), t), generator=g)
-    tgt_in[:, 0] = Vocab.bos_id
-    return src, torch.tensor(lengths), tgt_in
 
 
 # --- Seq2SeqConfig -------------------------------------------------------------------------------
@@ -83,7 +52,7 @@ def test_config_defaults_are_the_demo_model() -> None:
 )
 def test_config_unknown_choice_lists_the_choices(field: str, value: str, choices: str) -> None:
     with pytest.raises(ValueError, match=f"{field}: expected one of {choices}, got '{value}'"):
-        make_config(**{field: value})
+        small_config(**{field: value})
 
 
 def test_config_attention_choices() -> None:
@@ -92,18 +61,18 @@ def test_config_attention_choices() -> None:
 
 def test_config_dot_needs_keys_as_wide_as_decoder() -> None:
     with pytest.raises(ValueError, match=r"key width 6 .*!= dec_hidden 8"):
-        make_config(attention="dot", dec_hidden=8)
+        small_config(attention="dot", dec_hidden=8)
     with pytest.raises(ValueError, match=r"key width 3 .*!= dec_hidden 6"):
-        make_config(attention="dot", bidirectional=False)
-    assert make_config(attention="dot").key_dim == 6
-    make_config(attention="general", dec_hidden=8)  # other scores take any key width
+        small_config(attention="dot", bidirectional=False)
+    assert small_config(attention="dot").key_dim == 6
+    small_config(attention="general", dec_hidden=8)  # other scores take any key width
 
 
 def test_config_last_bridge_needs_matching_widths() -> None:
     with pytest.raises(ValueError, match=r"bridge 'last'.*key width 6 != dec_hidden 5"):
-        make_config(bridge="last", dec_hidden=5)
-    make_config(bridge="zero", dec_hidden=5)
-    make_config(bridge="bridge", dec_hidden=5)
+        small_config(bridge="last", dec_hidden=5)
+    small_config(bridge="zero", dec_hidden=5)
+    small_config(bridge="bridge", dec_hidden=5)
 
 
 @pytest.mark.parametrize(
@@ -112,23 +81,23 @@ def test_config_last_bridge_needs_matching_widths() -> None:
 @pytest.mark.parametrize("value", [0, -1, 2.0, True, "4"])
 def test_config_sizes_must_be_positive_ints(field: str, value: object) -> None:
     with pytest.raises(ValueError, match=f"{field}: expected a positive int, got {value!r}"):
-        make_config(**{field: value})
+        small_config(**{field: value})
 
 
 @pytest.mark.parametrize("value", [-0.1, 1.0, 1.5, "0.1", None])
 def test_config_bad_dropout(value: object) -> None:
     with pytest.raises(ValueError, match=r"dropout: expected a number in \[0, 1\)"):
-        make_config(dropout=value)
+        small_config(dropout=value)
 
 
 @pytest.mark.parametrize("field", ["bidirectional", "input_feed"])
 def test_config_flags_must_be_bools(field: str) -> None:
     with pytest.raises(TypeError, match=f"{field}: expected a bool, got 1"):
-        make_config(**{field: 1})
+        small_config(**{field: 1})
 
 
 def test_config_json_round_trip_and_unknown_fields() -> None:
-    cfg = make_config(cell="lstm", attention="concat", input_feed=False, dropout=0.25)
+    cfg = small_config(cell="lstm", attention="concat", input_feed=False, dropout=0.25)
     assert Seq2SeqConfig.from_json(json.loads(json.dumps(cfg.to_json()))) == cfg
     with pytest.raises(ValueError, match=r"unknown fields \['heads', 'layers'\]"):
         Seq2SeqConfig.from_json({**cfg.to_json(), "layers": 2, "heads": 4})
@@ -137,7 +106,7 @@ def test_config_json_round_trip_and_unknown_fields() -> None:
 
 
 def test_config_from_json_missing_fields_raise() -> None:
-    data = make_config().to_json()
+    data = small_config().to_json()
     del data["dropout"]
     with pytest.raises(ValueError, match="dropout"):
         Seq2SeqConfig.from_json(data)
@@ -145,17 +114,17 @@ def test_config_from_json_missing_fields_raise() -> None:
 
 def test_model_rejects_wrong_argument_types() -> None:
     with pytest.raises(TypeError, match="config: expected a Seq2SeqConfig, got dict"):
-        Seq2Seq(SMALL, SRC, TGT)  # type: ignore[arg-type]
+        Seq2Seq(SMALL, SRC_SPACE, TGT)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="tgt_vocab: expected a Vocab, got list"):
-        Seq2Seq(make_config(), SRC, ["a"])  # type: ignore[arg-type]
+        Seq2Seq(small_config(), SRC_SPACE, ["a"])  # type: ignore[arg-type]
 
 
 # --- forward: shapes at the boundary -------------------------------------------------------------
 
 
 def test_forward_shapes() -> None:
-    model = make_model()
-    src, lengths, tgt_in = batch((5, 3, 2), t=6)
+    model = small_model(src=SRC_SPACE)
+    src, lengths, tgt_in = small_batch((5, 3, 2), 6, src=SRC_SPACE, eos=True)
     assert model(src, lengths, tgt_in).shape == (3, 6, len(TGT))
 
 
@@ -195,23 +164,23 @@ def test_forward_shapes() -> None:
     ],
 )
 def test_forward_rejects_bad_shapes(change, message: str) -> None:
-    model = make_model()
-    src, lengths, tgt_in = change(*batch((5, 3, 2)))
+    model = small_model(src=SRC_SPACE)
+    src, lengths, tgt_in = change(*small_batch((5, 3, 2), 4, src=SRC_SPACE, eos=True))
     with pytest.raises(ValueError, match=message):
         model(src, lengths, tgt_in)
 
 
 @pytest.mark.parametrize("max_len", [0, -3, 1.5, True, None])
 def test_greedy_search_rejects_bad_max_len(max_len: object) -> None:
-    model = make_model()
-    src, lengths, _ = batch((5, 3))
+    model = small_model(src=SRC_SPACE)
+    src, lengths = source_batch((5, 3), vocab=SRC_SPACE, eos=True)
     with pytest.raises(ValueError, match=r"max_len: expected an int >= 1, got"):
         greedy_search(model, src, lengths, max_len)  # type: ignore[arg-type]
 
 
 def test_greedy_search_rejects_bad_batch() -> None:
-    model = make_model()
-    src, lengths, _ = batch((5, 3))
+    model = small_model(src=SRC_SPACE)
+    src, lengths = source_batch((5, 3), vocab=SRC_SPACE, eos=True)
     with pytest.raises(ValueError, match=r"src_lengths: expected shape \[B\] = \(2,\)"):
         greedy_search(model, src, lengths[:1], 5)
 
@@ -220,7 +189,7 @@ def test_greedy_search_rejects_bad_batch() -> None:
 
 
 def test_same_seed_same_weights_other_seed_other_weights() -> None:
-    a, b, c = make_model(seed=7), make_model(seed=7), make_model(seed=8)
+    a, b, c = small_model(7, SRC_SPACE), small_model(7, SRC_SPACE), small_model(8, SRC_SPACE)
     assert same_state(a, b)
     sa, sc = a.state_dict(), c.state_dict()
     assert list(sa) == list(sc)
@@ -234,22 +203,22 @@ def test_seeded_model_leaves_global_generator_alone() -> None:
     torch.manual_seed(123)
     expected = torch.rand(3)
     torch.manual_seed(123)
-    make_model(seed=5)
+    small_model(5, SRC_SPACE)
     assert torch.equal(torch.rand(3), expected)
 
 
 def test_seed_gives_the_same_weights_whatever_the_global_state() -> None:
     torch.manual_seed(1)
-    a = make_model(seed=3)
+    a = small_model(3, SRC_SPACE)
     torch.manual_seed(2)
     torch.rand(10)
-    assert same_state(a, make_model(seed=3))
+    assert same_state(a, small_model(3, SRC_SPACE))
 
 
 def test_unseeded_models_differ() -> None:
     torch.manual_seed(0)
-    a = Seq2Seq(make_config(), SRC, TGT)
-    b = Seq2Seq(make_config(), SRC, TGT)
+    a = Seq2Seq(small_config(), SRC_SPACE, TGT)
+    b = Seq2Seq(small_config(), SRC_SPACE, TGT)
     assert not same_state(a, b)
 
 
@@ -259,8 +228,8 @@ def test_gradients_do_not_depend_on_thread_scheduling(cell: str) -> None:
     # the decoder's per-symbol gate table is read once per token, and a backward that
     # accumulated those reads with atomic adds across threads gave different sums from run
     # to run (and different trained models from the same seed). Same batch, same gradients.
-    src, lengths, tgt_in = batch(tuple(range(3, 19)) * 16, t=12)
-    model = make_model(cell=cell, emb_dim=64, enc_hidden=32, dec_hidden=128).train()
+    src, lengths, tgt_in = small_batch(tuple(range(3, 19)) * 16, 12, src=SRC_SPACE, eos=True)
+    model = small_model(src=SRC_SPACE, cell=cell, emb_dim=64, enc_hidden=32, dec_hidden=128).train()
     threads = torch.get_num_threads()
     torch.set_num_threads(2)
     try:
@@ -288,7 +257,7 @@ SAVE_CASES = [
 
 @pytest.mark.parametrize("fields", SAVE_CASES, ids=lambda f: "-".join(map(str, f.values())))
 def test_save_load_round_trip(tmp_path: Path, fields: dict[str, object]) -> None:
-    model = make_model(seed=4, **fields)
+    model = small_model(4, SRC_SPACE, **fields)
     path = model.save_pretrained(tmp_path / "m")
     assert path == tmp_path / "m"
     assert {p.name for p in path.iterdir()} == FILES
@@ -301,14 +270,14 @@ def test_save_load_round_trip(tmp_path: Path, fields: dict[str, object]) -> None
     assert set(load_file(str(path / "model.safetensors"))) == set(model.state_dict())
     config = json.loads((path / "config.json").read_text())
     assert config["model"] == model.config.to_json()
-    assert Vocab.load(path / "src_vocab.json") == SRC
+    assert Vocab.load(path / "src_vocab.json") == SRC_SPACE
     assert Vocab.load(path / "tgt_vocab.json") == TGT
 
     loaded = Seq2Seq.from_pretrained(path)
     assert loaded.config == model.config
-    assert loaded.src_vocab == SRC and loaded.tgt_vocab == TGT
+    assert loaded.src_vocab == SRC_SPACE and loaded.tgt_vocab == TGT
     assert same_state(loaded, model)
-    src, lengths, tgt_in = batch((6, 2, 4))
+    src, lengths, tgt_in = small_batch((6, 2, 4), 4, src=SRC_SPACE, eos=True)
     with torch.no_grad():
         assert torch.equal(loaded.eval()(src, lengths, tgt_in), model(src, lengths, tgt_in))
     texts = ["abc", "jihgf edcba", "", "a b"]
@@ -318,14 +287,14 @@ def test_save_load_round_trip(tmp_path: Path, fields: dict[str, object]) -> None
 def test_luong_load_is_from_pretrained(tmp_path: Path) -> None:
     import luong
 
-    model = make_model(seed=9)
+    model = small_model(9, SRC_SPACE)
     model.save_pretrained(tmp_path)
     assert same_state(luong.load(str(tmp_path)).model, model)
 
 
 @pytest.fixture
 def saved(tmp_path: Path) -> Path:
-    make_model(seed=1).save_pretrained(tmp_path / "m")
+    small_model(1, SRC_SPACE).save_pretrained(tmp_path / "m")
     return tmp_path / "m"
 
 
@@ -475,7 +444,7 @@ def lively(seed: int = 1, bias: float = -1.0, **fields: object) -> Seq2Seq:
     """A random float64 model with its weights scaled up 3 times, so that its outputs depend on
     the source, and ``bias`` added to EOS's logit. The seeds used below give outputs that stop at
     different steps (some at max_len); the tests check that they do."""
-    model = make_model(seed=seed, **fields).double()
+    model = small_model(seed, SRC_SPACE, **fields).double()
     with torch.no_grad():
         for param in model.parameters():
             param.mul_(3.0)
@@ -496,7 +465,7 @@ def test_greedy_is_the_argmax_of_the_teacher_forced_model(
     seed: int, bias: float, fields: dict[str, object]
 ) -> None:
     model = lively(seed, bias, **fields)
-    src, lengths, _ = batch(LENGTHS, seed=3)
+    src, lengths = source_batch(LENGTHS, seed=3, vocab=SRC_SPACE, eos=True)
     hyps = greedy_search(model, src, lengths, MAX_LEN)
     assert len(hyps) == len(LENGTHS)
     ends = {len(h.tokens) for h in hyps if h.tokens[-1] == Vocab.eos_id}
@@ -529,7 +498,7 @@ def test_greedy_is_the_argmax_of_the_teacher_forced_model(
 
 def test_greedy_stops_at_max_len_without_eos() -> None:
     model = lively(bias=-100.0)
-    src, lengths, _ = batch((4, 2))
+    src, lengths = source_batch((4, 2), vocab=SRC_SPACE, eos=True)
     for max_len in (1, 5):
         hyps = greedy_search(model, src, lengths, max_len)
         assert [len(h.tokens) for h in hyps] == [max_len, max_len]
@@ -538,7 +507,7 @@ def test_greedy_stops_at_max_len_without_eos() -> None:
 
 def test_greedy_stops_at_once_with_eos() -> None:
     model = lively(bias=100.0)
-    src, lengths, _ = batch((4, 2))
+    src, lengths = source_batch((4, 2), vocab=SRC_SPACE, eos=True)
     hyps = greedy_search(model, src, lengths, 9)
     assert [h.tokens for h in hyps] == [[Vocab.eos_id], [Vocab.eos_id]]
     assert all(h.score == pytest.approx(0.0, abs=1e-6) for h in hyps)
@@ -546,7 +515,7 @@ def test_greedy_stops_at_once_with_eos() -> None:
 
 def test_greedy_sentence_alone_equals_sentence_in_batch() -> None:
     model = lively()
-    src, lengths, _ = batch(LENGTHS, seed=5)
+    src, lengths = source_batch(LENGTHS, seed=5, vocab=SRC_SPACE, eos=True)
     together = greedy_search(model, src, lengths, MAX_LEN)
     halves = greedy_search(model, src[:4], lengths[:4], MAX_LEN) + greedy_search(
         model, src[4:], lengths[4:], MAX_LEN
@@ -562,7 +531,7 @@ def test_greedy_sentence_alone_equals_sentence_in_batch() -> None:
 
 def test_greedy_search_leaves_no_graph() -> None:
     model = lively()
-    src, lengths, _ = batch((3, 2))
+    src, lengths = source_batch((3, 2), vocab=SRC_SPACE, eos=True)
     hyps = greedy_search(model, src, lengths, 4)
     assert not hyps[0].attention.requires_grad
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from helpers import SRC_SPACE, small_model
 from matplotlib.image import imread
 
-from luong import Seq2Seq, Seq2SeqConfig, Vocab
 from luong.plot import (
     ScorePanel,
     fresh_score_panels,
@@ -19,14 +19,6 @@ from luong.plot import (
     plot_scores,
     plot_translation,
 )
-
-SRC = Vocab(list("abcdefghij "))
-TGT = Vocab(list("0123456789-"))
-
-
-def small_model(attention: str = "general") -> Seq2Seq:
-    config = Seq2SeqConfig(emb_dim=4, enc_hidden=3, enc_layers=1, dec_hidden=6, attention=attention)
-    return Seq2Seq(config, SRC, TGT, seed=0).eval()
 
 
 def read_png(path: Path) -> np.ndarray:
@@ -98,7 +90,7 @@ def test_plot_scores_rejects_bad_panels(tmp_path: Path) -> None:
 
 
 def test_model_score_panel_reads_the_model_with_padding(tmp_path: Path) -> None:
-    model = small_model("concat")
+    model = small_model(src=SRC_SPACE, attention="concat")
     panel = model_score_panel(model, "abc de", step=1, pad=3)
     assert panel.name == "concat"
     assert panel.symbols == [*"abc de", "</s>", "<pad>", "<pad>", "<pad>"]
@@ -109,7 +101,7 @@ def test_model_score_panel_reads_the_model_with_padding(tmp_path: Path) -> None:
 
 
 def test_plot_translation_draws_the_best_hypothesis(tmp_path: Path) -> None:
-    model = small_model()
+    model = small_model(src=SRC_SPACE)
     hyp = plot_translation(model, "bad cab", tmp_path / "t.png", beam_size=3, size=(5, 3))
     assert hyp.attention.shape == (len(hyp.tokens), len("bad cab") + 1)
     assert read_png(tmp_path / "t.png").shape[:2] == (300, 500)

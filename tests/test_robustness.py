@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 import torch
-from cli_helpers import assert_one_line_error, luong, output_lines
+from helpers import TINY_SRC, TINY_TGT, assert_one_line_error, luong, output_lines, small_model
 
-from luong import LuongAttention, Seq2Seq, Seq2SeqConfig, TrainConfig, train
+from luong import LuongAttention, Seq2SeqConfig, TrainConfig, train
 
 MODEL = Seq2SeqConfig(emb_dim=8, enc_hidden=8, enc_layers=1, dec_hidden=16, max_src_len=30)
 
@@ -107,19 +107,13 @@ def test_python_api_names_expected_shapes() -> None:
         attention(torch.randn(2, 3), torch.randn(2, 5, 4), torch.ones(2, 5, dtype=torch.bool))
     with pytest.raises(ValueError, match="mask: expected dtype torch.bool, got torch.float32"):
         attention(torch.randn(2, 4), torch.randn(2, 5, 4), torch.ones(2, 5))
-    model = Seq2Seq(MODEL, *_vocabs(), seed=0)
+    model = small_model(0, TINY_SRC, TINY_TGT)
     with pytest.raises(
         ValueError, match=r"src: expected a long tensor \[B, S\], got torch.float32"
     ):
         model(torch.zeros(2, 3), torch.tensor([3, 3]), torch.zeros(2, 2, dtype=torch.long))
     with pytest.raises(ValueError, match=r"src_lengths: expected lengths in \[1, S = 3\]"):
         model(torch.zeros(2, 3, dtype=torch.long), torch.tensor([3, 4]), torch.zeros(2, 2).long())
-
-
-def _vocabs():  # type: ignore[no-untyped-def]
-    from luong import Vocab
-
-    return Vocab(list("abc")), Vocab(list("xy"))
 
 
 @pytest.mark.parametrize(

@@ -16,11 +16,12 @@ from dataclasses import dataclass
 
 import pytest
 import torch
+from helpers import SRC_SPACE, small_model, source_batch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import luong.search as search
-from luong import Seq2Seq, Seq2SeqConfig, Vocab
+from luong import Seq2Seq, Vocab
 from luong.search import (
     Hypothesis,
     beam_search,
@@ -35,8 +36,6 @@ from luong.search import (
 )
 from luong.translator import translate
 
-SRC = Vocab(list("abcdefghij "))
-TGT = Vocab(list("0123456789-"))
 SETTINGS = settings(max_examples=60, deadline=None)
 
 
@@ -53,17 +52,8 @@ class Case:
     lengths: tuple[int, ...]
 
     def model(self) -> Seq2Seq:
-        config = Seq2SeqConfig(
-            cell=self.cell,
-            emb_dim=4,
-            enc_hidden=3,
-            enc_layers=1,
-            bidirectional=True,
-            dec_hidden=6,  # = K, so the dot score fits
-            attention=self.attention,
-            input_feed=self.input_feed,
-        )
-        model = Seq2Seq(config, SRC, TGT, seed=self.seed).eval().double()
+        fields = {"cell": self.cell, "attention": self.attention, "input_feed": self.input_feed}
+        model = small_model(self.seed, SRC_SPACE, **fields).double()
         with torch.no_grad():
             for param in model.parameters():
                 param.mul_(self.scale)
@@ -71,17 +61,7 @@ class Case:
         return model
 
     def batch(self) -> tuple[torch.Tensor, torch.Tensor]:
-        return make_batch(self.lengths, self.seed)
-
-
-def make_batch(lengths: tuple[int, ...], seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
-    """src ``[B, S]`` (EOS-terminated, padded) and lengths ``[B]``."""
-    g = torch.Generator().manual_seed(seed)
-    src = torch.randint(4, len(SRC), (len(lengths), max(lengths)), generator=g)
-    for b, n in enumerate(lengths):
-        src[b, n - 1] = Vocab.eos_id
-        src[b, n:] = Vocab.pad_id
-    return src, torch.tensor(lengths)
+        return source_batch(self.lengths, self.seed, vocab=SRC_SPACE, eos=True)
 
 
 @st.composite
@@ -234,7 +214,7 @@ def test_pruning_and_finished_sentences_save_decoder_rows(
     """The decoder runs only the open beams: beam 0 at the first step, fewer rows once slots
     finish, and fewer again with the greedy bound."""
     model = Case("gru", "dot", True, 3, scale=6.0, eos_bias=-3.0, lengths=(5, 6, 7, 8)).model()
-    src, lengths = make_batch((5, 6, 7, 8), seed=3)
+    src, lengths = source_batch((5, 6, 7, 8), seed=3, vocab=SRC_SPACE, eos=True)
     rows: list[int] = []
     step = model.decoder.step
 
@@ -336,9 +316,8 @@ def test_open_beams_count_at_max_len() -> None:
 
 
 def test_vocabulary_smaller_than_the_beam() -> None:
-    config = Seq2SeqConfig(emb_dim=4, enc_hidden=3, enc_layers=1, dec_hidden=6)
-    model = Seq2Seq(config, SRC, Vocab(["x"]), seed=0).eval()  # V = 5 < k = 8
-    src, lengths = make_batch((3, 5))
+    model = small_model(0, SRC_SPACE, Vocab(["x"]), attention="dot")  # V = 5 < k = 8
+    src, lengths = source_batch((3, 5), vocab=SRC_SPACE, eos=True)
     for hyps in beam_search(model, src, lengths, 8, 3, 8):
         assert 1 <= len(hyps) <= 8
         assert len({tuple(h.tokens) for h in hyps}) == len(hyps)
@@ -364,7 +343,7 @@ def test_vocabulary_smaller_than_the_beam() -> None:
 )
 def test_bad_options_name_the_value(options: dict[str, object], message: str) -> None:
     model = LIVELY.model()
-    src, lengths = make_batch((3, 2))
+    src, lengths = source_batch((3, 2), vocab=SRC_SPACE, eos=True)
     arguments: dict[str, object] = {"beam_size": 3, "max_len": 5, **options}
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
         beam_search(model, src, lengths, **arguments)  # type: ignore[arg-type]
@@ -372,7 +351,7 @@ def test_bad_options_name_the_value(options: dict[str, object], message: str) ->
 
 def test_bad_batch_is_rejected() -> None:
     model = LIVELY.model()
-    src, lengths = make_batch((3, 2))
+    src, lengths = source_batch((3, 2), vocab=SRC_SPACE, eos=True)
     with pytest.raises(ValueError, match="src_lengths: expected shape"):
         beam_search(model, src, lengths[:1], 2, 5)
 
@@ -437,8 +416,7 @@ def test_replace_unknowns_copies_the_most_attended_source_token() -> None:
 def test_hypothesis_text_with_replaced_unknowns_in_a_token_vocabulary() -> None:
     src_vocab = Vocab(["das", "ist", "gut"], tokens="space")
     tgt_vocab = Vocab(["this", "is", "good"], tokens="space")
-    config = Seq2SeqConfig(emb_dim=4, enc_hidden=3, enc_layers=1, dec_hidden=6)
-    model = Seq2Seq(config, src_vocab, tgt_vocab, seed=0)
+    model = small_model(0, src_vocab, tgt_vocab, attention="dot")
     source = "das ist Kafka"
     assert source_symbols(model, source) == ["das", "ist", "Kafka", "</s>"]
     unk, this, is_ = Vocab.unk_id, tgt_vocab.id("this"), tgt_vocab.id("is")
@@ -483,7 +461,7 @@ def test_per_sentence_limits_make_outputs_independent_of_the_batch() -> None:
         beside = decode(model, [short, long], beam_size=beam_size, n_best=1)[0][0]
         assert len(alone.tokens) == 2 * (len(short) + 1) + 10
         assert beside.tokens == alone.tokens
-    src, lengths = make_batch((3, 7))
+    src, lengths = source_batch((3, 7), vocab=SRC_SPACE, eos=True)
     limits = torch.tensor([4, 9])
     for hyps in (
         [[h] for h in greedy_search(model, src, lengths, limits)],

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import random
+from typing import Any
 
 import pytest
 import torch
+from helpers import SRC, TGT, TINY_SRC, TINY_TGT, small_model, toy_pairs
 
-from luong import Seq2SeqConfig, TrainConfig, train
-from luong.batching import ParallelData, bucketed_batches
-from luong.trainer import lr_factor
+import luong.trainer as trainer_module
+from luong import Seq2Seq, Seq2SeqConfig, TrainConfig, train
+from luong.batching import Batch, ParallelData, bucketed_batches
+from luong.trainer import Trainer, loss_of, lr_factor
 from luong.vocab import Vocab
 
 SMALL_MODEL = Seq2SeqConfig(emb_dim=16, enc_hidden=32, enc_layers=1, dec_hidden=64)
@@ -85,8 +89,7 @@ def test_bucketed_batches_reject_bad_sizes() -> None:
 
 
 def test_parallel_data_adds_bos_and_eos_and_trims_batches() -> None:
-    src_vocab = Vocab(list("abc"))
-    tgt_vocab = Vocab(list("xy"))
+    src_vocab, tgt_vocab = TINY_SRC, TINY_TGT
     data = ParallelData([("ab", "x"), ("abca", "yxy")], src_vocab, tgt_vocab)
     batch = data.batch([0])
     eos, bos = Vocab.eos_id, Vocab.bos_id
@@ -172,3 +175,90 @@ def test_patience_stops_early() -> None:
     # With a learning rate this small the dev score cannot improve twice in a row.
     assert result.metrics["stopped_early"] is True
     assert result.metrics["epochs"] < 50
+
+
+# -- gradient clipping and label smoothing, observed at the step --------------------------------
+
+
+def recorded_grad_norms(trainer: Trainer) -> list[float]:
+    """A list that fills, as ``trainer`` runs, with the norm of all gradients together at the
+    moment each optimizer step is taken (after clipping, if any)."""
+    norms: list[float] = []
+    step = trainer.optimizer.step
+
+    def recording_step(*args: Any, **kwargs: Any) -> Any:
+        grads = [
+            p.grad.double().flatten() for p in trainer.model.parameters() if p.grad is not None
+        ]
+        norms.append(float(torch.linalg.vector_norm(torch.cat(grads))))
+        return step(*args, **kwargs)
+
+    trainer.optimizer.step = recording_step  # type: ignore[method-assign]
+    return norms
+
+
+def test_the_gradient_norm_at_the_optimizer_step_is_clipped() -> None:
+    clip = 0.01
+    pairs = toy_pairs(64)
+
+    def norms_at_steps(clip_norm: float) -> list[float]:
+        config = TrainConfig(epochs=1, batch_size=16, clip_norm=clip_norm, progress=False)
+        trainer = Trainer(small_model(), pairs, pairs[:4], config, log=lambda m: None)
+        norms = recorded_grad_norms(trainer)
+        trainer.run()
+        return norms
+
+    clipped, unclipped = norms_at_steps(clip), norms_at_steps(0.0)
+    assert len(clipped) == len(unclipped) == 4
+    assert all(norm <= clip * (1 + 1e-6) for norm in clipped), clipped
+    # The control: the same first step (same weights, same batch) unclipped is far above it,
+    # and clipping scaled it down to the bound, not to zero.
+    assert unclipped[0] > 10 * clip
+    assert clipped[0] == pytest.approx(clip, rel=1e-4)
+
+
+def smoothed_loss_by_hand(model: Seq2Seq, batch: Batch, eps: float) -> float:
+    """The mean over real (non-pad) target tokens y of
+    (1 - eps) (-log p_y) + eps mean_v(-log p_v), in float64, one token at a time."""
+    with torch.no_grad():
+        logits = model(batch.src, batch.src_lengths, batch.tgt[:, :-1])
+    log_p = torch.log_softmax(logits.double(), dim=-1).tolist()
+    terms = []
+    for b, row in enumerate(batch.tgt[:, 1:].tolist()):
+        for t, y in enumerate(row):
+            if y != Vocab.pad_id:
+                uniform = -math.fsum(log_p[b][t]) / len(log_p[b][t])
+                terms.append((1 - eps) * -log_p[b][t][y] + eps * uniform)
+    return math.fsum(terms) / len(terms)
+
+
+def test_smoothed_loss_is_the_hand_computed_mean_over_real_tokens() -> None:
+    model = small_model().double()
+    pairs = toy_pairs(6)
+    batch = ParallelData(pairs, SRC, TGT).batch(range(len(pairs)))
+    assert (batch.tgt[:, 1:] == Vocab.pad_id).any()  # padding, which must not count
+    smoothed = smoothed_loss_by_hand(model, batch, 0.1)
+    plain = smoothed_loss_by_hand(model, batch, 0.0)
+    assert abs(smoothed - plain) > 1e-4
+    assert loss_of(model, batch, 0.1).item() == pytest.approx(smoothed, abs=1e-10, rel=0)
+    assert loss_of(model, batch).item() == pytest.approx(plain, abs=1e-10, rel=0)
+
+
+def test_the_trainer_steps_on_the_smoothed_loss(monkeypatch: pytest.MonkeyPatch) -> None:
+    pairs = toy_pairs(12)
+    model = small_model().double()
+    initial = copy.deepcopy(model)
+    seen: list[tuple[Batch, float]] = []
+
+    def recording_loss_of(model: Any, batch: Batch, label_smoothing: float = 0.0) -> Any:
+        loss = loss_of(model, batch, label_smoothing)
+        seen.append((batch, loss.item()))
+        return loss
+
+    monkeypatch.setattr(trainer_module, "loss_of", recording_loss_of)
+    config = TrainConfig(epochs=1, batch_size=16, label_smoothing=0.1, progress=False)
+    Trainer(model, pairs, pairs[:2], config, log=lambda m: None).run()
+    assert len(seen) == 1  # one step: the initial weights on a batch of all 12 pairs
+    batch, loss = seen[0]
+    assert loss == pytest.approx(smoothed_loss_by_hand(initial, batch, 0.1), abs=1e-10, rel=0)
+    assert abs(loss - smoothed_loss_by_hand(initial, batch, 0.0)) > 1e-4

@@ -10,15 +10,14 @@ from pathlib import Path
 
 import pytest
 import torch
+from helpers import SRC, TGT, small_model
 
 from luong import zoo
 from luong.batching import ParallelData
 from luong.cli import main
 from luong.config import Seq2SeqConfig
-from luong.model import Seq2Seq
 from luong.tasks import load_task
 from luong.trainer import loss_of
-from luong.vocab import Vocab
 from luong.zoo import VARIANTS, Variant, ZooRun, ZooSettings, dev_perplexity, summarize
 
 
@@ -40,11 +39,9 @@ def test_variants_are_the_papers_table_4_and_the_two_extras() -> None:
 
 
 def test_dev_perplexity_is_exp_of_the_mean_token_cross_entropy() -> None:
-    src, tgt = Vocab(list("abcde")), Vocab(list("0123-"))
-    config = Seq2SeqConfig(emb_dim=4, enc_hidden=3, enc_layers=1, dec_hidden=6)
-    model = Seq2Seq(config, src, tgt, seed=0).train()
+    model = small_model(attention="dot").train()
     pairs = [("abc", "12"), ("e", "3-40"), ("dcbae", "0")]
-    data = ParallelData(pairs, src, tgt)
+    data = ParallelData(pairs, SRC, TGT)
     with torch.no_grad():
         expected = math.exp(float(loss_of(model.eval(), data.batch(range(3)))))
     model.train()

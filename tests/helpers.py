@@ -1,0 +1,158 @@
+"""What the tests share: tiny vocabularies, a small model, a random batch, and the helpers
+for the tests that run the ``luong`` command in a subprocess."""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+from collections.abc import Sequence
+
+import torch
+from torch import Tensor
+
+from luong import Seq2Seq, Seq2SeqConfig, Vocab
+
+# -- tiny vocabularies, a small model, a random batch ----------------------------------------
+
+SRC = Vocab(list("abcdefghij"))
+SRC_SPACE = Vocab(list("abcdefghij "))  # with a space, for sources typed as text
+TGT = Vocab(list("0123456789-"))
+# The smallest pair, for tests that need some vocabulary and nothing more.
+TINY_SRC = Vocab(list("abc"))
+TINY_TGT = Vocab(list("xy"))
+
+# A GRU model small enough to check by hand: a bidirectional encoder of 3 per direction, so
+# the keys are K = 6 wide, as wide as the decoder (the dot score fits).
+SMALL = {
+    "cell": "gru",
+    "emb_dim": 4,
+    "enc_hidden": 3,
+    "enc_layers": 1,
+    "bidirectional": True,
+    "dec_hidden": 6,
+    "dec_layers": 1,
+    "attention": "general",
+}
+
+
+def small_config(**fields: object) -> Seq2SeqConfig:
+    """``SMALL`` with ``fields`` changed."""
+    return Seq2SeqConfig(**{**SMALL, **fields})  # type: ignore[arg-type]
+
+
+def small_model(seed: int = 0, src: Vocab = SRC, tgt: Vocab = TGT, **fields: object) -> Seq2Seq:
+    """A ``small_config(**fields)`` model in eval mode, its weights drawn from ``seed``
+    (float32; ``.double()`` it for the float64 oracles)."""
+    return Seq2Seq(small_config(**fields), src, tgt, seed=seed).eval()
+
+
+def source_batch(
+    lengths: Sequence[int],
+    seed: int = 0,
+    *,
+    vocab: Vocab = SRC,
+    eos: bool = False,
+    width: int | None = None,
+    junk: bool = False,
+) -> tuple[Tensor, Tensor]:
+    """Random sources: src ``[B, width]`` (width: the longest length by default) of real ids
+    and lengths ``[B]``. After each row's length comes padding, or (``junk``) more real ids;
+    ``eos`` makes each row's last real id EOS."""
+    return _sources(torch.Generator().manual_seed(seed), lengths, vocab, eos, width, junk)
+
+
+def small_batch(
+    lengths: Sequence[int],
+    t: int,
+    seed: int = 0,
+    *,
+    src: Vocab = SRC,
+    tgt: Vocab = TGT,
+    eos: bool = False,
+) -> tuple[Tensor, Tensor, Tensor]:
+    """``source_batch(lengths, seed)`` and, drawn after it from the same generator, tgt_in
+    ``[B, t]`` of real ids with BOS first."""
+    g = torch.Generator().manual_seed(seed)
+    ids, src_lengths = _sources(g, lengths, src, eos, None, False)
+    tgt_in = torch.randint(4, len(tgt), (len(lengths), t), generator=g)
+    tgt_in[:, 0] = Vocab.bos_id
+    return ids, src_lengths, tgt_in
+
+
+def toy_pairs(n: int, seed: int = 0) -> list[tuple[str, str]]:
+    """``n`` pairs of a toy task over ``SRC`` and ``TGT``: a word of 1 to 8 letters -> the
+    letters' places in the alphabet as digits, reversed (``"abd"`` -> ``"310"``)."""
+    rng = random.Random(seed)
+    letters = "abcdefghij"
+    words = ["".join(rng.choices(letters, k=rng.randint(1, 8))) for _ in range(n)]
+    return [(w, "".join(str(letters.index(c)) for c in reversed(w))) for w in words]
+
+
+def _sources(
+    g: torch.Generator,
+    lengths: Sequence[int],
+    vocab: Vocab,
+    eos: bool,
+    width: int | None,
+    junk: bool,
+) -> tuple[Tensor, Tensor]:
+    ids = torch.randint(4, len(vocab), (len(lengths), width or max(lengths)), generator=g)
+    for b, n in enumerate(lengths):
+        if eos:
+            ids[b, n - 1] = Vocab.eos_id
+        if not junk:
+            ids[b, n:] = Vocab.pad_id
+    return ids, torch.tensor(lengths)
+
+
+# -- the command line in a subprocess --------------------------------------------------------
+
+# A model small enough to train in a second or two.
+TINY_MODEL_FLAGS = [
+    "--epochs",
+    "1",
+    "--emb-dim",
+    "8",
+    "--enc-hidden",
+    "8",
+    "--enc-layers",
+    "1",
+    "--dec-hidden",
+    "16",
+    "--no-progress",
+]
+TINY_DATES_FLAGS = ["--n-train", "400", "--n-dev", "40", "--n-test", "60", *TINY_MODEL_FLAGS]
+
+
+def luong(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    """Run ``python -m luong ARGS`` (one thread; PYTHONPATH, when set, is kept)."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "luong", *args],
+        input=stdin,
+        capture_output=True,
+        env=env,
+        timeout=300,
+    )
+
+
+def assert_one_line_error(result: subprocess.CompletedProcess[bytes], *needles: str) -> None:
+    """A non-zero exit, no traceback, one line on stderr (argparse's usage lines aside)
+    holding every needle."""
+    err = result.stderr.decode()
+    assert result.returncode != 0
+    assert "Traceback" not in err
+    lines = [line for line in err.strip().splitlines() if not line.startswith(("usage:", " "))]
+    assert len(lines) == 1, err
+    for needle in needles:
+        assert needle in err, err
+
+
+def output_lines(result: subprocess.CompletedProcess[bytes]) -> list[str]:
+    """stdout's lines, after checking the run succeeded and every line ended with a newline."""
+    assert result.returncode == 0, result.stderr.decode()
+    text = result.stdout.decode()
+    assert text.endswith("\n") or text == ""
+    return text.split("\n")[:-1]
