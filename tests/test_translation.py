@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from cli_helpers import assert_one_line_error, luong
+from helpers import assert_one_line_error, luong
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
