@@ -88,10 +88,23 @@ def write_checkpoint(
 
     folder = write_folder(checkpoints / f"{PREFIX}{step:07d}", fill)
     write_text(checkpoints / LATEST, folder.name + "\n")
-    complete = sorted(p for p in checkpoints.glob(f"{PREFIX}*") if p.is_dir())
-    for old in complete[: -max(1, keep)]:
-        shutil.rmtree(old, ignore_errors=True)
+    # By step number: the names are padded to 7 digits, so past step 9,999,999 the text
+    # order is not the step order.
+    complete = sorted(
+        (_step_of(p), p) for p in checkpoints.glob(f"{PREFIX}*") if p.is_dir() and _step_of(p) >= 0
+    )
+    for _, old in complete[: -max(1, keep)]:
+        if old != folder:  # whatever else the folder holds, ``latest`` must name a checkpoint
+            shutil.rmtree(old, ignore_errors=True)
     return folder
+
+
+def _step_of(folder: Path) -> int:
+    """The step in a checkpoint folder's name (``step-0000123`` -> 123); -1 for other names."""
+    digits = folder.name.removeprefix(PREFIX)
+    if not folder.name.startswith(PREFIX) or not digits.isascii() or not digits.isdigit():
+        return -1
+    return int(digits)
 
 
 def find_latest(checkpoints: str | Path) -> Path | None:
