@@ -6,16 +6,79 @@ Every CLI error is one line on stderr and a non-zero exit, no traceback.
 
 from __future__ import annotations
 
-import torch
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from types import SimpleNamespace
 
-from luong import Seq2Seq, Seq2SeqConfig, Vocab
+import pytest
+import torch
+from cli_helpers import TINY_DATES_FLAGS
+from safetensors.torch import load_file, save_file
+
+from luong import Seq2Seq, Seq2SeqConfig, TrainConfig, Vocab, train
 from luong.checkpoint import find_latest, write_checkpoint
+from luong.cli import main
 
 TINY = Seq2SeqConfig(emb_dim=8, enc_hidden=8, enc_layers=1, dec_hidden=16)
 
 
 def tiny_model() -> Seq2Seq:
     return Seq2Seq(TINY, Vocab(list("abcdef")), Vocab(list("0123")), seed=0)
+
+
+def run_main(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """``luong ARGS`` in this process: the exit status, stdout and stderr."""
+    status = main(list(args))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def one_error_line(err: str) -> str:
+    """The one line on stderr, after checking it is the only one and no traceback."""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+def child(script: str, *args: str, **popen: object) -> subprocess.CompletedProcess[str]:
+    """Run a Python ``script`` with ``args`` in a child process (one thread)."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        **popen,  # type: ignore[arg-type]
+    )
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny trained dates model (no checkpoints: a model folder, as translate reads)."""
+    out = tmp_path_factory.mktemp("runs") / "dates"
+    train(
+        "dates",
+        out,
+        model_config=TINY,
+        train_config=TrainConfig(epochs=1, batch_size=32, progress=False),
+        task_options={"n_train": 64, "n_dev": 8, "n_test": 0},
+        log=lambda message: None,
+    )
+    return out
+
+
+@pytest.fixture
+def model_copy(model_dir: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "model"
+    shutil.copytree(model_dir, copy, ignore=shutil.ignore_patterns("checkpoints"))
+    return copy
 
 
 def test_checkpoints_past_step_9999999_are_kept_by_step_number(tmp_path) -> None:
@@ -26,3 +89,165 @@ def test_checkpoints_past_step_9999999_are_kept_by_step_number(tmp_path) -> None
     names = sorted(p.name for p in tmp_path.iterdir())
     assert names == ["latest", "step-10000000", "step-10000001"]
     assert find_latest(tmp_path) == tmp_path / "step-10000001"
+
+
+# -- item 12: tracebacks that were still reachable -------------------------------------------
+
+# The child: a training run whose disk fills up after its first checkpoint (the file size
+# limit stands in for a full disk; safetensors reports both the same way).
+FILL_THE_DISK = """
+    import resource, signal, sys
+    import luong.trainer as trainer
+    from luong.cli import main
+
+    real = trainer.write_checkpoint
+
+    def write_then_fill_the_disk(*args, **kwargs):
+        folder = real(*args, **kwargs)
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        hard = resource.getrlimit(resource.RLIMIT_FSIZE)[1]
+        resource.setrlimit(resource.RLIMIT_FSIZE, (512, hard))
+        return folder
+
+    trainer.write_checkpoint = write_then_fill_the_disk
+    sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_full_disk_keeps_the_previous_checkpoint_and_says_so(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    args = ["train", "dates", "--out", str(out), *TINY_DATES_FLAGS, "--checkpoint-every", "2"]
+    result = child(FILL_THE_DISK, *args)
+    assert result.returncode == 1
+    assert one_error_line(result.stderr) == (
+        f"luong: error: {out}/checkpoints/step-0000004: checkpoint not written (File too "
+        "large, writing model.safetensors); the previous checkpoint, step-0000002, is intact"
+    )
+    latest = find_latest(out / "checkpoints")
+    assert latest == out / "checkpoints" / "step-0000002"
+    Seq2Seq.from_pretrained(latest)
+    assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["latest", "step-0000002"]
+
+
+def nest(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+def overflowing_weights(folder: Path) -> None:
+    """Finite weights whose output layer overflows to inf - inf = NaN."""
+    tensors = load_file(str(folder / "model.safetensors"))
+    out = tensors["decoder.out.weight"]
+    out[:, ::2], out[:, 1::2] = 3e38, -3e38
+    save_file(tensors, str(folder / "model.safetensors"), metadata={"format": "luong"})
+
+
+def float8_weights(folder: Path) -> None:
+    tensors = load_file(str(folder / "model.safetensors"))
+    tensors = {k: v.to(torch.float8_e4m3fn) for k, v in tensors.items()}
+    save_file(tensors, str(folder / "model.safetensors"), metadata={"format": "luong"})
+
+
+def config_field(folder: Path, name: str, value: object) -> None:
+    config = json.loads((folder / "config.json").read_text())
+    config["model"][name] = value
+    (folder / "config.json").write_text(json.dumps(config))
+
+
+@pytest.mark.parametrize(
+    ("damage", "flags", "message"),
+    [
+        (
+            lambda m: (m / "config.json").write_text(nest(100_000)),
+            [],
+            "{m}/config.json: not valid JSON (nested too deep)",
+        ),
+        (
+            lambda m: (m / "src_vocab.json").write_text(nest(100_000)),
+            [],
+            "{m}/src_vocab.json: not valid JSON (nested too deep)",
+        ),
+        (
+            float8_weights,
+            [],
+            "{m}/model.safetensors: tensor 'bridge.hidden.bias' has dtype torch.float8_e4m3fn, "
+            "expected torch.float32",
+        ),
+        (
+            overflowing_weights,
+            ["--beam", "3"],
+            "the model's scores are NaN at output step 1: its weights overflow (finite values "
+            "in model.safetensors too large to compute with)",
+        ),
+        (
+            lambda m: config_field(m, "dropout", False),
+            [],
+            "{m}/config.json: not a valid model config: dropout: expected a number in [0, 1), "
+            "got False",
+        ),
+    ],
+    ids=["nested-config", "nested-vocabulary", "float8-weights", "nan-with-beam", "dropout-false"],
+)
+def test_broken_model_folders_are_one_line_errors(
+    model_copy: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    damage,
+    flags: list[str],
+    message: str,
+) -> None:
+    damage(model_copy)
+    monkeypatch.setattr(sys, "stdin", SimpleNamespace(buffer=io.BytesIO(b"3 May 1979\n")))
+    status, out, err = run_main(capsys, "translate", str(model_copy), *flags)
+    assert (status, out) == (1, "")
+    assert one_error_line(err) == "luong: error: " + message.format(m=model_copy)
+
+
+@pytest.mark.parametrize(
+    ("setup", "flags", "message"),
+    [
+        (
+            lambda d: (d / "out").mkdir() or (d / "out" / "run.json").write_text("[]"),
+            [],
+            "{d}/out/run.json: not a luong run description (expected a JSON object, got "
+            "list); choose another --out to start a new run",
+        ),
+        (
+            lambda d: None,
+            ["--seed", str(2**64)],
+            "seed: expected an int below 2**64, got 18446744073709551616",
+        ),
+        (
+            lambda d: (d / "c.toml").write_text("model = 5\n"),
+            ["--config", "{d}/c.toml"],
+            "{d}/c.toml: model = 5 is not a table; expected [model] with options under it",
+        ),
+        (
+            lambda d: (d / "c.toml").write_text("[model]\nwindow = " + nest(100_000) + "\n"),
+            ["--config", "{d}/c.toml"],
+            "{d}/c.toml: not valid TOML (nested too deep)",
+        ),
+    ],
+    ids=["run-json-a-list", "seed-2-to-the-64", "toml-model-5", "nested-toml"],
+)
+def test_broken_run_files_and_options_are_one_line_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], setup, flags: list[str], message: str
+) -> None:
+    setup(tmp_path)
+    flags = [flag.format(d=tmp_path) for flag in flags]
+    status, _, err = run_main(
+        capsys, "train", "dates", "--out", str(tmp_path / "out"), *TINY_DATES_FLAGS, *flags
+    )
+    assert status == 1
+    assert one_error_line(err) == "luong: error: " + message.format(d=tmp_path)
+
+
+def test_zoo_results_that_are_not_an_object_are_one_line_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "dates.json").write_text("[]")
+    status, _, err = run_main(capsys, "zoo", "--out", str(tmp_path), "--seeds", "1")
+    assert status == 1
+    assert one_error_line(err) == (
+        f"luong: error: {tmp_path}/dates.json: not a zoo results file (expected a JSON object "
+        "with settings and runs); delete it or choose another --out"
+    )

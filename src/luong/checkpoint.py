@@ -21,10 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from safetensors.torch import save_file
 from torch import Tensor
 
-from luong.files import read_json, read_tensors, write_folder, write_text
+from luong.files import read_json, read_tensors, save_tensors, write_folder, write_text
 from luong.model import WEIGHTS, Seq2Seq, load_checked
 
 __all__ = ["BEST", "find_latest", "read_checkpoint", "write_checkpoint"]
@@ -69,6 +68,8 @@ def write_checkpoint(
 
     Raises:
         ValueError: a weight is not finite (nothing is written).
+        OSError: a file cannot be written (a full disk): the message names it and says
+            which checkpoint ``latest`` still names.
     """
     _check_finite(model)
     checkpoints = Path(checkpoints)
@@ -79,15 +80,30 @@ def write_checkpoint(
 
     def fill(tmp: Path) -> None:
         model.save_pretrained(tmp)
-        save_file(tensors, str(tmp / OPTIMIZER), metadata={"format": "luong-optimizer"})
+        save_tensors(tmp / OPTIMIZER, tensors, metadata={"format": "luong-optimizer"})
         for name, more in (extra or {}).items():
-            flat = {k: v.detach().cpu().contiguous() for k, v in more.items()}
-            save_file(flat, str(tmp / name), metadata={"format": "luong"})
+            save_tensors(tmp / name, more, metadata={"format": "luong"})
         payload = {"format": FORMAT, "step": step, "param_groups": groups, **state}
         (tmp / STATE).write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
 
-    folder = write_folder(checkpoints / f"{PREFIX}{step:07d}", fill)
-    write_text(checkpoints / LATEST, folder.name + "\n")
+    target = checkpoints / f"{PREFIX}{step:07d}"
+    try:
+        folder = write_folder(target, fill)
+        write_text(checkpoints / LATEST, folder.name + "\n")
+    except OSError as error:
+        # A full disk: the folder was built under a temporary name and ``latest`` moves
+        # only once it is complete, so the previous checkpoint still stands.
+        reason = str(error)
+        if error.strerror is not None and error.filename is not None:
+            reason = f"{error.strerror}, writing {Path(error.filename).name}"
+        pointer = checkpoints / LATEST
+        previous = pointer.read_text(encoding="utf-8").strip() if pointer.is_file() else ""
+        kept = (
+            f"the previous checkpoint, {previous}, is intact"
+            if previous and (checkpoints / previous).is_dir()
+            else "there is no earlier checkpoint"
+        )
+        raise OSError(f"{target}: checkpoint not written ({reason}); {kept}") from None
     # By step number: the names are padded to 7 digits, so past step 9,999,999 the text
     # order is not the step order.
     complete = sorted(

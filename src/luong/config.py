@@ -78,7 +78,7 @@ class Seq2SeqConfig:
         for name in ("bidirectional", "input_feed"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name}: expected a bool, got {getattr(self, name)!r}")
-        if not isinstance(self.dropout, int | float) or not 0.0 <= self.dropout < 1.0:
+        if not _is_number(self.dropout) or not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"dropout: expected a number in [0, 1), got {self.dropout!r}")
         if self.local != "none" and self.attention not in LOCAL_SCORES:
             raise ValueError(
@@ -118,6 +118,11 @@ class Seq2SeqConfig:
         if missing:
             raise ValueError(f"missing fields {missing}; expected {sorted(names)}")
         return cls(**data)
+
+
+def _is_number(value: object) -> bool:
+    """An int or a float, not a bool (``True < 1`` holds, but ``dropout = true`` is no rate)."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _choice(name: str, value: object, choices: Sequence[str]) -> None:
@@ -162,6 +167,8 @@ class TrainConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ValueError(f"{name}: expected an int >= 0, got {value!r}")
+        if self.seed >= 2**64:  # torch.manual_seed takes 64 bits
+            raise ValueError(f"seed: expected an int below 2**64, got {self.seed}")
         if not isinstance(self.lr, int | float) or not self.lr > 0:
             raise ValueError(f"lr: expected a number > 0, got {self.lr!r}")
         if self.schedule not in SCHEDULES:
@@ -217,7 +224,15 @@ def read_toml_tables(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
         raise FileNotFoundError(f"{path}: no such file") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise ValueError(f"{path}: not valid TOML: {error}") from None
+    except RecursionError:
+        raise ValueError(f"{path}: not valid TOML (nested too deep)") from None
     unknown = sorted(set(data) - set(TABLES))
     if unknown:
         raise ValueError(f"{path}: unknown tables {unknown}; expected [model] and [train]")
+    for name, table in data.items():
+        if not isinstance(table, dict):
+            raise ValueError(
+                f"{path}: {name} = {table!r:.40} is not a table; expected [{name}] with "
+                "options under it"
+            )
     return data

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import uuid
 from collections.abc import Callable
@@ -24,6 +25,7 @@ __all__ = [
     "atomic_write",
     "read_json",
     "read_tensors",
+    "save_tensors",
     "write_folder",
     "write_json",
     "write_tensors",
@@ -61,10 +63,21 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], None]) ->
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
+    except OSError as error:
+        tmp.unlink(missing_ok=True)
+        raise _named(error, path, tmp) from None
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
     fsync_dir(path.parent)
+
+
+def _named(error: OSError, path: Path, tmp: Path) -> OSError:
+    """``error`` naming ``path``, not the temporary file ``tmp`` nor nothing (a failed
+    ``write`` names no file: "[Errno 28] No space left on device")."""
+    if error.strerror is None or error.filename not in (None, str(tmp)):
+        return error
+    return OSError(error.errno, error.strerror, str(path))
 
 
 def write_text(path: str | os.PathLike[str], text: str) -> None:
@@ -95,14 +108,40 @@ def read_json(path: str | os.PathLike[str]) -> Any:
         raise FileNotFoundError(f"{path}: missing") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise ValueError(f"{path}: not valid JSON ({error})") from None
+    except RecursionError:
+        raise ValueError(f"{path}: not valid JSON (nested too deep)") from None
+
+
+def save_tensors(
+    path: str | os.PathLike[str], tensors: dict[str, Tensor], metadata: dict[str, str]
+) -> None:
+    """Write a safetensors file in place (contiguous CPU copies of ``tensors``); for a file
+    inside a folder that ``write_folder`` builds. ``write_tensors`` is the atomic one.
+
+    Raises:
+        OSError: the file cannot be written (a full disk); the message names it.
+    """
+    flat = {k: v.detach().cpu().contiguous() for k, v in tensors.items()}
+    try:
+        save_file(flat, os.fspath(path), metadata=metadata)
+    except SafetensorError as error:
+        # "Error while serializing: I/O error: No space left on device (os error 28)"
+        found = re.search(r"I/O error: (.*) \(os error (\d+)\)", str(error))
+        if found is None:
+            raise OSError(0, str(error), os.fspath(path)) from None
+        raise OSError(int(found.group(2)), found.group(1), os.fspath(path)) from None
 
 
 def write_tensors(
     path: str | os.PathLike[str], tensors: dict[str, Tensor], metadata: dict[str, str]
 ) -> None:
-    """Atomically write a safetensors file (contiguous CPU copies of ``tensors``)."""
-    flat = {k: v.detach().cpu().contiguous() for k, v in tensors.items()}
-    atomic_write(path, lambda tmp: save_file(flat, str(tmp), metadata=metadata))
+    """Atomically write a safetensors file (contiguous CPU copies of ``tensors``).
+
+    Raises:
+        OSError: the file cannot be written (a full disk); the message names it, and the
+            previous file, if any, is kept.
+    """
+    atomic_write(path, lambda tmp: save_tensors(tmp, tensors, metadata))
 
 
 def read_tensors(path: str | os.PathLike[str]) -> dict[str, Tensor]:

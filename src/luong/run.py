@@ -240,6 +240,11 @@ def _check_or_write_run(out: Path, description: dict[str, Any]) -> None:
         write_json(path, description)
         return
     saved = read_json(path)
+    if not isinstance(saved, dict):
+        raise ValueError(
+            f"{path}: not a luong run description (expected a JSON object, got "
+            f"{type(saved).__name__}); choose another --out to start a new run"
+        )
     differences = []
     for key in ("task", "task_options", "model_config", "train_config"):
         old, new = saved.get(key), description[key]
