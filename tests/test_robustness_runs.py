@@ -10,6 +10,8 @@ import io
 import json
 import os
 import shutil
+import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -251,3 +253,94 @@ def test_zoo_results_that_are_not_an_object_are_one_line_errors(
         f"luong: error: {tmp_path}/dates.json: not a zoo results file (expected a JSON object "
         "with settings and runs); delete it or choose another --out"
     )
+
+
+# -- item 15: small ones ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("flags", "toml", "message"),
+    [
+        (["--lr", "inf"], None, "lr: expected a finite number > 0, got inf"),
+        (["--clip-norm", "nan"], None, "clip_norm: expected a finite number >= 0, got nan"),
+        ([], "[train]\nlr = true\n", "lr: expected a finite number > 0, got True"),
+    ],
+    ids=["lr-inf", "clip-norm-nan", "toml-lr-true"],
+)
+def test_nonsense_training_numbers_are_refused_before_training(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    flags: list[str],
+    toml: str | None,
+    message: str,
+) -> None:
+    if toml is not None:
+        (tmp_path / "c.toml").write_text(toml)
+        flags = [*flags, "--config", str(tmp_path / "c.toml")]
+    out = tmp_path / "out"
+    status, _, err = run_main(
+        capsys, "train", "dates", "--out", str(out), *TINY_DATES_FLAGS, *flags
+    )
+    assert status == 1
+    assert one_error_line(err) == f"luong: error: {message}"
+    assert not out.exists()
+
+
+def test_changing_only_the_checkpoint_settings_resumes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["train", "dates", "--out", str(tmp_path / "run"), *TINY_DATES_FLAGS]
+    assert run_main(capsys, *args)[0] == 0
+    again = [*args, "--checkpoint-every", "2", "--keep-checkpoints", "3"]
+    status, out, err = run_main(capsys, *again)
+    assert status == 0, err
+    assert f"resuming from {tmp_path}/run/checkpoints/step-0000004 (finished)" in err
+    assert out.endswith(f"model and metrics.json written to {tmp_path}/run\n")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_a_leftover_world_size_times_out_naming_the_variables(tmp_path: Path) -> None:
+    port = free_port()
+    env = {
+        **os.environ,
+        "OMP_NUM_THREADS": "1",
+        "WORLD_SIZE": "2",
+        "RANK": "0",
+        "MASTER_ADDR": "127.0.0.1",
+        "MASTER_PORT": str(port),
+        "LUONG_RENDEZVOUS_SECONDS": "1",
+    }
+    args = ["train", "dates", "--out", str(tmp_path / "run"), *TINY_DATES_FLAGS]
+    result = subprocess.run(
+        [sys.executable, "-m", "luong", *args], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert result.returncode == 1
+    assert one_error_line(result.stderr) == (
+        f"luong: error: torchrun environment (WORLD_SIZE=2 RANK=0 MASTER_ADDR=127.0.0.1 "
+        f"MASTER_PORT={port}): the 2 processes did not all join within 1 s; for one process, "
+        "unset WORLD_SIZE, RANK, MASTER_ADDR and MASTER_PORT; for several, start them all with "
+        "torchrun"
+    )
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly(model_dir: Path) -> None:
+    read, write = os.pipe()
+    os.close(read)  # `luong translate ... | true`: nobody reads
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "luong", "translate", str(model_dir)],
+            input=b"3 May 1979\n" * 2000,
+            stdout=write,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "OMP_NUM_THREADS": "1"},
+            timeout=120,
+        )
+    finally:
+        os.close(write)
+    assert (result.returncode, result.stderr) == (128 + signal.SIGPIPE, b"")

@@ -8,6 +8,7 @@ from it on load. Tasks give their defaults as these dataclasses (``luong.tasks``
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import tomllib
 from collections.abc import Sequence
@@ -169,8 +170,8 @@ class TrainConfig:
                 raise ValueError(f"{name}: expected an int >= 0, got {value!r}")
         if self.seed >= 2**64:  # torch.manual_seed takes 64 bits
             raise ValueError(f"seed: expected an int below 2**64, got {self.seed}")
-        if not isinstance(self.lr, int | float) or not self.lr > 0:
-            raise ValueError(f"lr: expected a number > 0, got {self.lr!r}")
+        if not _is_number(self.lr) or not 0 < self.lr < math.inf:
+            raise ValueError(f"lr: expected a finite number > 0, got {self.lr!r}")
         if self.schedule not in SCHEDULES:
             raise ValueError(
                 f"schedule: expected one of {', '.join(SCHEDULES)}, got {self.schedule!r}"
@@ -181,9 +182,9 @@ class TrainConfig:
             raise ValueError(
                 f"precision: expected one of {', '.join(PRECISIONS)}, got {self.precision!r}"
             )
-        if not isinstance(self.clip_norm, int | float) or self.clip_norm < 0:
-            raise ValueError(f"clip_norm: expected a number >= 0, got {self.clip_norm!r}")
-        if not isinstance(self.label_smoothing, int | float) or not 0 <= self.label_smoothing < 1:
+        if not _is_number(self.clip_norm) or not 0 <= self.clip_norm < math.inf:
+            raise ValueError(f"clip_norm: expected a finite number >= 0, got {self.clip_norm!r}")
+        if not _is_number(self.label_smoothing) or not 0 <= self.label_smoothing < 1:
             raise ValueError(
                 f"label_smoothing: expected a number in [0, 1), got {self.label_smoothing!r}"
             )

@@ -229,7 +229,7 @@ def test_scores(model: Seq2Seq, data: TaskData, config: TrainConfig) -> dict[str
 
 
 # Settings that may differ between a run and its resumption: they change no result.
-_COSMETIC = {"progress", "eval_batch_size", "device"}
+_COSMETIC = {"progress", "eval_batch_size", "device", "checkpoint_every", "keep_checkpoints"}
 
 
 def _check_or_write_run(out: Path, description: dict[str, Any]) -> None:

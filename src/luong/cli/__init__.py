@@ -18,6 +18,8 @@ Every error is one line on stderr and a non-zero exit status, never a traceback.
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -48,7 +50,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.handler(args))
+        status = int(args.handler(args))
+        sys.stdout.flush()  # a reader that went away shows here, not at exit
+        return status
+    except BrokenPipeError:
+        # ``luong translate ... | head -1``: stop quietly, as Unix tools do, and keep the
+        # interpreter's own flush at exit from failing again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
     except UsageError as error:
         parser.error(str(error))  # exits with status 2
     except (ValueError, TypeError, OSError) as error:
