@@ -344,3 +344,38 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(model_dir: Path) -> No
     finally:
         os.close(write)
     assert (result.returncode, result.stderr) == (128 + signal.SIGPIPE, b"")
+
+
+# -- item 2: --out at a folder that is not a run ---------------------------------------------
+
+
+def test_out_at_a_folder_of_other_files_is_refused_and_left_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "config.json").write_text('{"my": "settings"}\n')
+    (mine / "metrics.json").write_text('{"my": "figures"}\n')
+    status, _, err = run_main(capsys, "train", "dates", "--out", str(mine), *TINY_DATES_FLAGS)
+    assert status == 1
+    assert one_error_line(err) == (
+        f"luong: error: {mine}: not empty and not a luong run folder (it holds config.json, "
+        "metrics.json, but no run.json); choose a new or empty folder for --out"
+    )
+    assert sorted(p.name for p in mine.iterdir()) == ["config.json", "metrics.json"]
+    assert (mine / "config.json").read_text() == '{"my": "settings"}\n'
+    assert (mine / "metrics.json").read_text() == '{"my": "figures"}\n'
+    # A file is no folder; an empty folder is fine.
+    (tmp_path / "file").write_text("x")
+    status, _, err = run_main(
+        capsys, "train", "dates", "--out", str(tmp_path / "file"), *TINY_DATES_FLAGS
+    )
+    assert status == 1
+    assert one_error_line(err) == (
+        f"luong: error: {tmp_path}/file: not a folder; --out names the run folder to write"
+    )
+    (tmp_path / "empty").mkdir()
+    status, _, err = run_main(
+        capsys, "train", "dates", "--out", str(tmp_path / "empty"), *TINY_DATES_FLAGS
+    )
+    assert status == 0, err

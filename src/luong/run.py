@@ -32,6 +32,8 @@ from luong.vocab import Vocab
 
 __all__ = ["RunConfig", "TrainResult", "configure", "run", "test_scores", "train"]
 
+RUN = "run.json"  # what a run folder's run was made of; a folder without it is no run
+
 
 @dataclass(frozen=True)
 class RunConfig:
@@ -180,6 +182,7 @@ def run(
         # The trainer checks the data (source lengths) before anything is written.
         trainer = Trainer(model, data.train, data.dev, train_config, out, log=log, world=world)
         if out is not None and world.main:
+            _check_run_folder(Path(out))
             _check_or_write_run(Path(out), description)
         if not trainer.resume() and resume:
             raise ValueError(f"--resume: {out} holds no checkpoint to resume from")
@@ -232,9 +235,25 @@ def test_scores(model: Seq2Seq, data: TaskData, config: TrainConfig) -> dict[str
 _COSMETIC = {"progress", "eval_batch_size", "device", "checkpoint_every", "keep_checkpoints"}
 
 
+def _check_run_folder(out: Path) -> None:
+    """``out`` is new, empty or a run folder of ours (it has ``run.json``): never a folder of
+    the user's own files, which the run would overwrite."""
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"{out}: not a folder; --out names the run folder to write")
+    if not out.is_dir() or (out / RUN).is_file():
+        return
+    others = sorted(path.name for path in out.iterdir())
+    if others:
+        shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+        raise ValueError(
+            f"{out}: not empty and not a luong run folder (it holds {shown}, but no {RUN}); "
+            "choose a new or empty folder for --out"
+        )
+
+
 def _check_or_write_run(out: Path, description: dict[str, Any]) -> None:
     """Write ``out/run.json`` for a new run; for an existing one, check it is the same run."""
-    path = out / "run.json"
+    path = out / RUN
     if not path.is_file():
         out.mkdir(parents=True, exist_ok=True)
         write_json(path, description)
