@@ -379,3 +379,52 @@ def test_out_at_a_folder_of_other_files_is_refused_and_left_alone(
         capsys, "train", "dates", "--out", str(tmp_path / "empty"), *TINY_DATES_FLAGS
     )
     assert status == 0, err
+
+
+# -- item 13: two runs on the same --out -----------------------------------------------------
+
+# The child: another writer holding the run folder's lock (flock on DIR/.lock, its pid in
+# it, as luong.files.locked does) until its stdin closes.
+HOLD_THE_LOCK = """
+    import fcntl, os, sys
+
+    with open(os.path.join(sys.argv[1], ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        lock.write(f"{os.getpid()}\\n")
+        lock.flush()
+        print("locked", flush=True)
+        sys.stdin.read()
+"""
+
+
+def test_a_second_writer_on_the_same_run_folder_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = tmp_path / "run"
+    args = ["train", "dates", "--out", str(run), *TINY_DATES_FLAGS]
+    assert run_main(capsys, *args)[0] == 0
+    holder = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(HOLD_THE_LOCK), str(run)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
+        # The first writer's checkpoint, half-written: the second must not clean it up.
+        partial = run / "checkpoints" / ".partial-step-0000008.1.x"
+        partial.mkdir()
+        status, _, err = run_main(capsys, *args)
+        assert status == 1
+        assert one_error_line(err) == (
+            f"luong: error: {run}: another luong train (process {holder.pid}) is writing this "
+            "run folder; wait for it to end, or choose another --out"
+        )
+        assert partial.is_dir()
+    finally:
+        holder.communicate("", timeout=60)
+    # The holder is gone: its lock file stays, and blocks nothing.
+    assert (run / ".lock").read_text() == f"{holder.pid}\n"
+    status, _, err = run_main(capsys, *args)
+    assert status == 0, err
+    assert not partial.exists()

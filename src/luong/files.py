@@ -8,12 +8,14 @@ temporary name and renamed into place when complete. Nothing is ever pickled.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
 import shutil
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +24,10 @@ from safetensors.torch import load_file, save_file
 from torch import Tensor
 
 __all__ = [
+    "LOCK",
+    "FolderLocked",
     "atomic_write",
+    "locked",
     "read_json",
     "read_tensors",
     "save_tensors",
@@ -188,3 +193,38 @@ def write_folder(folder: str | os.PathLike[str], fill: Callable[[Path], None]) -
         raise
     fsync_dir(folder.parent)
     return folder
+
+
+LOCK = ".lock"
+
+
+class FolderLocked(OSError):
+    """Another process holds the folder's lock (``locked``)."""
+
+    def __init__(self, message: str, pid: str) -> None:
+        super().__init__(message)
+        self.pid = pid  # the holder's process id, as it wrote it ("" when unknown)
+
+
+@contextmanager
+def locked(folder: str | os.PathLike[str]) -> Iterator[Path]:
+    """Hold ``folder/.lock`` exclusively for the block (``fcntl.flock``), the holder's pid
+    written in it; yields its path. The kernel releases the lock when the holder ends,
+    however it ends (SIGKILL included): a lock file left by a dead process blocks nothing.
+
+    Raises:
+        FolderLocked: another process holds the lock (the message names it and its pid).
+    """
+    path = Path(folder) / LOCK
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pid = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+            raise FolderLocked(f"{path}: held by process {pid or '?'}", pid) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield path
+    finally:
+        os.close(fd)  # releases the lock

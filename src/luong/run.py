@@ -14,6 +14,7 @@ from __future__ import annotations
 import platform
 import sys
 from collections.abc import Callable, Mapping
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ import torch
 from luong.config import Seq2SeqConfig, TrainConfig, config_from_dict, read_toml_tables
 from luong.distributed import pick_device, setup
 from luong.evaluation import PAIR_SCORES, REFERENCE_SCORES, evaluate, prefixed
-from luong.files import read_json, write_json
+from luong.files import LOCK, FolderLocked, locked, read_json, write_json
 from luong.model import Seq2Seq
 from luong.tasks import TaskData, load_task, task_configs
 from luong.trainer import Trainer
@@ -177,21 +178,38 @@ def run(
         "command": sys.argv,
     }
     world = setup(train_config.device)
-    try:
-        model.to(pick_device(train_config.device, world))
-        # The trainer checks the data (source lengths) before anything is written.
-        trainer = Trainer(model, data.train, data.dev, train_config, out, log=log, world=world)
-        if out is not None and world.main:
-            _check_run_folder(Path(out))
-            _check_or_write_run(Path(out), description)
-        if not trainer.resume() and resume:
-            raise ValueError(f"--resume: {out} holds no checkpoint to resume from")
-        metrics = trainer.run()
-    finally:
-        world.close()
-    description["world_size"] = world.size
-    if not world.main:
-        return TrainResult(model, {**metrics, **description}, main=False)
+    folder = Path(out) if out is not None and world.main else None
+    with ExitStack() as lock:
+        try:
+            model.to(pick_device(train_config.device, world))
+            # The trainer checks the data (source lengths) before anything is written.
+            trainer = Trainer(model, data.train, data.dev, train_config, out, log=log, world=world)
+            if folder is not None:
+                _check_run_folder(folder)
+                folder.mkdir(parents=True, exist_ok=True)
+                _lock_run_folder(folder, lock)
+                _check_or_write_run(folder, description)
+            if not trainer.resume() and resume:
+                raise ValueError(f"--resume: {out} holds no checkpoint to resume from")
+            metrics = trainer.run()
+        finally:
+            world.close()
+        description["world_size"] = world.size
+        if not world.main:
+            return TrainResult(model, {**metrics, **description}, main=False)
+        return _finish(config, model, data, metrics, description, folder)
+
+
+def _finish(
+    config: RunConfig,
+    model: Seq2Seq,
+    data: TaskData,
+    metrics: dict[str, Any],
+    description: dict[str, Any],
+    out: Path | None,
+) -> TrainResult:
+    """Score the test split and write the model and ``metrics.json`` (rank 0)."""
+    train_config = config.train
     metrics = {
         "task": config.task,
         **test_scores(model, data, train_config),
@@ -205,7 +223,7 @@ def run(
     }
     if out is not None:
         model.save_pretrained(out)
-        write_json(Path(out) / "metrics.json", metrics)
+        write_json(out / "metrics.json", metrics)
     return TrainResult(model, metrics)
 
 
@@ -242,13 +260,26 @@ def _check_run_folder(out: Path) -> None:
         raise ValueError(f"{out}: not a folder; --out names the run folder to write")
     if not out.is_dir() or (out / RUN).is_file():
         return
-    others = sorted(path.name for path in out.iterdir())
+    others = sorted(path.name for path in out.iterdir() if path.name != LOCK)
     if others:
         shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
         raise ValueError(
             f"{out}: not empty and not a luong run folder (it holds {shown}, but no {RUN}); "
             "choose a new or empty folder for --out"
         )
+
+
+def _lock_run_folder(out: Path, stack: ExitStack) -> None:
+    """One writer per run folder, until ``stack`` closes: a second ``luong train`` on it is
+    refused at once (its start-up clean-up would delete the first one's partial files)."""
+    try:
+        stack.enter_context(locked(out))
+    except FolderLocked as error:
+        raise FolderLocked(
+            f"{out}: another luong train (process {error.pid or '?'}) is writing this run "
+            "folder; wait for it to end, or choose another --out",
+            error.pid,
+        ) from None
 
 
 def _check_or_write_run(out: Path, description: dict[str, Any]) -> None:
