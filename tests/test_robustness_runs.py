@@ -20,7 +20,7 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-from cli_helpers import TINY_DATES_FLAGS
+from cli_helpers import TINY_DATES_FLAGS, TINY_MODEL_FLAGS
 from safetensors.torch import load_file, save_file
 
 from luong import Seq2Seq, Seq2SeqConfig, TrainConfig, Vocab, train
@@ -428,3 +428,64 @@ def test_a_second_writer_on_the_same_run_folder_is_refused(
     status, _, err = run_main(capsys, *args)
     assert status == 0, err
     assert not partial.exists()
+
+
+# -- item 1: a stale resume after the data changed -------------------------------------------
+
+
+def write_pairs(path: Path, pairs: list[tuple[str, str]]) -> None:
+    path.write_text("".join(f"{s}\t{t}\n" for s, t in pairs))
+
+
+@pytest.fixture
+def own_data_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> list[str]:
+    """A finished run on own files (a reversal task); returns its command line."""
+    words = ["".join("abcdef"[(i * 7 + j * 3) % 6] for j in range(1 + i % 5)) for i in range(64)]
+    write_pairs(tmp_path / "train.tsv", [(w, w[::-1]) for w in words])
+    write_pairs(tmp_path / "dev.tsv", [(w, w[::-1]) for w in words[:8]])
+    args = ["train", "--train", str(tmp_path / "train.tsv"), "--dev", str(tmp_path / "dev.tsv")]
+    args += ["--out", str(tmp_path / "run"), *TINY_MODEL_FLAGS]
+    assert run_main(capsys, *args)[0] == 0
+    return args
+
+
+def test_a_resume_after_the_data_changed_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], own_data_run: list[str]
+) -> None:
+    metrics = (tmp_path / "run" / "metrics.json").read_text()
+    # The same symbols (the vocabularies and the weights' shapes do not change), other pairs:
+    # the first ten targets are no longer reversed.
+    train_tsv = tmp_path / "train.tsv"
+    lines = train_tsv.read_text().splitlines()
+    lines[:10] = [f"{line.split()[0]}\t{line.split()[0]}" for line in lines[:10]]
+    train_tsv.write_text("\n".join(lines) + "\n")
+    status, _, err = run_main(capsys, *own_data_run)
+    assert status == 1
+    assert one_error_line(err) == (
+        f"luong: error: {tmp_path}/run was trained on other data: train ({train_tsv}) changed "
+        "since the run began; choose another --out to start a new run, or restore the data to "
+        "resume it"
+    )
+    assert (tmp_path / "run" / "metrics.json").read_text() == metrics
+
+
+def test_a_resume_after_the_data_changed_is_refused_without_hashes_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], own_data_run: list[str]
+) -> None:
+    # A run folder from before run.json kept the data's hashes: the checkpoint's saved
+    # vocabularies are compared with the ones built on the changed data.
+    run_json = tmp_path / "run" / "run.json"
+    description = json.loads(run_json.read_text())
+    description.pop("data_sha256", None)
+    run_json.write_text(json.dumps(description))
+    # As many symbols as before (the weights' shapes fit), one of them another: f became x.
+    train_tsv = tmp_path / "train.tsv"
+    train_tsv.write_text(train_tsv.read_text().replace("f", "x"))
+    status, _, err = run_main(capsys, *own_data_run)
+    assert status == 1
+    latest = tmp_path / "run" / "checkpoints" / "step-0000001"
+    assert one_error_line(err) == (
+        f"luong: error: {latest}/src_vocab.json: the checkpoint's source vocabulary is not the "
+        "one built on the training data now (now also 'x'; no longer 'f'): the data changed since "
+        "the run began; choose another --out to start a new run"
+    )

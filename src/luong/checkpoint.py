@@ -24,7 +24,8 @@ import torch
 from torch import Tensor
 
 from luong.files import read_json, read_tensors, save_tensors, write_folder, write_text
-from luong.model import WEIGHTS, Seq2Seq, load_checked
+from luong.model import SRC_VOCAB, TGT_VOCAB, WEIGHTS, Seq2Seq, load_checked
+from luong.vocab import Vocab
 
 __all__ = ["BEST", "find_latest", "read_checkpoint", "write_checkpoint"]
 
@@ -136,7 +137,7 @@ def find_latest(checkpoints: str | Path) -> Path | None:
 
 
 def read_checkpoint(
-    folder: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer, rank: int = 0
+    folder: Path, model: Seq2Seq, optimizer: torch.optim.Optimizer, rank: int = 0
 ) -> dict[str, Any]:
     """Restore ``model``, ``optimizer`` and torch's random generators (those ``rank`` saved)
     from a checkpoint folder; returns the training state of ``state.json``.
@@ -148,6 +149,11 @@ def read_checkpoint(
     state = read_json(folder / STATE)
     if not isinstance(state, dict) or state.get("format") != FORMAT:
         raise ValueError(f"{folder / STATE}: not a luong training state (format {FORMAT})")
+    for name, side, vocab in (
+        (SRC_VOCAB, "source", model.src_vocab),
+        (TGT_VOCAB, "target", model.tgt_vocab),
+    ):
+        _check_same_vocab(folder / name, side, vocab)
     load_checked(model, read_tensors(folder / WEIGHTS), folder / WEIGHTS)
     tensors = read_tensors(folder / OPTIMIZER)
     rng = {k: tensors.pop(k) for k in [k for k in tensors if k.startswith("rng.")]}
@@ -166,6 +172,31 @@ def read_checkpoint(
     if cuda is not None and torch.cuda.is_available():
         torch.cuda.set_rng_state(cuda)
     return state
+
+
+def _check_same_vocab(path: Path, side: str, vocab: Vocab) -> None:
+    """The checkpoint's vocabulary is the one the run built now: the weights' rows mean the
+    same symbols (else the training data changed since the checkpoint)."""
+    saved = Vocab.load(path)
+    if saved == vocab:
+        return
+    new, gone = (
+        [s for s in vocab.symbols if s not in saved],
+        [s for s in saved.symbols if s not in vocab],
+    )
+    what = (
+        "; ".join(
+            f"{label} {', '.join(repr(s) for s in symbols[:3])}{' ...' * (len(symbols) > 3)}"
+            for label, symbols in (("now also", new), ("no longer", gone))
+            if symbols
+        )
+        or "the same symbols, in another order or cut another way"
+    )
+    raise ValueError(
+        f"{path}: the checkpoint's {side} vocabulary is not the one built on the training data "
+        f"now ({what}): the data changed since the run began; choose another --out to start "
+        "a new run"
+    )
 
 
 def _flatten_optimizer(optimizer: torch.optim.Optimizer) -> tuple[dict[str, Tensor], list[Any]]:

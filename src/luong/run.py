@@ -26,7 +26,7 @@ from luong.distributed import pick_device, setup
 from luong.evaluation import PAIR_SCORES, REFERENCE_SCORES, evaluate, prefixed
 from luong.files import LOCK, FolderLocked, locked, read_json, write_json
 from luong.model import Seq2Seq
-from luong.tasks import TaskData, load_task, task_configs
+from luong.tasks import OWN_DATA, TaskData, load_task, task_configs
 from luong.trainer import Trainer
 from luong.version import __version__
 from luong.vocab import Vocab
@@ -170,6 +170,7 @@ def run(
         "model_config": model_config.to_json(),
         "train_config": train_config.to_json(),
         "seed": train_config.seed,
+        "data_sha256": data.sha256(),
         "versions": {
             "luong": __version__,
             "torch": torch.__version__,
@@ -311,3 +312,19 @@ def _check_or_write_run(out: Path, description: dict[str, Any]) -> None:
             f"{out} holds another run ({'; '.join(differences)}); "
             "choose another --out to start a new run"
         )
+    # A run folder from before the hashes has none: its checkpoint's vocabularies are
+    # compared with the rebuilt ones instead (checkpoint.read_checkpoint).
+    old_sha, new_sha = saved.get("data_sha256"), description["data_sha256"]
+    if isinstance(old_sha, dict):
+        files = description["task_options"] if description["task"] == OWN_DATA else {}
+        changed = [
+            split + (f" ({files[split]})" if split in files else "")
+            for split in new_sha
+            if old_sha.get(split) != new_sha[split]
+        ]
+        if changed:
+            raise ValueError(
+                f"{out} was trained on other data: {', '.join(changed)} changed since the run "
+                "began; choose another --out to start a new run, or restore the data to "
+                "resume it"
+            )
