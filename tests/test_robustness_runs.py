@@ -489,3 +489,69 @@ def test_a_resume_after_the_data_changed_is_refused_without_hashes_too(
         "one built on the training data now (now also 'x'; no longer 'f'): the data changed since "
         "the run began; choose another --out to start a new run"
     )
+
+
+# -- item 14: SIGTERM like SIGINT; SIGINT during the final evaluation ------------------------
+
+# The child: the luong command, sending itself signal SIG when the trainer calls NAME for
+# the CALL-th time (loss_of: once per step; evaluate: once per dev evaluation).
+SIGNAL_AT = """
+    import os, signal, sys
+    import luong.trainer as trainer
+    from luong.cli import main
+
+    name, call, sig = sys.argv[1], int(sys.argv[2]), getattr(signal, sys.argv[3])
+    real, calls = getattr(trainer, name), [0]
+
+    def signal_then_call(*args, **kwargs):
+        calls[0] += 1
+        if calls[0] == call:
+            os.kill(os.getpid(), sig)
+        return real(*args, **kwargs)
+
+    setattr(trainer, name, signal_then_call)
+    sys.exit(main(sys.argv[4:]))
+"""
+
+
+def final_weights(out: Path) -> dict[str, torch.Tensor]:
+    return load_file(str(out / "model.safetensors"))
+
+
+def test_sigterm_writes_a_checkpoint_and_the_run_resumes_exactly(tmp_path: Path) -> None:
+    def command(out: Path) -> list[str]:
+        return ["train", "dates", "--out", str(out), *TINY_DATES_FLAGS, "--batch-size", "32"]
+
+    reference = child(SIGNAL_AT, "loss_of", "0", "SIGTERM", *command(tmp_path / "reference"))
+    assert reference.returncode == 0, reference.stderr
+    out = tmp_path / "run"
+    stopped = child(SIGNAL_AT, "loss_of", "5", "SIGTERM", *command(out))
+    assert stopped.returncode == 128 + signal.SIGTERM
+    assert stopped.stderr == (
+        f"luong: terminated (SIGTERM); checkpoint written to {out}/checkpoints/step-0000005, "
+        "run the same command to resume\n"
+    )
+    assert not (out / "metrics.json").exists()
+    resumed = child(SIGNAL_AT, "loss_of", "0", "SIGTERM", *command(out))
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"resuming from {out}/checkpoints/step-0000005 (epoch 1, step 5/13)" in resumed.stderr
+    weights, expected = final_weights(out), final_weights(tmp_path / "reference")
+    assert weights.keys() == expected.keys()
+    assert all(torch.equal(weights[name], expected[name]) for name in weights)
+
+
+def test_sigint_during_the_final_evaluation_stops_the_run(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    command = ["train", "dates", "--out", str(out), *TINY_DATES_FLAGS]
+    # TINY_DATES_FLAGS: one epoch of 4 steps, so the only dev evaluation is the final one.
+    stopped = child(SIGNAL_AT, "evaluate", "1", "SIGINT", *command)
+    assert stopped.returncode == 128 + signal.SIGINT
+    assert stopped.stderr == (
+        f"luong: interrupted; checkpoint written to {out}/checkpoints/step-0000004, run the "
+        "same command to resume\n"
+    )
+    assert not (out / "metrics.json").exists()
+    resumed = child(SIGNAL_AT, "evaluate", "0", "SIGINT", *command)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"resuming from {out}/checkpoints/step-0000004 (finished)" in resumed.stderr
+    assert json.loads((out / "metrics.json").read_text())["steps"] == 4

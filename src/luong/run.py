@@ -116,7 +116,7 @@ def train(
     Raises:
         ValueError: the run folder holds a different run, or a checkpoint is unreadable.
         TrainingDiverged: too many non-finite steps in a row.
-        TrainingInterrupted: SIGINT, after a resumable checkpoint was written.
+        TrainingInterrupted: SIGINT or SIGTERM, after a resumable checkpoint was written.
     """
     model_defaults, train_defaults = task_configs(task)
     config = RunConfig(
