@@ -3,7 +3,9 @@
 The bottom floor of the package: it imports nothing of luong. Every file is written to a
 temporary name in its own folder, flushed, fsynced and renamed over the final name, so a
 reader sees the old file or the new one, never half of one. A folder is built under a
-temporary name and renamed into place when complete. Nothing is ever pickled.
+temporary name and renamed into place when complete. Nothing is ever pickled. A write that
+fails (a full disk) raises ``OSError`` naming the final file; ``locked`` keeps a folder to one
+writer at a time.
 """
 
 from __future__ import annotations
@@ -133,7 +135,7 @@ def save_tensors(
         # "Error while serializing: I/O error: No space left on device (os error 28)"
         found = re.search(r"I/O error: (.*) \(os error (\d+)\)", str(error))
         if found is None:
-            raise OSError(0, str(error), os.fspath(path)) from None
+            raise OSError(f"{path}: cannot write ({error})") from None
         raise OSError(int(found.group(2)), found.group(1), os.fspath(path)) from None
 
 
