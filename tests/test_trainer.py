@@ -57,7 +57,7 @@ def test_train_config_validation_names_the_field_and_choices() -> None:
         TrainConfig(schedule="step")
     with pytest.raises(ValueError, match="batch_size: expected an int >= 1, got 0"):
         TrainConfig(batch_size=0)
-    with pytest.raises(ValueError, match="lr: expected a number > 0"):
+    with pytest.raises(ValueError, match="lr: expected a finite number > 0"):
         TrainConfig(lr=0)
     with pytest.raises(ValueError, match="label_smoothing"):
         TrainConfig(label_smoothing=1.0)

@@ -21,11 +21,12 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from safetensors.torch import save_file
 from torch import Tensor
 
-from luong.files import read_json, read_tensors, write_folder, write_text
-from luong.model import WEIGHTS, Seq2Seq, load_checked
+from luong.files import read_json, read_tensors, save_tensors, write_folder, write_text
+from luong.model import SRC_VOCAB, TGT_VOCAB, WEIGHTS, Seq2Seq, load_checked
+from luong.subword import load_vocab
+from luong.vocab import Vocab
 
 __all__ = ["BEST", "find_latest", "read_checkpoint", "write_checkpoint"]
 
@@ -69,6 +70,8 @@ def write_checkpoint(
 
     Raises:
         ValueError: a weight is not finite (nothing is written).
+        OSError: a file cannot be written (a full disk): the message names it and says
+            which checkpoint ``latest`` still names.
     """
     _check_finite(model)
     checkpoints = Path(checkpoints)
@@ -79,19 +82,47 @@ def write_checkpoint(
 
     def fill(tmp: Path) -> None:
         model.save_pretrained(tmp)
-        save_file(tensors, str(tmp / OPTIMIZER), metadata={"format": "luong-optimizer"})
+        save_tensors(tmp / OPTIMIZER, tensors, metadata={"format": "luong-optimizer"})
         for name, more in (extra or {}).items():
-            flat = {k: v.detach().cpu().contiguous() for k, v in more.items()}
-            save_file(flat, str(tmp / name), metadata={"format": "luong"})
+            save_tensors(tmp / name, more, metadata={"format": "luong"})
         payload = {"format": FORMAT, "step": step, "param_groups": groups, **state}
         (tmp / STATE).write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
 
-    folder = write_folder(checkpoints / f"{PREFIX}{step:07d}", fill)
-    write_text(checkpoints / LATEST, folder.name + "\n")
-    complete = sorted(p for p in checkpoints.glob(f"{PREFIX}*") if p.is_dir())
-    for old in complete[: -max(1, keep)]:
-        shutil.rmtree(old, ignore_errors=True)
+    target = checkpoints / f"{PREFIX}{step:07d}"
+    try:
+        folder = write_folder(target, fill)
+        write_text(checkpoints / LATEST, folder.name + "\n")
+    except OSError as error:
+        # A full disk: the folder was built under a temporary name and ``latest`` moves
+        # only once it is complete, so the previous checkpoint still stands.
+        reason = str(error)
+        if error.strerror is not None and error.filename is not None:
+            reason = f"{error.strerror}, writing {Path(error.filename).name}"
+        pointer = checkpoints / LATEST
+        previous = pointer.read_text(encoding="utf-8").strip() if pointer.is_file() else ""
+        kept = (
+            f"the previous checkpoint, {previous}, is intact"
+            if previous and (checkpoints / previous).is_dir()
+            else "there is no earlier checkpoint"
+        )
+        raise OSError(f"{target}: checkpoint not written ({reason}); {kept}") from None
+    # By step number: the names are padded to 7 digits, so past step 9,999,999 the text
+    # order is not the step order.
+    complete = sorted(
+        (_step_of(p), p) for p in checkpoints.glob(f"{PREFIX}*") if p.is_dir() and _step_of(p) >= 0
+    )
+    for _, old in complete[: -max(1, keep)]:
+        if old != folder:  # whatever else the folder holds, ``latest`` must name a checkpoint
+            shutil.rmtree(old, ignore_errors=True)
     return folder
+
+
+def _step_of(folder: Path) -> int:
+    """The step in a checkpoint folder's name (``step-0000123`` -> 123); -1 for other names."""
+    digits = folder.name.removeprefix(PREFIX)
+    if not folder.name.startswith(PREFIX) or not digits.isascii() or not digits.isdigit():
+        return -1
+    return int(digits)
 
 
 def find_latest(checkpoints: str | Path) -> Path | None:
@@ -119,6 +150,11 @@ def read_checkpoint(
     state = read_json(folder / STATE)
     if not isinstance(state, dict) or state.get("format") != FORMAT:
         raise ValueError(f"{folder / STATE}: not a luong training state (format {FORMAT})")
+    for name, side, vocab in (
+        (SRC_VOCAB, "source", model.src_vocab),
+        (TGT_VOCAB, "target", model.tgt_vocab),
+    ):
+        _check_same_vocab(folder / name, side, vocab)
     load_checked(model, read_tensors(folder / WEIGHTS), folder / WEIGHTS)
     tensors = read_tensors(folder / OPTIMIZER)
     rng = {k: tensors.pop(k) for k in [k for k in tensors if k.startswith("rng.")]}
@@ -137,6 +173,31 @@ def read_checkpoint(
     if cuda is not None and torch.cuda.is_available():
         torch.cuda.set_rng_state(cuda)
     return state
+
+
+def _check_same_vocab(path: Path, side: str, vocab: Vocab) -> None:
+    """The checkpoint's vocabulary is the one the run built now: the weights' rows mean the
+    same symbols (else the training data changed since the checkpoint)."""
+    saved = load_vocab(path)
+    if saved == vocab:
+        return
+    new, gone = (
+        [s for s in vocab.symbols if s not in saved],
+        [s for s in saved.symbols if s not in vocab],
+    )
+    what = (
+        "; ".join(
+            f"{label} {', '.join(repr(s) for s in symbols[:3])}{' ...' * (len(symbols) > 3)}"
+            for label, symbols in (("now also", new), ("no longer", gone))
+            if symbols
+        )
+        or "the same symbols, in another order or cut another way"
+    )
+    raise ValueError(
+        f"{path}: the checkpoint's {side} vocabulary is not the one built on the training data "
+        f"now ({what}): the data changed since the run began; choose another --out to start "
+        "a new run"
+    )
 
 
 def _flatten_optimizer(optimizer: torch.optim.Optimizer) -> tuple[dict[str, Tensor], list[Any]]:

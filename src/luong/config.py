@@ -8,6 +8,7 @@ from it on load. Tasks give their defaults as these dataclasses (``luong.tasks``
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import tomllib
 from collections.abc import Sequence
@@ -86,7 +87,7 @@ class Seq2SeqConfig:
         for name in ("bidirectional", "input_feed", "tie_embeddings"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name}: expected a bool, got {getattr(self, name)!r}")
-        if not isinstance(self.dropout, int | float) or not 0.0 <= self.dropout < 1.0:
+        if not _is_number(self.dropout) or not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"dropout: expected a number in [0, 1), got {self.dropout!r}")
         if self.local != "none" and self.attention not in LOCAL_SCORES:
             raise ValueError(
@@ -131,6 +132,11 @@ class Seq2SeqConfig:
 
 # Seq2SeqConfig fields added after 0.1.0: a config.json written before them has none.
 ADDED_MODEL_FIELDS = frozenset({"tie_embeddings"})
+
+
+def _is_number(value: object) -> bool:
+    """An int or a float, not a bool (``True < 1`` holds, but ``dropout = true`` is no rate)."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _choice(name: str, value: object, choices: Sequence[str]) -> None:
@@ -190,8 +196,10 @@ class TrainConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ValueError(f"{name}: expected an int >= 0, got {value!r}")
-        if not isinstance(self.lr, int | float) or not self.lr > 0:
-            raise ValueError(f"lr: expected a number > 0, got {self.lr!r}")
+        if self.seed >= 2**64:  # torch.manual_seed takes 64 bits
+            raise ValueError(f"seed: expected an int below 2**64, got {self.seed}")
+        if not _is_number(self.lr) or not 0 < self.lr < math.inf:
+            raise ValueError(f"lr: expected a finite number > 0, got {self.lr!r}")
         if self.schedule not in SCHEDULES:
             raise ValueError(
                 f"schedule: expected one of {', '.join(SCHEDULES)}, got {self.schedule!r}"
@@ -202,9 +210,9 @@ class TrainConfig:
             raise ValueError(
                 f"precision: expected one of {', '.join(PRECISIONS)}, got {self.precision!r}"
             )
-        if not isinstance(self.clip_norm, int | float) or self.clip_norm < 0:
-            raise ValueError(f"clip_norm: expected a number >= 0, got {self.clip_norm!r}")
-        if not isinstance(self.label_smoothing, int | float) or not 0 <= self.label_smoothing < 1:
+        if not _is_number(self.clip_norm) or not 0 <= self.clip_norm < math.inf:
+            raise ValueError(f"clip_norm: expected a finite number >= 0, got {self.clip_norm!r}")
+        if not _is_number(self.label_smoothing) or not 0 <= self.label_smoothing < 1:
             raise ValueError(
                 f"label_smoothing: expected a number in [0, 1), got {self.label_smoothing!r}"
             )
@@ -296,7 +304,15 @@ def read_toml_tables(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
         raise FileNotFoundError(f"{path}: no such file") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise ValueError(f"{path}: not valid TOML: {error}") from None
+    except RecursionError:
+        raise ValueError(f"{path}: not valid TOML (nested too deep)") from None
     unknown = sorted(set(data) - set(TABLES))
     if unknown:
         raise ValueError(f"{path}: unknown tables {unknown}; expected [model], [train], [vocab]")
+    for name, table in data.items():
+        if not isinstance(table, dict):
+            raise ValueError(
+                f"{path}: {name} = {table!r:.40} is not a table; expected [{name}] with "
+                "options under it"
+            )
     return data

@@ -17,6 +17,7 @@ from __future__ import annotations
 import gc
 import os
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 import torch
@@ -25,6 +26,11 @@ import torch.distributed as dist
 __all__ = ["World", "pick_device", "setup", "shard"]
 
 DEVICES = ("auto", "cpu", "cuda")
+
+# How long rank 0 waits for the others to join (seconds): the environment variable, or the
+# default. torchrun starts every rank at once, so minutes are plenty.
+RENDEZVOUS_SECONDS = "LUONG_RENDEZVOUS_SECONDS"
+DEFAULT_RENDEZVOUS_SECONDS = "300"
 
 
 @dataclass(frozen=True)
@@ -118,7 +124,8 @@ def setup(device: str = "auto") -> World:
     """Join the process group torchrun describes, or return a one-process world.
 
     Raises:
-        ValueError: torchrun's environment variables are malformed.
+        ValueError: torchrun's environment variables are malformed, or the processes they
+            describe did not all join within ``LUONG_RENDEZVOUS_SECONDS`` (default 300).
     """
     try:
         size = int(os.environ.get("WORLD_SIZE", "1"))
@@ -135,8 +142,50 @@ def setup(device: str = "auto") -> World:
     use_cuda = device == "cuda" or (device == "auto" and torch.cuda.is_available())
     if use_cuda and torch.cuda.is_available():
         torch.cuda.set_device(local_rank % torch.cuda.device_count())
-    dist.init_process_group(backend="nccl" if use_cuda else "gloo")
+    store = _rendezvous(rank, size)
+    dist.init_process_group(
+        backend="nccl" if use_cuda else "gloo", store=store, rank=rank, world_size=size
+    )
     return World(rank, size, local_rank, owns_group=True)
+
+
+def _rendezvous(rank: int, size: int) -> dist.Store:
+    """Meet the other ranks at ``MASTER_ADDR:MASTER_PORT`` (``env://``, as
+    ``init_process_group`` would) within ``LUONG_RENDEZVOUS_SECONDS``: a ``WORLD_SIZE`` left
+    over in the shell of a plain ``luong train`` otherwise waits for ranks that never come.
+
+    Raises:
+        ValueError: the ranks did not all join in time, or the variables are missing.
+    """
+    names = ("WORLD_SIZE", "RANK", "MASTER_ADDR", "MASTER_PORT")
+    where = " ".join(f"{name}={os.environ.get(name, '(unset)')}" for name in names)
+    advice = (
+        "for one process, unset WORLD_SIZE, RANK, MASTER_ADDR and MASTER_PORT; for several, "
+        "start them all with torchrun"
+    )
+    if "RANK" not in os.environ:  # torchrun sets it for every process
+        raise ValueError(f"torchrun environment ({where}): RANK is missing; {advice}")
+    value = os.environ.get(RENDEZVOUS_SECONDS, DEFAULT_RENDEZVOUS_SECONDS)
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise ValueError(f"{RENDEZVOUS_SECONDS}: expected seconds, got {value!r}") from None
+    try:
+        store, _, _ = next(
+            dist.rendezvous("env://", rank, size, timeout=timedelta(seconds=seconds))
+        )
+    except dist.DistStoreError:  # the wait timed out
+        raise ValueError(
+            f"torchrun environment ({where}): the {size} processes did not all join within "
+            f"{seconds:g} s; {advice}"
+        ) from None
+    except (RuntimeError, ValueError) as error:  # a bad address or port, a missing variable
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise ValueError(f"torchrun environment ({where}): {reason}; {advice}") from None
+    # What init_process_group does with the store it meets through: the process group's
+    # own (long) timeout from now on, and its keys apart from torchrun's.
+    store.set_timeout(dist.default_pg_timeout)
+    return dist.PrefixStore("default_pg", store)
 
 
 def shard(batches: list[list[int]], world: World) -> list[list[int]]:

@@ -3,16 +3,21 @@
 The bottom floor of the package: it imports nothing of luong. Every file is written to a
 temporary name in its own folder, flushed, fsynced and renamed over the final name, so a
 reader sees the old file or the new one, never half of one. A folder is built under a
-temporary name and renamed into place when complete. Nothing is ever pickled.
+temporary name and renamed into place when complete. Nothing is ever pickled. A write that
+fails (a full disk) raises ``OSError`` naming the final file; ``locked`` keeps a folder to one
+writer at a time.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import re
 import shutil
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +26,13 @@ from safetensors.torch import load_file, save_file
 from torch import Tensor
 
 __all__ = [
+    "LOCK",
+    "FolderLocked",
     "atomic_write",
+    "locked",
     "read_json",
     "read_tensors",
+    "save_tensors",
     "write_folder",
     "write_json",
     "write_tensors",
@@ -61,10 +70,21 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], None]) ->
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
+    except OSError as error:
+        tmp.unlink(missing_ok=True)
+        raise _named(error, path, tmp) from None
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
     fsync_dir(path.parent)
+
+
+def _named(error: OSError, path: Path, tmp: Path) -> OSError:
+    """``error`` naming ``path``, not the temporary file ``tmp`` nor nothing (a failed
+    ``write`` names no file: "[Errno 28] No space left on device")."""
+    if error.strerror is None or error.filename not in (None, str(tmp)):
+        return error
+    return OSError(error.errno, error.strerror, str(path))
 
 
 def write_text(path: str | os.PathLike[str], text: str) -> None:
@@ -95,14 +115,40 @@ def read_json(path: str | os.PathLike[str]) -> Any:
         raise FileNotFoundError(f"{path}: missing") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise ValueError(f"{path}: not valid JSON ({error})") from None
+    except RecursionError:
+        raise ValueError(f"{path}: not valid JSON (nested too deep)") from None
+
+
+def save_tensors(
+    path: str | os.PathLike[str], tensors: dict[str, Tensor], metadata: dict[str, str]
+) -> None:
+    """Write a safetensors file in place (contiguous CPU copies of ``tensors``); for a file
+    inside a folder that ``write_folder`` builds. ``write_tensors`` is the atomic one.
+
+    Raises:
+        OSError: the file cannot be written (a full disk); the message names it.
+    """
+    flat = {k: v.detach().cpu().contiguous() for k, v in tensors.items()}
+    try:
+        save_file(flat, os.fspath(path), metadata=metadata)
+    except SafetensorError as error:
+        # "Error while serializing: I/O error: No space left on device (os error 28)"
+        found = re.search(r"I/O error: (.*) \(os error (\d+)\)", str(error))
+        if found is None:
+            raise OSError(f"{path}: cannot write ({error})") from None
+        raise OSError(int(found.group(2)), found.group(1), os.fspath(path)) from None
 
 
 def write_tensors(
     path: str | os.PathLike[str], tensors: dict[str, Tensor], metadata: dict[str, str]
 ) -> None:
-    """Atomically write a safetensors file (contiguous CPU copies of ``tensors``)."""
-    flat = {k: v.detach().cpu().contiguous() for k, v in tensors.items()}
-    atomic_write(path, lambda tmp: save_file(flat, str(tmp), metadata=metadata))
+    """Atomically write a safetensors file (contiguous CPU copies of ``tensors``).
+
+    Raises:
+        OSError: the file cannot be written (a full disk); the message names it, and the
+            previous file, if any, is kept.
+    """
+    atomic_write(path, lambda tmp: save_tensors(tmp, tensors, metadata))
 
 
 def read_tensors(path: str | os.PathLike[str]) -> dict[str, Tensor]:
@@ -149,3 +195,38 @@ def write_folder(folder: str | os.PathLike[str], fill: Callable[[Path], None]) -
         raise
     fsync_dir(folder.parent)
     return folder
+
+
+LOCK = ".lock"
+
+
+class FolderLocked(OSError):
+    """Another process holds the folder's lock (``locked``)."""
+
+    def __init__(self, message: str, pid: str) -> None:
+        super().__init__(message)
+        self.pid = pid  # the holder's process id, as it wrote it ("" when unknown)
+
+
+@contextmanager
+def locked(folder: str | os.PathLike[str]) -> Iterator[Path]:
+    """Hold ``folder/.lock`` exclusively for the block (``fcntl.flock``), the holder's pid
+    written in it; yields its path. The kernel releases the lock when the holder ends,
+    however it ends (SIGKILL included): a lock file left by a dead process blocks nothing.
+
+    Raises:
+        FolderLocked: another process holds the lock (the message names it and its pid).
+    """
+    path = Path(folder) / LOCK
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pid = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+            raise FolderLocked(f"{path}: held by process {pid or '?'}", pid) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield path
+    finally:
+        os.close(fd)  # releases the lock

@@ -210,9 +210,15 @@ class Seq2Seq(nn.Module):
             config = Seq2SeqConfig.from_json(raw.get("model") if isinstance(raw, dict) else raw)
         except (ValueError, TypeError, UnicodeDecodeError) as error:
             raise ValueError(f"{path / CONFIG}: not a valid model config: {error}") from None
+        except RecursionError:
+            raise ValueError(f"{path / CONFIG}: not valid JSON (nested too deep)") from None
         model = cls(config, load_vocab(path / SRC_VOCAB), load_vocab(path / TGT_VOCAB))
         load_checked(model, read_tensors(path / WEIGHTS), path / WEIGHTS)
         return model.to(device).eval()
+
+
+# The floating-point dtypes a weights file may hold (converted to the model's on load).
+_LOADABLE_FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 
 
 def load_checked(model: Seq2Seq, tensors: dict[str, Tensor], source: Path) -> None:
@@ -235,6 +241,12 @@ def load_checked(model: Seq2Seq, tensors: dict[str, Tensor], source: Path) -> No
             raise ValueError(
                 f"{source}: tensor {name!r} has shape {tuple(tensor.shape)}, "
                 f"the config expects {tuple(expected[name].shape)}"
+            )
+        if tensor.is_floating_point() and tensor.dtype not in _LOADABLE_FLOATS:
+            # float8 tensors: torch can neither check them for finiteness nor compute in them
+            raise ValueError(
+                f"{source}: tensor {name!r} has dtype {tensor.dtype}, expected "
+                f"{expected[name].dtype}"
             )
         if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
             raise ValueError(f"{source}: tensor {name!r} holds non-finite values")

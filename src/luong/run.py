@@ -14,6 +14,7 @@ from __future__ import annotations
 import platform
 import sys
 from collections.abc import Callable, Mapping
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,10 +31,10 @@ from luong.config import (
 )
 from luong.distributed import pick_device, setup
 from luong.evaluation import BLEU_SCORES, PAIR_SCORES, REFERENCE_SCORES, evaluate, prefixed
-from luong.files import read_json, write_json
+from luong.files import LOCK, FolderLocked, locked, read_json, write_json
 from luong.model import Seq2Seq
 from luong.subword import train_subword
-from luong.tasks import TaskData, load_task, task_configs
+from luong.tasks import OWN_DATA, TaskData, load_task, task_configs
 from luong.trainer import Trainer
 from luong.version import __version__
 from luong.vocab import Vocab
@@ -47,6 +48,8 @@ __all__ = [
     "test_scores",
     "train",
 ]
+
+RUN = "run.json"  # what a run folder's run was made of; a folder without it is no run
 
 
 @dataclass
@@ -126,7 +129,7 @@ def train(
     Raises:
         ValueError: the run folder holds a different run, or a checkpoint is unreadable.
         TrainingDiverged: too many non-finite steps in a row.
-        TrainingInterrupted: SIGINT, after a resumable checkpoint was written.
+        TrainingInterrupted: SIGINT or SIGTERM, after a resumable checkpoint was written.
     """
     defaults = task_configs(task)
     config = RunConfig(
@@ -179,6 +182,7 @@ def run(
         "train_config": train_config.to_json(),
         "vocab_config": config.vocab.to_json(),
         "seed": train_config.seed,
+        "data_sha256": data.sha256(),
         "versions": {
             "luong": __version__,
             "torch": torch.__version__,
@@ -187,23 +191,43 @@ def run(
         "command": sys.argv,
     }
     world = setup(train_config.device)
-    try:
-        model.to(pick_device(train_config.device, world))
-        # The trainer checks the data (source lengths) before anything is written.
-        trainer = Trainer(model, data.train, data.dev, train_config, out, log=log, world=world)
-        if out is not None and world.main:
-            _check_or_write_run(Path(out), description)
-        if not trainer.resume() and resume:
-            raise ValueError(f"--resume: {out} holds no checkpoint to resume from")
-        metrics = trainer.run()
-    finally:
-        world.close()
-    description["world_size"] = world.size
-    if not world.main:
-        return TrainResult(model, {**metrics, **description}, main=False)
+    folder = Path(out) if out is not None and world.main else None
+    with ExitStack() as lock:
+        try:
+            model.to(pick_device(train_config.device, world))
+            # The trainer checks the data (source lengths) before anything is written.
+            trainer = Trainer(model, data.train, data.dev, train_config, out, log=log, world=world)
+            if folder is not None:
+                _check_run_folder(folder)
+                folder.mkdir(parents=True, exist_ok=True)
+                _lock_run_folder(folder, lock)
+                _check_or_write_run(folder, description)
+            if not trainer.resume() and resume:
+                raise ValueError(f"--resume: {out} holds no checkpoint to resume from")
+            metrics = trainer.run()
+        finally:
+            world.close()
+        description["world_size"] = world.size
+        if not world.main:
+            return TrainResult(model, {**metrics, **description}, main=False)
+        return _finish(config, model, data, metrics, description, folder, trainer.bleu)
+
+
+def _finish(
+    config: RunConfig,
+    model: Seq2Seq,
+    data: TaskData,
+    metrics: dict[str, Any],
+    description: dict[str, Any],
+    out: Path | None,
+    bleu: bool,
+) -> TrainResult:
+    """Score the test split (with BLEU and chrF when ``bleu``) and write the model and
+    ``metrics.json`` (rank 0)."""
+    train_config = config.train
     metrics = {
         "task": config.task,
-        **test_scores(model, data, train_config, bleu=trainer.bleu),
+        **test_scores(model, data, train_config, bleu=bleu),
         **metrics,
         "train_pairs": len(data.train),
         "dev_pairs": len(data.dev),
@@ -214,7 +238,7 @@ def run(
     }
     if out is not None:
         model.save_pretrained(out)
-        write_json(Path(out) / "metrics.json", metrics)
+        write_json(out / "metrics.json", metrics)
     return TrainResult(model, metrics)
 
 
@@ -283,17 +307,51 @@ def build_vocabularies(data: TaskData, config: VocabConfig) -> tuple[Vocab, Voca
 
 
 # Settings that may differ between a run and its resumption: they change no result.
-_COSMETIC = {"progress", "eval_batch_size", "device"}
+_COSMETIC = {"progress", "eval_batch_size", "device", "checkpoint_every", "keep_checkpoints"}
+
+
+def _check_run_folder(out: Path) -> None:
+    """``out`` is new, empty or a run folder of ours (it has ``run.json``): never a folder of
+    the user's own files, which the run would overwrite."""
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"{out}: not a folder; --out names the run folder to write")
+    if not out.is_dir() or (out / RUN).is_file():
+        return
+    others = sorted(path.name for path in out.iterdir() if path.name != LOCK)
+    if others:
+        shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+        raise ValueError(
+            f"{out}: not empty and not a luong run folder (it holds {shown}, but no {RUN}); "
+            "choose a new or empty folder for --out"
+        )
+
+
+def _lock_run_folder(out: Path, stack: ExitStack) -> None:
+    """One writer per run folder, until ``stack`` closes: a second ``luong train`` on it is
+    refused at once (its start-up clean-up would delete the first one's partial files)."""
+    try:
+        stack.enter_context(locked(out))
+    except FolderLocked as error:
+        raise FolderLocked(
+            f"{out}: another luong train (process {error.pid or '?'}) is writing this run "
+            "folder; wait for it to end, or choose another --out",
+            error.pid,
+        ) from None
 
 
 def _check_or_write_run(out: Path, description: dict[str, Any]) -> None:
     """Write ``out/run.json`` for a new run; for an existing one, check it is the same run."""
-    path = out / "run.json"
+    path = out / RUN
     if not path.is_file():
         out.mkdir(parents=True, exist_ok=True)
         write_json(path, description)
         return
     saved = read_json(path)
+    if not isinstance(saved, dict):
+        raise ValueError(
+            f"{path}: not a luong run description (expected a JSON object, got "
+            f"{type(saved).__name__}); choose another --out to start a new run"
+        )
     differences = []
     for key in ("task", "task_options", "model_config", "train_config"):
         old, new = saved.get(key), description[key]
@@ -310,3 +368,19 @@ def _check_or_write_run(out: Path, description: dict[str, Any]) -> None:
             f"{out} holds another run ({'; '.join(differences)}); "
             "choose another --out to start a new run"
         )
+    # A run folder from before the hashes has none: its checkpoint's vocabularies are
+    # compared with the rebuilt ones instead (checkpoint.read_checkpoint).
+    old_sha, new_sha = saved.get("data_sha256"), description["data_sha256"]
+    if isinstance(old_sha, dict):
+        files = description["task_options"] if description["task"] == OWN_DATA else {}
+        changed = [
+            split + (f" ({files[split]})" if split in files else "")
+            for split in new_sha
+            if old_sha.get(split) != new_sha[split]
+        ]
+        if changed:
+            raise ValueError(
+                f"{out} was trained on other data: {', '.join(changed)} changed since the run "
+                "began; choose another --out to start a new run, or restore the data to "
+                "resume it"
+            )

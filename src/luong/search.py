@@ -67,6 +67,12 @@ class Hypothesis:
 
 MaxLen = int | Tensor  # one limit for every sentence, or a limit per sentence [B]
 
+# Finite weights can still overflow to NaN scores; beam search then stops with this.
+NAN_SCORES = (
+    "the model's scores are NaN at output step {step}: its weights overflow (finite values "
+    "in model.safetensors too large to compute with)"
+)
+
 
 def default_max_len(src_len: Tensor) -> Tensor:
     """How long each output may grow when the caller does not say: twice its source's length
@@ -441,7 +447,11 @@ def _beam_steps(
             alive = alive.masked_fill((alive < floor[:, None]) & ~g_on, float("-inf"))
         # No open beam can beat the n-th in the pool: the sentence is done.
         done = (pool.score[:, -1] >= alive.max(dim=1).values / last_lp) | (limits <= t + 1)
-        if t == max_len - 1 or bool(done.all()):
+        # NaN scores (weights that overflow) would close every beam: checked at the same sync.
+        broken = torch.isnan(log_probs).any()
+        if t == max_len - 1 or bool(done.all() | broken):
+            if bool(broken):
+                raise ValueError(NAN_SCORES.format(step=t + 1))
             break
         alive = alive.masked_fill(done[:, None], float("-inf"))
         greedy = greedy.masked_fill(done, -1)

@@ -95,11 +95,12 @@ class TrainingDiverged(ValueError):
 
 
 class TrainingInterrupted(KeyboardInterrupt):
-    """SIGINT arrived; a resumable checkpoint was written first."""
+    """SIGINT or SIGTERM arrived; a resumable checkpoint was written first."""
 
-    def __init__(self, checkpoint: Path | None) -> None:
+    def __init__(self, checkpoint: Path | None, signum: int = signal.SIGINT) -> None:
         super().__init__(str(checkpoint) if checkpoint else "")
         self.checkpoint = checkpoint
+        self.signum = signum  # the signal that stopped the run
 
 
 @dataclass
@@ -244,10 +245,12 @@ class Trainer:
 
         Raises:
             TrainingDiverged: ``max_bad_steps`` non-finite steps in a row.
-            TrainingInterrupted: SIGINT (Ctrl-C), after writing a checkpoint.
+            TrainingInterrupted: SIGINT (Ctrl-C) or SIGTERM (``kill``, a scheduler), after
+                writing a checkpoint; one during the last evaluation stops the run there.
         """
         cfg, model, p, world = self.config, self.model, self.progress, self.world
-        interrupted = _SigintFlag()
+        interrupted = _SignalFlag()
+        saved: Path | None = None
         self._bar = tqdm(
             total=self.total_steps,
             initial=p.step,
@@ -281,7 +284,7 @@ class Trainer:
                         if p.step % cfg.eval_every == 0 and p.batch < len(steps):
                             stop = self._evaluate(on_eval)
                         if stop_now:
-                            raise TrainingInterrupted(self._checkpoint())
+                            raise TrainingInterrupted(self._checkpoint(), interrupted.signum)
                         if stop:
                             break
                         if cfg.checkpoint_every and p.step % cfg.checkpoint_every == 0:
@@ -292,7 +295,10 @@ class Trainer:
                         p.finished, p.stopped_early = True, stop
                     else:
                         p.epoch, p.batch = p.epoch + 1, 0
-                    self._checkpoint()
+                    saved = self._checkpoint()
+                # A signal during the last evaluation (no step follows to notice it).
+                if world.broadcast(interrupted.raised):
+                    raise TrainingInterrupted(saved, interrupted.signum)
         finally:
             self._bar.close()
             # DDP's reducer must not outlive the process group: drop it now.
@@ -404,10 +410,11 @@ class Trainer:
         k = cfg.accumulate
         return [batches[i : i + k] for i in range(0, len(batches), k)]
 
-    def _step(self, batches: list[Batch], interrupted: _SigintFlag) -> bool:
+    def _step(self, batches: list[Batch], interrupted: _SignalFlag) -> bool:
         """One optimizer step on the gradients of ``batches`` (the loss: their mean per real
         target token), skipped when the loss or the gradient is not finite on any rank.
-        Returns whether SIGINT arrived on any rank (all ranks then stop together)."""
+        Returns whether SIGINT or SIGTERM arrived on any rank (all ranks then stop
+        together)."""
         cfg, p = self.config, self.progress
         for group in self.optimizer.param_groups:
             group["lr"] = cfg.lr * lr_factor(
@@ -470,22 +477,29 @@ def _rng_state(device: torch.device) -> dict[str, torch.Tensor]:
     return states
 
 
-class _SigintFlag:
-    """While active, SIGINT (Ctrl-C) sets ``raised`` instead of interrupting a step half-way;
-    the loop checks it between steps."""
+class _SignalFlag:
+    """While active, SIGINT (Ctrl-C) and SIGTERM (``kill``, a scheduler's stop) set
+    ``raised`` instead of stopping a step half-way; the loop checks it between steps."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
     def __init__(self) -> None:
         self.raised = False
-        self._previous: Any = None
+        self.signum: int = signal.SIGINT  # the signal that arrived first
+        self._previous: dict[int, Any] = {}
 
-    def __enter__(self) -> _SigintFlag:
+    def __enter__(self) -> _SignalFlag:
         if threading.current_thread() is threading.main_thread():
-            self._previous = signal.signal(signal.SIGINT, self._handle)
+            for signum in self.SIGNALS:
+                self._previous[signum] = signal.signal(signum, self._handle)
         return self
 
     def _handle(self, signum: int, frame: Any) -> None:
-        self.raised = True
+        if not self.raised:
+            self.raised, self.signum = True, signum
 
     def __exit__(self, *exc: object) -> None:
-        if self._previous is not None:
-            signal.signal(signal.SIGINT, self._previous)
+        for signum, previous in self._previous.items():
+            if previous is not None:  # None: a handler installed outside Python
+                signal.signal(signum, previous)
+        self._previous = {}

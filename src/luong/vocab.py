@@ -391,6 +391,8 @@ class Vocab:
             raise ValueError(
                 f"{name}: not valid JSON ({error.msg} at line {error.lineno}, column {error.colno})"
             ) from None
+        except RecursionError:
+            raise ValueError(f"{name}: not valid JSON (nested too deep)") from None
         try:
             return cls.from_json(data)
         except ValueError as error:

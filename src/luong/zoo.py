@@ -28,7 +28,7 @@ from pathlib import Path
 import torch
 
 from luong.evaluation import dev_loss
-from luong.files import write_text
+from luong.files import read_json, write_text
 from luong.model import Seq2Seq
 from luong.run import train
 from luong.tasks import TaskData, load_task, task_configs
@@ -206,14 +206,7 @@ def run_zoo(
     done: dict[tuple[str, bool, int], ZooRun] = {}
     path = Path(results) if results is not None else None
     if path is not None and path.is_file():
-        saved = json.loads(path.read_text(encoding="utf-8"))
-        if saved.get("settings") != dataclasses.asdict(settings):
-            raise ValueError(
-                f"{path} holds runs of other settings ({saved.get('settings')}); delete it or "
-                "choose another --out"
-            )
-        for entry in saved.get("runs", []):
-            run = ZooRun(**entry)
+        for run in _read_results(path, settings):
             done[(run.variant, run.input_feed, run.seed)] = run
     data = zoo_data(settings)
     base_model, base_train, _ = task_configs(settings.task)
@@ -279,6 +272,31 @@ def run_zoo(
                 )
                 if path is not None:
                     _write_results(path, settings, list(done.values()))
+    return runs
+
+
+def _read_results(path: Path, settings: ZooSettings) -> list[ZooRun]:
+    """The runs a results file holds, when it holds runs of ``settings``."""
+    saved = read_json(path)
+    if not isinstance(saved, dict) or not isinstance(saved.get("runs", []), list):
+        raise ValueError(
+            f"{path}: not a zoo results file (expected a JSON object with settings and runs); "
+            "delete it or choose another --out"
+        )
+    if saved.get("settings") != dataclasses.asdict(settings):
+        raise ValueError(
+            f"{path} holds runs of other settings ({saved.get('settings')}); delete it or "
+            "choose another --out"
+        )
+    runs = []
+    for number, entry in enumerate(saved.get("runs", []), start=1):
+        try:
+            runs.append(ZooRun(**entry))
+        except TypeError:
+            raise ValueError(
+                f"{path}: run {number} is not a zoo run ({entry!r:.80}); delete the file or "
+                "choose another --out"
+            ) from None
     return runs
 
 

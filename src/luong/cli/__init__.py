@@ -18,7 +18,10 @@ Every error is one line on stderr and a non-zero exit status, never a traceback.
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 
 from luong.cli import evaluate, plot, train, translate, zoo
@@ -47,16 +50,42 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``luong`` command; returns the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    # SIGTERM (kill, a scheduler) stops a command like Ctrl-C does, with a message.
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate) if main_thread else None
     try:
-        return int(args.handler(args))
+        status = int(args.handler(args))
+        sys.stdout.flush()  # a reader that went away shows here, not at exit
+        return status
+    except BrokenPipeError:
+        # ``luong translate ... | head -1``: stop quietly, as Unix tools do, and keep the
+        # interpreter's own flush at exit from failing again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
     except UsageError as error:
         parser.error(str(error))  # exits with status 2
     except (ValueError, TypeError, OSError) as error:
         print(f"luong: error: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt as interrupt:
+        # SIGINT, or SIGTERM (the trainer's TrainingInterrupted says which, or _terminate)
+        signum = getattr(interrupt, "signum", signal.SIGINT)
+        stopped = "interrupted" if signum == signal.SIGINT else "terminated (SIGTERM)"
         saved = getattr(interrupt, "checkpoint", None)
         where = f"; checkpoint written to {saved}, run the same command to resume" if saved else ""
-        print(f"luong: interrupted{where}", file=sys.stderr)
-        return 130
+        print(f"luong: {stopped}{where}", file=sys.stderr)
+        return 128 + signum
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     return 1
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM outside the training loop (whose own handler writes a checkpoint first)."""
+
+    signum = signal.SIGTERM
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise _Terminated()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,3 +29,12 @@ class TaskData:
     # A source may come with several targets (references): the test figures then count each
     # unique source once, right when its output equals any of them.
     references: bool = False
+
+    def sha256(self) -> dict[str, str]:
+        """Each split's SHA-256 (hex) over its pairs in order: what a run was made of, kept
+        in ``run.json`` so that a resumed run can tell its data changed."""
+        splits = {"train": self.train, "dev": self.dev, "test": self.test}
+        return {
+            name: hashlib.sha256(json.dumps(pairs, ensure_ascii=False).encode()).hexdigest()
+            for name, pairs in splits.items()
+        }
