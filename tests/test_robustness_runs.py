@@ -20,7 +20,7 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-from cli_helpers import TINY_DATES_FLAGS, TINY_MODEL_FLAGS
+from helpers import TINY_DATES_FLAGS, TINY_MODEL_FLAGS
 from safetensors.torch import load_file, save_file
 
 from luong import Seq2Seq, Seq2SeqConfig, TrainConfig, Vocab, train

@@ -222,7 +222,7 @@ def load_vocab(path: str | os.PathLike[str]) -> Vocab:
         data = json.loads(path.read_bytes().decode("utf-8"))
     except FileNotFoundError:
         raise FileNotFoundError(f"{path}: missing") from None
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         return Vocab.load(path)  # its message names the problem
     if not (isinstance(data, dict) and data.get("tokens") == SUBWORD):
         return Vocab.load(path)
