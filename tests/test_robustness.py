@@ -7,6 +7,7 @@ never drops or reorders lines: N lines in, N lines out, in order.
 from __future__ import annotations
 
 import subprocess
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,8 @@ import torch
 from cli_helpers import assert_one_line_error, luong, output_lines
 
 from luong import LuongAttention, Seq2Seq, Seq2SeqConfig, TrainConfig, train
+from luong.evaluation import evaluate
+from luong.translator import translate as translate_texts
 
 MODEL = Seq2SeqConfig(emb_dim=8, enc_hidden=8, enc_layers=1, dec_hidden=16, max_src_len=30)
 
@@ -168,3 +171,30 @@ def test_n_lines_in_n_lines_out_in_order(model_dir: Path) -> None:
     # Each output is the one its line gives alone: nothing moved.
     for i in (0, 2, 6):
         assert outputs[i] == output_lines(translate(model_dir, lines[i].encode()))[0]
+
+
+def test_targets_keep_their_spelling_and_references_are_compared_alike(tmp_path: Path) -> None:
+    # Targets written decomposed (e + U+0301, as macOS writes them) and with a superscript.
+    words = ["cafe", "resume", "m2", "cliche", "creme", "deja vu", "naive", "m3"]
+    spelled = ["café", "résumé", "m²", "cliché", "crème", "déjà vu", "naïve", "m³"]
+    lines = [
+        f"{w}\t{unicodedata.normalize('NFD', t)}\n" for w, t in zip(words, spelled, strict=True)
+    ]
+    (tmp_path / "train.tsv").write_text("".join(lines * 30), encoding="utf-8")
+    (tmp_path / "dev.tsv").write_text("".join(lines), encoding="utf-8")
+    result = train(
+        "tsv",
+        model_config=Seq2SeqConfig(emb_dim=16, enc_hidden=16, enc_layers=1, dec_hidden=32),
+        train_config=TrainConfig(epochs=8, batch_size=16, lr=1e-2, warmup_steps=0, progress=False),
+        task_options={"train": str(tmp_path / "train.tsv"), "dev": str(tmp_path / "dev.tsv")},
+    )
+    vocab = result.model.tgt_vocab
+    # NFC at most: composed, and m² stays m² (NFKC made it m2 for good).
+    assert {"é", "²", "³"} <= set(vocab.symbols) and "\u0301" not in vocab.symbols
+    assert vocab.normalization == "NFC"
+    outputs = translate_texts(result.model, words)
+    assert any(set(output) & {"é", "è", "²", "³"} for output in outputs), outputs
+    # Outputs scored against the same strings written decomposed: every one matches.
+    decomposed = [(w, unicodedata.normalize("NFD", o)) for w, o in zip(words, outputs, strict=True)]
+    for references in (False, True):
+        assert evaluate(result.model, decomposed, references=references)["exact_match"] == 1.0

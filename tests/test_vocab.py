@@ -320,3 +320,15 @@ def test_load_malformed_file_names_file_and_problem(
 def test_load_missing_file_is_an_os_error(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         Vocab.load(tmp_path / "absent.json")
+
+
+def test_target_normalisation_nfc_round_trips_and_old_files_read_nfkc() -> None:
+    nfc = Vocab.build(["m²", "cafe\u0301"], normalization="NFC")
+    assert "²" in nfc and "é" in nfc and "\u0301" not in nfc
+    assert nfc.to_json()["normalization"] == "NFC"
+    assert Vocab.from_json(json.loads(json.dumps(nfc.to_json()))) == nfc
+    assert nfc != Vocab(nfc.symbols)  # the same symbols, read another way
+    old = Vocab.from_json(Vocab(["a"]).to_json())  # no field: written before it existed
+    assert old.normalization == "NFKC" and old.normalize("m²") == "m2"
+    with pytest.raises(ValueError, match="normalization: expected one of NFKC, NFC, got 'NFD'"):
+        Vocab(["a"], normalization="NFD")  # type: ignore[arg-type]

@@ -9,6 +9,11 @@ the zoo all call ``evaluate``. What is counted depends on the data:
   references (G2P's several pronunciations, your own files): ``exact_match`` against any
   reference, ``wer`` and ``per`` (token errors against the closest reference), and counts of
   unknown symbols.
+
+Like is compared with like: outputs and references both go through the target vocabulary's
+``normalize`` (NFC for the target vocabularies a run builds, ``luong.vocab``) before they are
+scored, so a reference written decomposed (``e`` + U+0301, as macOS writes it) matches the
+composed ``é`` the model learned to write.
 """
 
 from __future__ import annotations
@@ -103,7 +108,8 @@ def evaluate_pairs(
         alpha=alpha,
         beta=beta,
     )
-    refs = [t for _, t in pairs]
+    hyps = [model.tgt_vocab.normalize(hyp) for hyp in hyps]
+    refs = [model.tgt_vocab.normalize(t) for _, t in pairs]
     return {
         "exact_match": exact_match(hyps, refs),
         "char_accuracy": char_accuracy(hyps, refs),
@@ -169,10 +175,10 @@ def evaluate_references(
         alpha=alpha,
         beta=beta,
     )
-    tokens = model.tgt_vocab.tokens
-    scores: dict[str, Any] = dict(
-        reference_scores(hyps, [targets for _, targets in grouped], tokens)
-    )
+    normalize = model.tgt_vocab.normalize
+    hyps = [normalize(hyp) for hyp in hyps]
+    refs = [[normalize(target) for target in targets] for _, targets in grouped]
+    scores: dict[str, Any] = dict(reference_scores(hyps, refs, model.tgt_vocab.tokens))
     unknown = [len(model.src_vocab.unknown(source)) for source in sources]
     scores.update(
         pairs=len(pairs),

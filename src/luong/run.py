@@ -159,7 +159,8 @@ def run(
     src_vocab = Vocab.build(
         (s for s, _ in data.train), tokens=data.src_tokens, lowercase=data.lowercase
     )
-    tgt_vocab = Vocab.build((t for _, t in data.train), tokens=data.tgt_tokens)
+    # Targets: NFC at most, so they are written as spelled (luong.vocab).
+    tgt_vocab = Vocab.build((t for _, t in data.train), tokens=data.tgt_tokens, normalization="NFC")
     model = Seq2Seq(model_config, src_vocab, tgt_vocab, seed=train_config.seed)
     description = {
         "task": config.task,

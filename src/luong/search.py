@@ -620,15 +620,16 @@ def decode(
 
 def source_symbols(model: Seq2Seq, text: str) -> list[str]:
     """The symbols the model reads for ``text``, one per attention column ``S_real``: its
-    tokens as written after NFKC (unknown ones included) and ``"</s>"``."""
+    tokens as written after the vocabulary's normalisation (unknown ones included) and
+    ``"</s>"``."""
     tokens = model.src_vocab.tokenize(text)
     surface = _surface_tokens(model.src_vocab, text)
     return [*(surface if len(surface) == len(tokens) else tokens), Vocab.EOS]
 
 
 def _surface_tokens(vocab: Vocab, text: str) -> list[str]:
-    """``text``'s tokens before lowercasing (NFKC only), to copy with their case."""
-    text = unicodedata.normalize("NFKC", text)
+    """``text``'s tokens before lowercasing (normalised only), to copy with their case."""
+    text = unicodedata.normalize(vocab.normalization, text)
     return split_symbols(text, vocab.tokens)
 
 

@@ -7,9 +7,20 @@ Ids 0 to 3 are the specials, the same in every vocabulary:
 
 The other symbols follow from id 4 in the order given. ``V = len(vocab)`` counts both.
 
-Raw strings go in: ``tokenize`` applies Unicode NFKC (and lowercasing when asked), then
-splits into characters (``tokens="char"``) or on whitespace (``tokens="space"``). Every
-normalisation lives here, so training, evaluation and ``luong translate`` see text the same way.
+Raw strings go in: ``tokenize`` applies the vocabulary's Unicode normalisation (and
+lowercasing when asked), then splits into characters (``tokens="char"``) or on whitespace
+(``tokens="space"``). Every normalisation lives here, so training, evaluation and
+``luong translate`` see text the same way.
+
+Two normalisations, one per side of a pair:
+
+- sources: NFKC (the default), compatibility folding: full-width digits, ligatures and
+  superscripts read as their plain forms, so more inputs map onto known symbols;
+- targets: NFC at most (``normalization="NFC"``, what a run builds its target vocabulary
+  with): canonically equivalent spellings become one (``e`` + U+0301 is ``é``), nothing else
+  changes, so a target such as ``m²`` is learned and written as ``m²``. Evaluation puts the
+  references through the same ``normalize`` before comparing them with the outputs
+  (``luong.evaluation``): like is compared with like.
 
 A token of the text is known when it is one of the vocabulary's own symbols. A token spelled
 like a special (``"<s>"`` in space mode) is unknown: raw input can never inject an end of
@@ -31,12 +42,26 @@ from typing import Any, ClassVar, Literal
 
 from luong.files import write_json
 
-__all__ = ["TOKENS", "Tokens", "Vocab", "join_symbols", "split_symbols"]
+__all__ = [
+    "NORMALIZATIONS",
+    "TOKENS",
+    "Normalization",
+    "Tokens",
+    "Vocab",
+    "join_symbols",
+    "split_symbols",
+]
 
 Tokens = Literal["char", "space"]
 TOKENS: tuple[str, ...] = ("char", "space")
+Normalization = Literal["NFKC", "NFC"]
+NORMALIZATIONS: tuple[str, ...] = ("NFKC", "NFC")
+"""Sources: NFKC (the default); targets: NFC (see the module docstring)."""
 
 _FIELDS = ("tokens", "lowercase", "symbols", "specials")
+# Written only when it is not NFKC: a file without it is an NFKC vocabulary (files written
+# before targets were NFC read as they always did).
+_OPTIONAL_FIELDS = ("normalization",)
 
 
 class Vocab:
@@ -46,13 +71,14 @@ class Vocab:
         symbols: the non-special symbols in id order; the first gets id 4. In char mode each is
             one character; in space mode each is a non-empty string without whitespace.
         tokens: ``"char"`` (every character is a token) or ``"space"`` (``str.split()``).
-        lowercase: lowercase text in ``normalize`` (after NFKC).
+        lowercase: lowercase text in ``normalize`` (after the normalisation).
+        normalization: ``"NFKC"`` (sources, the default) or ``"NFC"`` (targets).
 
     Raises:
         TypeError: ``symbols`` is not a sequence of strings, ``lowercase`` is not a bool.
-        ValueError: unknown ``tokens``, a duplicate symbol, a special among ``symbols``, a symbol
-            that ``tokenize`` could never produce (not one character in char mode; empty or with
-            whitespace in space mode).
+        ValueError: unknown ``tokens`` or ``normalization``, a duplicate symbol, a special among
+            ``symbols``, a symbol that ``tokenize`` could never produce (not one character in
+            char mode; empty or with whitespace in space mode).
     """
 
     PAD: ClassVar[str] = "<pad>"
@@ -66,10 +92,18 @@ class Vocab:
     unk_id: ClassVar[int] = 3
 
     def __init__(
-        self, symbols: Sequence[str], tokens: Tokens = "char", lowercase: bool = False
+        self,
+        symbols: Sequence[str],
+        tokens: Tokens = "char",
+        lowercase: bool = False,
+        normalization: Normalization = "NFKC",
     ) -> None:
         if tokens not in TOKENS:
             raise ValueError(f"tokens: expected one of {', '.join(TOKENS)}, got {tokens!r}")
+        if normalization not in NORMALIZATIONS:
+            raise ValueError(
+                f"normalization: expected one of {', '.join(NORMALIZATIONS)}, got {normalization!r}"
+            )
         if not isinstance(lowercase, bool):
             raise TypeError(f"lowercase: expected a bool, got {type(lowercase).__name__}")
         if isinstance(symbols, str) or not isinstance(symbols, Sequence):
@@ -78,6 +112,7 @@ class Vocab:
             )
         self.tokens: Tokens = tokens
         self.lowercase = lowercase
+        self.normalization: Normalization = normalization
         self._symbols: tuple[str, ...] = self.SPECIALS + tuple(symbols)
         self._ids: dict[str, int] = {}
         for index, symbol in enumerate(self._symbols):
@@ -117,6 +152,7 @@ class Vocab:
         tokens: Tokens = "char",
         lowercase: bool = False,
         min_count: int = 1,
+        normalization: Normalization = "NFKC",
     ) -> Vocab:
         """Collect the symbols of ``texts``, the most frequent first.
 
@@ -129,19 +165,21 @@ class Vocab:
             tokens: ``"char"`` or ``"space"``.
             lowercase: lowercase in ``normalize``.
             min_count: keep symbols seen at least this many times.
+            normalization: ``"NFKC"`` (sources) or ``"NFC"`` (targets).
 
         Returns:
             The vocabulary.
 
         Raises:
             TypeError: ``texts`` is a single string or holds a non-string.
-            ValueError: unknown ``tokens``, ``min_count`` not a positive int.
+            ValueError: unknown ``tokens`` or ``normalization``, ``min_count`` not a positive
+                int.
         """
         if isinstance(min_count, bool) or not isinstance(min_count, int) or min_count < 1:
             raise ValueError(f"min_count: expected a positive int, got {min_count!r}")
         if isinstance(texts, str):
             raise TypeError("texts: expected an iterable of strings, got a single str")
-        empty = cls((), tokens, lowercase)  # validates tokens and lowercase
+        empty = cls((), tokens, lowercase, normalization)  # validates the settings
         counts: Counter[str] = Counter()
         for index, text in enumerate(texts):
             if not isinstance(text, str):
@@ -151,16 +189,17 @@ class Vocab:
             counts.pop(special, None)
         kept = [symbol for symbol, count in counts.items() if count >= min_count]
         kept.sort(key=lambda symbol: (-counts[symbol], symbol))
-        return cls(kept, tokens, lowercase)
+        return cls(kept, tokens, lowercase, normalization)
 
     # Text -> tokens -> ids.
 
     def normalize(self, text: str) -> str:
-        """Unicode NFKC, then lowercasing (re-normalised to NFKC) when ``lowercase``."""
+        """The vocabulary's Unicode normalisation (NFKC, or NFC for targets), then lowercasing
+        (normalised again) when ``lowercase``."""
         _check_text(text)
-        text = unicodedata.normalize("NFKC", text)
+        text = unicodedata.normalize(self.normalization, text)
         if self.lowercase:
-            text = unicodedata.normalize("NFKC", text.lower())
+            text = unicodedata.normalize(self.normalization, text.lower())
         return text
 
     def tokenize(self, text: str) -> list[str]:
@@ -289,25 +328,33 @@ class Vocab:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Vocab):
             return NotImplemented
-        return (self.tokens, self.lowercase, self._symbols) == (
+        return (self.tokens, self.lowercase, self.normalization, self._symbols) == (
             other.tokens,
             other.lowercase,
+            other.normalization,
             other._symbols,
         )
 
     def __repr__(self) -> str:
-        return f"Vocab(V={len(self)}, tokens={self.tokens!r}, lowercase={self.lowercase})"
+        return (
+            f"Vocab(V={len(self)}, tokens={self.tokens!r}, lowercase={self.lowercase}, "
+            f"normalization={self.normalization!r})"
+        )
 
     # JSON.
 
     def to_json(self) -> dict[str, Any]:
-        """A JSON-ready dict: ``tokens``, ``lowercase``, ``symbols`` (ids from 4), ``specials``."""
-        return {
+        """A JSON-ready dict: ``tokens``, ``lowercase``, ``symbols`` (ids from 4), ``specials``,
+        and ``normalization`` when it is not NFKC."""
+        data: dict[str, Any] = {
             "tokens": self.tokens,
             "lowercase": self.lowercase,
             "symbols": list(self.symbols),
             "specials": list(self.SPECIALS),
         }
+        if self.normalization != "NFKC":
+            data["normalization"] = self.normalization
+        return data
 
     @classmethod
     def from_json(cls, data: object) -> Vocab:
@@ -322,9 +369,10 @@ class Vocab:
         missing = [field for field in _FIELDS if field not in data]
         if missing:
             raise ValueError(f"missing field(s) {', '.join(missing)}")
-        extra = sorted(str(field) for field in data if field not in _FIELDS)
+        known = _FIELDS + _OPTIONAL_FIELDS
+        extra = sorted(str(field) for field in data if field not in known)
         if extra:
-            raise ValueError(f"unknown field(s) {', '.join(extra)}; expected {', '.join(_FIELDS)}")
+            raise ValueError(f"unknown field(s) {', '.join(extra)}; expected {', '.join(known)}")
         if data["specials"] != list(cls.SPECIALS):
             raise ValueError(f"specials: expected {list(cls.SPECIALS)}, got {data['specials']!r}")
         symbols = data["symbols"]
@@ -333,7 +381,8 @@ class Vocab:
         if not isinstance(data["lowercase"], bool):
             raise ValueError(f"lowercase: expected true or false, got {data['lowercase']!r}")
         try:
-            return cls(symbols, data["tokens"], data["lowercase"])
+            normalization = data.get("normalization", "NFKC")
+            return cls(symbols, data["tokens"], data["lowercase"], normalization)
         except TypeError as error:  # a non-string symbol: the data is wrong, not the call
             raise ValueError(str(error)) from None
 
