@@ -198,3 +198,19 @@ def test_targets_keep_their_spelling_and_references_are_compared_alike(tmp_path:
     decomposed = [(w, unicodedata.normalize("NFD", o)) for w, o in zip(words, outputs, strict=True)]
     for references in (False, True):
         assert evaluate(result.model, decomposed, references=references)["exact_match"] == 1.0
+
+
+def test_a_lone_carriage_return_stays_in_its_line_and_a_bom_is_dropped(
+    model_dir: Path, tmp_path: Path
+) -> None:
+    # One rule for line ends: \n and \r\n end a line, a lone \r does not (as in TSV files).
+    result = translate(model_dir, b"March 5, 1979\rAugust 17, 2031\n3/5/79\n")
+    assert len(output_lines(result)) == 2
+    plain = output_lines(translate(model_dir, b"3 May 1979\n12.10.21\n"))
+    with_bom = translate(model_dir, b"\xef\xbb\xbf3 May 1979\n12.10.21\n")
+    assert output_lines(with_bom) == plain
+    assert "unknown" not in with_bom.stderr.decode()  # the BOM is not read as <unk>
+    path = tmp_path / "in.txt"
+    path.write_bytes(b"\xef\xbb\xbf3 May 1979\r\n12.10.21")
+    from_file = luong("translate", str(model_dir), "--input", str(path))
+    assert output_lines(from_file) == plain and "unknown" not in from_file.stderr.decode()

@@ -4,6 +4,12 @@ The bottom floor of the package: it imports nothing of luong. Every file is writ
 temporary name in its own folder, flushed, fsynced and renamed over the final name, so a
 reader sees the old file or the new one, never half of one. A folder is built under a
 temporary name and renamed into place when complete. Nothing is ever pickled.
+
+Lines, one rule for every reader (``luong translate``'s input, tab-separated pairs): a line
+ends at ``\n``, and a ``\r`` just before it belongs to the line end (``\r\n``); a lone
+``\r`` is a character of its line, never a line end. A final newline ends the last line (no
+empty line after it), a missing one loses nothing, and a UTF-8 byte-order mark at the very
+start of the input is dropped. N lines in, N lines out.
 """
 
 from __future__ import annotations
@@ -12,23 +18,72 @@ import json
 import os
 import shutil
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 from torch import Tensor
 
 __all__ = [
+    "BOM",
     "atomic_write",
+    "iter_lines",
     "read_json",
     "read_tensors",
+    "read_text_lines",
+    "text_lines",
     "write_folder",
     "write_json",
     "write_tensors",
     "write_text",
 ]
+
+BOM = b"\xef\xbb\xbf"  # UTF-8's byte-order mark, dropped at the start of an input
+
+
+def iter_lines(stream: BinaryIO) -> Iterator[bytes]:
+    """The lines of a binary stream, line ends removed (the module docstring's rule), read one
+    at a time."""
+    first = True
+    for line in stream:  # splits at b"\n" only; a lone b"\r" stays inside its line
+        if line.endswith(b"\n"):
+            line = line[:-2] if line.endswith(b"\r\n") else line[:-1]
+        if first and line.startswith(BOM):
+            line = line[len(BOM) :]
+        first = False
+        yield line
+
+
+def text_lines(stream: BinaryIO, name: str) -> Iterator[str]:
+    """The lines of a binary stream as UTF-8 text (``iter_lines``).
+
+    Raises:
+        ValueError: ``NAME:LINE: not valid UTF-8 (...)``.
+    """
+    for number, line in enumerate(iter_lines(stream), start=1):
+        try:
+            yield line.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise ValueError(f"{name}:{number}: not valid UTF-8 ({error.reason})") from None
+
+
+def read_text_lines(path: str | os.PathLike[str]) -> list[str]:
+    """The lines of a UTF-8 text file (``text_lines``).
+
+    Raises:
+        FileNotFoundError: no such file.
+        ValueError: a directory, or a line that is not UTF-8 (``FILE:LINE: ...``).
+    """
+    name = os.fspath(path)
+    try:
+        with open(path, "rb") as stream:
+            return list(text_lines(stream, name))
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{name}: no such file") from None
+    except IsADirectoryError:
+        raise ValueError(f"{name}: is a directory, expected a text file") from None
 
 
 def fsync_dir(path: Path) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 
 from luong.config import ATTENTIONS, BRIDGES, CELLS, LOCALS, PRECISIONS, SCHEDULES
 from luong.distributed import DEVICES
+from luong.files import read_text_lines, text_lines
 
 __all__ = [
     "UsageError",
@@ -107,19 +108,8 @@ def check_search_flags(args: argparse.Namespace) -> None:
 
 
 def read_lines(path: Path | None) -> list[str]:
-    """Lines of ``path`` (stdin when None), line endings removed; invalid UTF-8 names the
-    file and line."""
-    name = str(path) if path is not None else "<stdin>"
-    try:
-        raw = path.read_bytes() if path is not None else sys.stdin.buffer.read()
-    except FileNotFoundError:
-        raise FileNotFoundError(f"{name}: no such file") from None
-    except IsADirectoryError:
-        raise ValueError(f"{name}: is a directory, expected a text file") from None
-    lines = []
-    for number, line in enumerate(raw.splitlines(), start=1):
-        try:
-            lines.append(line.decode("utf-8"))
-        except UnicodeDecodeError as error:
-            raise ValueError(f"{name}:{number}: not valid UTF-8 ({error.reason})") from None
-    return lines
+    """Lines of ``path`` (stdin when None), line endings removed (``luong.files``' rule);
+    invalid UTF-8 names the file and line."""
+    if path is None:
+        return list(text_lines(sys.stdin.buffer, "<stdin>"))
+    return read_text_lines(path)

@@ -1,7 +1,8 @@
 """Your own data: tab-separated ``source<TAB>target`` files.
 
-One pair per line, UTF-8; Windows line endings (``\\r\\n``), a UTF-8 byte-order mark on the
-first line and a missing final newline are all fine::
+One pair per line, UTF-8, lines cut as ``luong.files.iter_lines`` cuts every input: Windows
+line endings (``\\r\\n``), a UTF-8 byte-order mark on the first line and a missing final
+newline are all fine, and a lone ``\\r`` is part of its line::
 
     cat<TAB>K AE T
     read<TAB>R EH D
@@ -18,10 +19,12 @@ when its output equals any of its references (``luong.evaluation``).
 
 from __future__ import annotations
 
+import io
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 
+from luong.files import iter_lines
 from luong.tasks.data import TaskData
 from luong.vocab import TOKENS, Tokens
 
@@ -66,16 +69,14 @@ def parse_pairs(raw: bytes, name: str, *, skip_bad_lines: bool = False) -> PairF
     """
     if not isinstance(raw, bytes | bytearray):
         raise TypeError(f"raw: expected bytes, got {type(raw).__name__}")
-    lines = bytes(raw).split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()  # the final newline ends the last line; it does not start an empty one
-    if lines and lines[0].startswith(b"\xef\xbb\xbf"):
-        lines[0] = lines[0][3:]  # a UTF-8 byte-order mark
+    return _parse_lines(iter_lines(io.BytesIO(bytes(raw))), name, skip_bad_lines)
+
+
+def _parse_lines(lines: Iterable[bytes], name: str, skip_bad_lines: bool) -> PairFile:
+    """``parse_pairs`` on lines already cut (``luong.files.iter_lines``)."""
     pairs: list[Pair] = []
     bad: list[BadLine] = []
     for number, line in enumerate(lines, start=1):
-        if line.endswith(b"\r"):
-            line = line[:-1]
         pair_or_problem = _parse_line(line)
         if isinstance(pair_or_problem, str):
             bad.append(BadLine(number, pair_or_problem))
@@ -126,12 +127,12 @@ def read_pairs(path: str | os.PathLike[str], *, skip_bad_lines: bool = False) ->
     """
     name = os.fspath(path)
     try:
-        raw = Path(path).read_bytes()
+        with open(path, "rb") as stream:  # line by line: no copy of the whole file
+            return _parse_lines(iter_lines(stream), name, skip_bad_lines)
     except FileNotFoundError:
         raise FileNotFoundError(f"{name}: no such file") from None
     except IsADirectoryError:
         raise ValueError(f"{name}: is a directory, expected a source<TAB>target file") from None
-    return parse_pairs(raw, name, skip_bad_lines=skip_bad_lines)
 
 
 def load(
