@@ -6,6 +6,7 @@ never drops or reorders lines: N lines in, N lines out, in order.
 
 from __future__ import annotations
 
+import math
 import subprocess
 import unicodedata
 from pathlib import Path
@@ -16,6 +17,7 @@ from cli_helpers import assert_one_line_error, luong, output_lines
 
 from luong import LuongAttention, Seq2Seq, Seq2SeqConfig, TrainConfig, train
 from luong.evaluation import evaluate
+from luong.search import decode
 from luong.translator import translate as translate_texts
 
 MODEL = Seq2SeqConfig(emb_dim=8, enc_hidden=8, enc_layers=1, dec_hidden=16, max_src_len=30)
@@ -214,3 +216,48 @@ def test_a_lone_carriage_return_stays_in_its_line_and_a_bom_is_dropped(
     path.write_bytes(b"\xef\xbb\xbf3 May 1979\r\n12.10.21")
     from_file = luong("translate", str(model_dir), "--input", str(path))
     assert output_lines(from_file) == plain and "unknown" not in from_file.stderr.decode()
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("--beam", "5", "--beta", "1e37"), "--beta: expected at most 10, got 1e+37"),
+        (("--beam", "5", "--alpha", "39"), "--alpha: expected at most 5, got 39"),
+        (("--beam", "5", "--alpha", "1e308"), "--alpha: expected at most 5, got 1e+308"),
+        (("--beam", "1000000000"), "--beam: expected at most 1000, got 1000000000"),
+    ],
+)
+def test_search_options_past_their_bounds_are_usage_errors(
+    model_dir: Path, args: tuple[str, ...], needle: str
+) -> None:
+    result = translate(model_dir, b"March 5, 1979\n" + b"a" * 30 + b"\n", *args)
+    assert result.returncode == 2 and result.stdout == b""
+    assert_one_line_error(result, needle)
+
+
+def test_search_never_returns_an_empty_n_best_list(model_dir: Path) -> None:
+    model = Seq2Seq.from_pretrained(model_dir)
+    for options, message in (
+        ({"beta": 1e37}, "beta: expected at most 10"),
+        ({"alpha": 39.0}, "alpha: expected at most 5"),
+        ({"beam_size": 10**9}, "beam_size: expected at most 1000"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            decode(model, ["3 May 1979"], **{"beam_size": 5, **options})  # type: ignore[arg-type]
+    texts = ["March 5, 1979", "3/5/79", "a" * 30, "Monday, March 5, 1979", "x"]
+    # The most extreme penalties allowed, and EOS forbidden until the last step.
+    for alpha, beta, min_len in ((5.0, 10.0, 0), (5.0, 0.0, 0), (0.0, 10.0, 0), (5.0, 10.0, 9)):
+        lists = decode(
+            model,
+            texts,
+            beam_size=8,
+            n_best=8,
+            alpha=alpha,
+            beta=beta,
+            min_len=min_len,
+            max_len=10,
+        )
+        for hyps in lists:
+            assert len(hyps) == 8
+            assert all(math.isfinite(h.score) for h in hyps)
+            assert [h.score for h in hyps] == sorted((h.score for h in hyps), reverse=True)

@@ -16,6 +16,14 @@ Scoring, after Wu et al. (2016), "Google's Neural Machine Translation System", e
 
 Beams compete on log P (every open beam has the same length at a step, so lp does not change
 their order); finished hypotheses and the final n-best lists are ranked by s.
+
+The options are bounded where a larger value only breaks the arithmetic: ``alpha`` at most
+``MAX_ALPHA`` (GNMT tunes it in [0.6, 1]; at 5, lp stays finite in float32 for outputs of
+up to 10^8 tokens, where alpha = 39 overflowed at 140), ``beta`` at most ``MAX_BETA`` (GNMT:
+0.2; at 10 a source position the attention never reached costs 873, finite for any source,
+where beta = 1e37 made every score -inf), and ``beam_size`` at most ``MAX_BEAM`` (wider
+beams only cost memory: a decoder row per beam). ``decode`` runs wide beams on fewer
+sentences at a time (``SEARCH_ROWS``). A sentence's n-best list is never empty.
 """
 
 from __future__ import annotations
@@ -34,6 +42,10 @@ from luong.model import Seq2Seq, evaluating
 from luong.vocab import Vocab, join_symbols, split_symbols
 
 __all__ = [
+    "MAX_ALPHA",
+    "MAX_BEAM",
+    "MAX_BETA",
+    "SEARCH_ROWS",
     "Hypothesis",
     "beam_search",
     "coverage_penalty",
@@ -47,6 +59,20 @@ __all__ = [
     "replace_unknowns",
     "source_symbols",
 ]
+
+
+MAX_ALPHA = 5.0
+"""The largest length penalty weight (module docstring)."""
+
+MAX_BETA = 10.0
+"""The largest coverage penalty weight."""
+
+MAX_BEAM = 1000
+"""The widest beam."""
+
+SEARCH_ROWS = 8192
+"""``decode``: at most this many decoder rows (sentences x beams) per search call once the
+beam is wider than ``SEARCH_ROWS / batch_size``: 16 beams at the default 512 sentences."""
 
 
 @dataclass(frozen=True)
@@ -224,29 +250,33 @@ def coverage_penalty(coverage: Tensor, mask: Tensor, beta: float) -> Tensor:
 # -- beam search ----------------------------------------------------------------------------
 
 
-def _check_number(name: str, value: object) -> float:
+def _check_number(name: str, value: object, high: float) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise ValueError(f"{name}: expected a finite number >= 0, got {value!r}")
     if value < 0:
         raise ValueError(f"{name}: expected a finite number >= 0, got {value!r}")
+    if value > high:
+        raise ValueError(f"{name}: expected at most {high:g}, got {value!r}")
     return float(value)
 
 
-def _check_int(name: str, value: object, low: int) -> int:
+def _check_int(name: str, value: object, low: int, high: int | None = None) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < low:
         raise ValueError(f"{name}: expected an int >= {low}, got {value!r}")
+    if high is not None and value > high:
+        raise ValueError(f"{name}: expected at most {high}, got {value!r}")
     return value
 
 
 def _check_beam_options(
     beam_size: int, n_best: int, alpha: float, beta: float, min_len: int, max_len: int | None
 ) -> None:
-    _check_int("beam_size", beam_size, 1)
+    _check_int("beam_size", beam_size, 1, MAX_BEAM)
     _check_int("n_best", n_best, 1)
     if n_best > beam_size:
         raise ValueError(f"n_best: expected <= beam_size = {beam_size}, got {n_best}")
-    _check_number("alpha", alpha)
-    _check_number("beta", beta)
+    _check_number("alpha", alpha, MAX_ALPHA)
+    _check_number("beta", beta, MAX_BETA)
     _check_int("min_len", min_len, 0)
     if max_len is not None and min_len >= max_len:
         raise ValueError(
@@ -293,25 +323,26 @@ def beam_search(
         model: the model (put it in eval mode for deterministic output).
         src: source ids ``[B, S]`` (EOS-terminated, padded).
         src_lengths: real lengths ``[B]``.
-        beam_size: k >= 1.
+        beam_size: k, 1 <= k <= ``MAX_BEAM``.
         max_len: the most tokens an output may have, EOS included (>= 1): an int, or a limit
             per sentence ``[B]``.
         n_best: hypotheses returned per sentence, 1 <= n_best <= k.
-        alpha: length penalty weight (>= 0; 0 ranks by log P).
-        beta: coverage penalty weight (>= 0; 0 for none).
+        alpha: length penalty weight in [0, ``MAX_ALPHA``] (0 ranks by log P).
+        beta: coverage penalty weight in [0, ``MAX_BETA``] (0 for none).
         min_len: EOS is forbidden until the output has this many tokens (< max_len).
 
     Returns:
         per sentence, in order, its n-best list: distinct hypotheses sorted by score, best
-        first; ``n_best`` of them unless the vocabulary is too small to fill the beam. Each
+        first; ``n_best`` of them unless the vocabulary is too small to fill the beam, and
+        never none (an ended hypothesis is kept whatever its score). Each
         score is recomputed in float64 from the hypothesis' own ``log_probs`` and
         ``attention``: ``sum(log_probs) / length_penalty(len(tokens), alpha) +
         coverage_penalty(attention.sum(0), True, beta)``.
 
     Raises:
-        ValueError: bad shapes, ``beam_size < 1``, ``n_best`` outside ``[1, beam_size]``,
-            ``max_len < 1``, a negative or non-finite ``alpha`` or ``beta``, ``min_len``
-            outside ``[0, max_len)``.
+        ValueError: bad shapes, ``beam_size`` outside ``[1, MAX_BEAM]``, ``n_best`` outside
+            ``[1, beam_size]``, ``max_len < 1``, ``alpha`` or ``beta`` negative, non-finite
+            or above its bound, ``min_len`` outside ``[0, max_len)``.
     """
     limits = _check_search_input(src, src_lengths, max_len)
     shortest = int(limits.min()) if limits.numel() else None
@@ -433,7 +464,7 @@ def _beam_steps(
             coverage = state.coverage[row]  # type: ignore[index]  # [B, k, S]
             penalty = coverage_penalty(coverage, memory.mask[:, None, :], beta)
             final = final + penalty.to(final.dtype)
-        pool.add(torch.where(ends, final, float("-inf")), t, slots)
+        pool.add(torch.where(ends, final, float("-inf")), ends, t, slots)
         history.append(_Step(token, parent, token_lp, row, weights))
         alive = torch.where(ends, float("-inf"), score)
         g_on = g_kept & ~ends
@@ -447,6 +478,8 @@ def _beam_steps(
         alive = alive.masked_fill(done[:, None], float("-inf"))
         greedy = greedy.masked_fill(done, -1)
         next_live = torch.isfinite(alive).view(-1).nonzero().squeeze(1)  # [R']
+        if next_live.numel() == 0:  # no open beam anywhere (scores that are not numbers)
+            break
         state = state.reorder(row.view(-1)[next_live])
         tokens = token.view(-1)[next_live]
         # The memory of the new rows: the beams' copy when every slot is open, else a gather.
@@ -479,19 +512,27 @@ class _Step:
 
 
 class _Pool:
-    """The n best ended hypotheses per sentence: score ``[B, n]`` (-inf: empty, sorted best
-    first), and where each ended: the step and the slot within that step's top k."""
+    """The n best ended hypotheses per sentence: score ``[B, n]`` sorted best first, filled
+    ``[B, n]`` (False: an empty place), and where each ended: the step and the slot within
+    that step's top k. An ended hypothesis is kept whatever its score (-inf, NaN): it ranks
+    below every other, above an empty place, so a sentence's list is never empty."""
 
     def __init__(self, batch: int, n: int, device: torch.device) -> None:
         self.score = torch.full((batch, n), float("-inf"), device=device)
+        self.filled = torch.zeros(batch, n, dtype=torch.bool, device=device)
         self.step = torch.zeros(batch, n, dtype=torch.long, device=device)
         self.slot = torch.zeros(batch, n, dtype=torch.long, device=device)
 
-    def add(self, score: Tensor, step: int, slots: Tensor) -> None:
-        """Merge candidates score ``[B, k]`` (-inf: none) that ended at ``step``."""
+    def add(self, score: Tensor, ended: Tensor, step: int, slots: Tensor) -> None:
+        """Merge candidates score ``[B, k]`` that ended (``ended`` ``[B, k]``) at ``step``."""
         n = self.score.shape[1]
         merged = torch.cat([self.score, score], dim=1)
-        self.score, order = merged.topk(n, dim=1)
+        filled = torch.cat([self.filled, ended], dim=1)
+        lowest = torch.finfo(merged.dtype).min
+        rank = torch.where(merged.isnan() | merged.isneginf(), lowest, merged)
+        _, order = torch.where(filled, rank, float("-inf")).topk(n, dim=1)
+        self.score = merged.gather(1, order)
+        self.filled = filled.gather(1, order)
         self.step = torch.cat([self.step, torch.full_like(slots, step)], 1).gather(1, order)
         self.slot = torch.cat([self.slot, slots], 1).gather(1, order)
 
@@ -514,7 +555,7 @@ def _collect(
         log_probs[:, :, t] = step.token_lp.gather(1, slot)
         attention[:, :, t] = step.weights[step.row.gather(1, slot)]
         slot = step.parent.gather(1, slot)
-    scores, ends = pool.score.tolist(), pool.step.tolist()
+    ends, filled = pool.step.tolist(), pool.filled.tolist()
     tokens_list, log_probs_list = tokens.tolist(), log_probs.tolist()
     attention = attention.cpu()
     source_lengths = src_lengths.tolist()
@@ -522,7 +563,7 @@ def _collect(
     for b in range(batch):
         hyps = []
         for i in range(n):
-            if scores[b][i] == float("-inf"):
+            if not filled[b][i]:
                 continue
             length = ends[b][i] + 1
             lps = log_probs_list[b][i][:length]
@@ -568,7 +609,8 @@ def decode(
         beta: coverage penalty weight.
         min_len: EOS forbidden until the output has this many tokens (capped at the
             shortest limit of each batch minus one when ``max_len`` is not given).
-        batch_size: sentences per search call (the search runs ``batch_size * k`` rows).
+        batch_size: sentences per search call (the search runs ``batch_size * k`` rows; at
+            most ``SEARCH_ROWS // k`` sentences, at least one, with wide beams).
         max_len: the most output tokens; default ``default_max_len`` of each sentence's own
             length (twice it, plus 10).
 
@@ -588,9 +630,10 @@ def decode(
     todo = [i for i, text in enumerate(texts) if text.strip()]
     # Similar lengths together: less padding, and the order is restored below.
     todo.sort(key=lambda i: len(texts[i]))
+    per_call = min(batch_size, max(1, SEARCH_ROWS // beam_size))  # wide beams: fewer
     with evaluating(model):
-        for start in range(0, len(todo), batch_size):
-            chunk = todo[start : start + batch_size]
+        for start in range(0, len(todo), per_call):
+            chunk = todo[start : start + per_call]
             sources = [texts[i] for i in chunk]
             src, lengths = encode_sources(model.src_vocab, sources, model.device)
             # The default limit is each sentence's own, so no output depends on its batch.

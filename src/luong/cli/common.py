@@ -14,6 +14,7 @@ from typing import Any
 from luong.config import ATTENTIONS, BRIDGES, CELLS, LOCALS, PRECISIONS, SCHEDULES
 from luong.distributed import DEVICES
 from luong.files import read_text_lines, text_lines
+from luong.search import MAX_ALPHA, MAX_BEAM, MAX_BETA
 
 __all__ = [
     "UsageError",
@@ -81,19 +82,25 @@ def overrides(args: argparse.Namespace, cls: type) -> dict[str, Any]:
 def add_search_flags(parser: argparse.ArgumentParser) -> None:
     """--beam, --alpha, --beta (luong.search.beam_search)."""
     parser.add_argument(
-        "--beam", type=int, default=1, metavar="K", help="beam size (default 1: greedy search)"
+        "--beam",
+        type=int,
+        default=1,
+        metavar="K",
+        help=f"beam size, at most {MAX_BEAM} (default 1: greedy search)",
     )
     parser.add_argument(
         "--alpha",
         type=float,
         default=0.0,
-        help="length penalty weight, lp = ((5 + |Y|) / 6) ** alpha (default 0)",
+        help=f"length penalty weight, lp = ((5 + |Y|) / 6) ** alpha, 0 to {MAX_ALPHA:g} "
+        "(default 0)",
     )
     parser.add_argument(
         "--beta",
         type=float,
         default=0.0,
-        help="coverage penalty weight, beta * sum_s log(min(sum_t a_ts, 1)) (default 0)",
+        help=f"coverage penalty weight, beta * sum_s log(min(sum_t a_ts, 1)), 0 to "
+        f"{MAX_BETA:g} (default 0)",
     )
 
 
@@ -101,10 +108,14 @@ def check_search_flags(args: argparse.Namespace) -> None:
     """A bad search flag is a usage error before any model is loaded."""
     if args.beam < 1:
         raise UsageError(f"--beam: expected >= 1, got {args.beam}")
-    for name in ("alpha", "beta"):
+    if args.beam > MAX_BEAM:
+        raise UsageError(f"--beam: expected at most {MAX_BEAM}, got {args.beam}")
+    for name, high in (("alpha", MAX_ALPHA), ("beta", MAX_BETA)):
         value = getattr(args, name)
         if not math.isfinite(value) or value < 0:
             raise UsageError(f"--{name}: expected a finite number >= 0, got {value}")
+        if value > high:
+            raise UsageError(f"--{name}: expected at most {high:g}, got {value:g}")
 
 
 def read_lines(path: Path | None) -> list[str]:
