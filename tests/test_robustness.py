@@ -6,7 +6,9 @@ never drops or reorders lines: N lines in, N lines out, in order.
 
 from __future__ import annotations
 
+import json
 import math
+import shutil
 import subprocess
 import unicodedata
 from pathlib import Path
@@ -14,6 +16,7 @@ from pathlib import Path
 import pytest
 import torch
 from cli_helpers import assert_one_line_error, luong, output_lines
+from safetensors.torch import load_file, save_file
 
 from luong import LuongAttention, Seq2Seq, Seq2SeqConfig, TrainConfig, train
 from luong.evaluation import evaluate
@@ -261,3 +264,60 @@ def test_search_never_returns_an_empty_n_best_list(model_dir: Path) -> None:
             assert len(hyps) == 8
             assert all(math.isfinite(h.score) for h in hyps)
             assert [h.score for h in hyps] == sorted((h.score for h in hyps), reverse=True)
+
+
+def _tampered(model_dir: Path, out: Path, change: dict[str, torch.Tensor]) -> Path:
+    """A copy of ``model_dir`` whose weights have ``change`` applied."""
+    shutil.copytree(model_dir, out, ignore=shutil.ignore_patterns("checkpoints"))
+    tensors = load_file(str(out / "model.safetensors"))
+    save_file({**tensors, **change}, str(out / "model.safetensors"))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("dtype", "value", "needle"),
+    [
+        (torch.int64, 1, "has dtype int64, expected float32"),
+        (torch.bool, True, "has dtype bool, expected float32"),
+        (torch.float64, 0.01, "has dtype float64, expected float32"),
+        (torch.float64, 1e300, "has dtype float64, expected float32"),  # inf as float32
+        (torch.float8_e4m3fn, 0.5, "has dtype float8_e4m3fn, expected float32"),
+    ],
+)
+def test_weights_of_another_dtype_are_refused(
+    model_dir: Path, tmp_path: Path, dtype: torch.dtype, value: object, needle: str
+) -> None:
+    shape = load_file(str(model_dir / "model.safetensors"))["decoder.out.weight"].shape
+    weight = torch.full(shape, value, dtype=torch.float64).to(dtype)  # type: ignore[arg-type]
+    folder = _tampered(model_dir, tmp_path / "m", {"decoder.out.weight": weight})
+    result = translate(folder, b"3 May 1979\n12.10.21\n")
+    assert_one_line_error(result, "model.safetensors: tensor 'decoder.out.weight'", needle)
+    assert result.stdout == b""
+
+
+def test_a_line_break_in_the_vocabulary_is_refused(model_dir: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "m"
+    shutil.copytree(model_dir, folder, ignore=shutil.ignore_patterns("checkpoints"))
+    vocab = json.loads((folder / "tgt_vocab.json").read_text(encoding="utf-8"))
+    vocab["symbols"][0] = "\n"  # 3 inputs would have given 9 output lines
+    (folder / "tgt_vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
+    result = translate(folder, b"3 May 1979\n12.10.21\n1.2.3\n")
+    assert_one_line_error(result, "tgt_vocab.json: not a vocabulary: symbols[0]: '\\n' holds")
+    assert result.stdout == b""
+
+
+def test_json_output_holds_no_nan(model_dir: Path, tmp_path: Path) -> None:
+    # Finite weights so large that the logits overflow: every score is NaN.
+    shape = load_file(str(model_dir / "model.safetensors"))["decoder.out.weight"].shape
+    weight = torch.full(shape, 3e38)
+    weight[:, ::2] = -3e38  # inf - inf in the output layer
+    folder = _tampered(model_dir, tmp_path / "m", {"decoder.out.weight": weight})
+    lines = output_lines(translate(folder, b"3 May 1979\n\n12.10.21\n", "--format", "jsonl"))
+    assert len(lines) == 3
+
+    def refuse(constant: str) -> None:
+        raise ValueError(f"not JSON: {constant}")
+
+    records = [json.loads(line, parse_constant=refuse) for line in lines]
+    assert records[1] == {"source": "", "hypotheses": []}
+    assert [r["hypotheses"][0]["score"] for r in (records[0], records[2])] == [None, None]

@@ -212,6 +212,8 @@ def test_decode_inverts_encode_on_known_text(
         tokens_of = vocab.tokenize(text)
         if any(token in Vocab.SPECIALS for token in tokens_of):
             continue
+        if any(len(f"a{token}b".splitlines()) > 1 or "\t" in token for token in tokens_of):
+            continue  # tabs and line breaks are never symbols: they stay unknown
         ids = vocab.encode(text, bos=True)
         assert vocab.unknown(text) == []
         assert Vocab.unk_id not in ids
@@ -332,3 +334,12 @@ def test_target_normalisation_nfc_round_trips_and_old_files_read_nfkc() -> None:
     assert old.normalization == "NFKC" and old.normalize("m²") == "m2"
     with pytest.raises(ValueError, match="normalization: expected one of NFKC, NFC, got 'NFD'"):
         Vocab(["a"], normalization="NFD")  # type: ignore[arg-type]
+
+
+def test_tabs_and_line_breaks_are_never_symbols() -> None:
+    vocab = Vocab.build(["a\tb\nc\rd\u2028e"])
+    assert vocab.symbols == ("a", "b", "c", "d", "e")
+    assert vocab.unknown("a\tb") == ["\t"]
+    for symbol in ("\n", "\r", "\t", "x\u2029", "\x1e"):
+        with pytest.raises(ValueError, match=r"symbols\[1\]: .* holds a tab or a line break"):
+            Vocab(["a", symbol], tokens="char" if len(symbol) == 1 else "space")

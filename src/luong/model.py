@@ -194,10 +194,13 @@ class Seq2Seq(nn.Module):
 
 
 def load_checked(model: nn.Module, tensors: dict[str, Tensor], source: Path) -> None:
-    """Copy ``tensors`` into ``model`` after checking that names and shapes match exactly.
+    """Copy ``tensors`` into ``model`` after checking that names, shapes and dtypes match
+    exactly (float32 weights: an int64, bool, float64 or float8 tensor of the right shape is
+    refused, not converted) and that every value is finite.
 
     Raises:
-        ValueError: names missing or unexpected, a shape that differs, or a value not finite.
+        ValueError: names missing or unexpected, a shape or dtype that differs, or a value not
+            finite; the message names the file and the tensor.
     """
     expected = model.state_dict()
     missing = sorted(set(expected) - set(tensors))
@@ -213,9 +216,18 @@ def load_checked(model: nn.Module, tensors: dict[str, Tensor], source: Path) -> 
                 f"{source}: tensor {name!r} has shape {tuple(tensor.shape)}, "
                 f"the config expects {tuple(expected[name].shape)}"
             )
+        if tensor.dtype != expected[name].dtype:
+            raise ValueError(
+                f"{source}: tensor {name!r} has dtype {_dtype_name(tensor.dtype)}, expected "
+                f"{_dtype_name(expected[name].dtype)}"
+            )
         if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
             raise ValueError(f"{source}: tensor {name!r} holds non-finite values")
     model.load_state_dict(tensors)
+
+
+def _dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
 
 
 @contextmanager

@@ -7,6 +7,7 @@ a ``Seq2Seq`` in hand (a model just trained, say). Search itself is ``luong.sear
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -115,14 +116,19 @@ def hypothesis_record(
 ) -> dict[str, Any]:
     """A hypothesis as JSON-ready data: ``text``, ``score``, ``tokens`` (output symbols, EOS
     included) and ``attention`` ``[T][S]`` over the source symbols and its EOS; numbers
-    rounded to 6 decimals."""
+    rounded to 6 decimals, and None (JSON's null) for a number that is not finite, which JSON
+    cannot hold."""
     copy_from = source if replace_unk else None
     return {
         "text": hypothesis_text(model, hypothesis, copy_from),
-        "score": round(hypothesis.score, 6),
+        "score": _json_number(hypothesis.score),
         "tokens": hypothesis_symbols(model, hypothesis, copy_from),
-        "attention": [[round(w, 6) for w in row] for row in hypothesis.attention.tolist()],
+        "attention": [[_json_number(w) for w in row] for row in hypothesis.attention.tolist()],
     }
+
+
+def _json_number(value: float) -> float | None:
+    return round(value, 6) if math.isfinite(value) else None
 
 
 @dataclass(frozen=True)

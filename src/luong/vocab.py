@@ -22,6 +22,10 @@ Two normalisations, one per side of a pair:
   references through the same ``normalize`` before comparing them with the outputs
   (``luong.evaluation``): like is compared with like.
 
+Symbols never hold a tab or a line break (any character ``str.splitlines`` breaks at): an
+output stays on its line, and n-best lists stay tab-separated. ``build`` leaves such
+characters out (they stay unknown); a vocabulary, or a vocabulary file, holding one is refused.
+
 A token of the text is known when it is one of the vocabulary's own symbols. A token spelled
 like a special (``"<s>"`` in space mode) is unknown: raw input can never inject an end of
 sequence. Unknown tokens encode to ``unk_id``; ``unknown(text)`` lists them so callers can count
@@ -59,6 +63,8 @@ NORMALIZATIONS: tuple[str, ...] = ("NFKC", "NFC")
 """Sources: NFKC (the default); targets: NFC (see the module docstring)."""
 
 _FIELDS = ("tokens", "lowercase", "symbols", "specials")
+# A tab and every line boundary of str.splitlines.
+_LINE_BREAKING = frozenset("\t\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
 # Written only when it is not NFKC: a file without it is an NFKC vocabulary (files written
 # before targets were NFC read as they always did).
 _OPTIONAL_FIELDS = ("normalization",)
@@ -78,7 +84,8 @@ class Vocab:
         TypeError: ``symbols`` is not a sequence of strings, ``lowercase`` is not a bool.
         ValueError: unknown ``tokens`` or ``normalization``, a duplicate symbol, a special among
             ``symbols``, a symbol that ``tokenize`` could never produce (not one character in
-            char mode; empty or with whitespace in space mode).
+            char mode; empty or with whitespace in space mode), a symbol with a tab or a line
+            break.
     """
 
     PAD: ClassVar[str] = "<pad>"
@@ -135,6 +142,11 @@ class Vocab:
             self._ids[symbol] = index
 
     def _check_symbol(self, position: int, symbol: str) -> None:
+        if _breaks_lines(symbol):
+            raise ValueError(
+                f"symbols[{position}]: {symbol!r} holds a tab or a line break, which would "
+                "break output lines"
+            )
         if self.tokens == "char" and len(symbol) != 1:
             raise ValueError(
                 f"symbols[{position}]: expected one character in char mode, got {symbol!r}"
@@ -158,7 +170,7 @@ class Vocab:
 
         Symbols are sorted by descending count, then by symbol (code point order), so the
         same texts give the same ids in any order. Tokens spelled like a special are left
-        out (they stay unknown).
+        out (they stay unknown), and so are tabs and line breaks in char mode.
 
         Args:
             texts: raw strings, tokenized as ``tokenize`` does.
@@ -187,7 +199,11 @@ class Vocab:
             counts.update(empty.tokenize(text))
         for special in cls.SPECIALS:
             counts.pop(special, None)
-        kept = [symbol for symbol, count in counts.items() if count >= min_count]
+        kept = [
+            symbol
+            for symbol, count in counts.items()
+            if count >= min_count and not _breaks_lines(symbol)
+        ]
         kept.sort(key=lambda symbol: (-counts[symbol], symbol))
         return cls(kept, tokens, lowercase, normalization)
 
@@ -425,6 +441,10 @@ def split_symbols(text: str, tokens: Tokens) -> list[str]:
 def join_symbols(symbols: Iterable[str], tokens: Tokens) -> str:
     """The inverse of ``split_symbols``: joined by ``""`` (char) or ``" "`` (space)."""
     return ("" if tokens == "char" else " ").join(symbols)
+
+
+def _breaks_lines(symbol: str) -> bool:
+    return not _LINE_BREAKING.isdisjoint(symbol)
 
 
 def _check_text(text: object) -> None:

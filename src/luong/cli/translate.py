@@ -50,8 +50,8 @@ def add_parser(commands: Any) -> None:
         help="text: the outputs, one "
         'line per input; jsonl: one object per input, {"source", "hypotheses": [{"text", '
         '"score", "tokens", "attention"}]}, tokens as output symbols (EOS included), '
-        "attention [T][S] over the source symbols and its EOS; numbers rounded to 6 decimals "
-        "(default text)",
+        "attention [T][S] over the source symbols and its EOS; numbers rounded to 6 decimals, "
+        "null where not finite (default text)",
     )
     parser.add_argument(
         "--replace-unk",
@@ -111,6 +111,7 @@ def main(args: argparse.Namespace) -> int:
             lines.append("\t".join(hypothesis_text(model, h, copy_from) for h in hyps))
         else:
             records = [hypothesis_record(model, h, source, args.replace_unk) for h in hyps]
-            lines.append(json.dumps({"source": source, "hypotheses": records}, ensure_ascii=False))
+            record = {"source": source, "hypotheses": records}
+            lines.append(json.dumps(record, ensure_ascii=False, allow_nan=False))
     sys.stdout.write("".join(line + "\n" for line in lines))
     return 0
