@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from cli_helpers import assert_one_line_error, luong, output_lines
+from cli_helpers import assert_one_line_error, luong, luong_limited, output_lines
 from safetensors.torch import load_file, save_file
 
 from luong import LuongAttention, Seq2Seq, Seq2SeqConfig, TrainConfig, train
@@ -321,3 +321,36 @@ def test_json_output_holds_no_nan(model_dir: Path, tmp_path: Path) -> None:
     records = [json.loads(line, parse_constant=refuse) for line in lines]
     assert records[1] == {"source": "", "hypotheses": []}
     assert [r["hypotheses"][0]["score"] for r in (records[0], records[2])] == [None, None]
+
+
+@pytest.mark.parametrize(
+    ("long_side", "needle"),
+    [
+        (
+            0,
+            "train_pairs: 1 sources are longer than the model's max_src_len=30 symbols (the "
+            "longest has 200000; the first is pair 201); raise max_src_len (--max-src-len 200000)",
+        ),
+        (
+            1,
+            "train_pairs: 1 targets are longer than the longest output allowed=71 symbols (the "
+            "longest has 200000; the first is pair 201); raise max_src_len (--max-src-len 99995)",
+        ),
+    ],
+)
+def test_one_long_training_line_stops_before_any_padding(
+    tmp_path: Path, long_side: int, needle: str
+) -> None:
+    # 211 KB of pairs, one of them 200,000 symbols long: padding every row to it took 3 GB.
+    pair = ["3 May 1979", "1979-05-03"]
+    pair[long_side] = "x" * 200_000
+    lines = ["3 May 1979\t1979-05-03\n"] * 400
+    lines.insert(200, "\t".join(pair) + "\n")
+    train_file = tmp_path / "train.tsv"
+    train_file.write_text("".join(lines), encoding="utf-8")
+    (tmp_path / "dev.tsv").write_text("".join(lines[:5]), encoding="utf-8")
+    args = ["train", "--train", str(train_file), "--dev", str(tmp_path / "dev.tsv")]
+    tiny = ["--max-src-len", "30", "--emb-dim", "8", "--enc-hidden", "8", "--dec-hidden", "16"]
+    result = luong_limited(500 * 2**20, *args, "--out", str(tmp_path / "run"), *tiny)
+    assert_one_line_error(result, needle)
+    assert not (tmp_path / "run").exists()
