@@ -354,3 +354,24 @@ def test_one_long_training_line_stops_before_any_padding(
     result = luong_limited(500 * 2**20, *args, "--out", str(tmp_path / "run"), *tiny)
     assert_one_line_error(result, needle)
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "needle"),
+    [
+        ("emb_dim", 800_000, "model.safetensors: tensor 'encoder.embedding.weight' has shape"),
+        ("enc_layers", 10_000, "holds 1 encoder layers, the config expects enc_layers = 10000"),
+    ],
+)
+def test_a_tampered_config_is_refused_before_the_model_is_built(
+    model_dir: Path, tmp_path: Path, field: str, value: int, needle: str
+) -> None:
+    # emb_dim = 800000 took 2.8 GB before the shape error; 10,000 layers built for minutes.
+    folder = tmp_path / "m"
+    shutil.copytree(model_dir, folder, ignore=shutil.ignore_patterns("checkpoints"))
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    config["model"][field] = value
+    (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    result = luong_limited(300 * 2**20, "translate", str(folder), stdin=b"3 May 1979\n")
+    assert_one_line_error(result, needle)
+    assert result.stdout == b""

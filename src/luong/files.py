@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from safetensors import SafetensorError
+from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file, save_file
 from torch import Tensor
 
@@ -31,6 +31,7 @@ __all__ = [
     "atomic_write",
     "iter_lines",
     "read_json",
+    "read_tensor_shapes",
     "read_tensors",
     "read_text_lines",
     "text_lines",
@@ -172,6 +173,25 @@ def read_tensors(path: str | os.PathLike[str]) -> dict[str, Tensor]:
         raise FileNotFoundError(f"{path}: missing")
     try:
         return load_file(str(path))
+    except (SafetensorError, OSError, ValueError) as error:
+        raise ValueError(f"{path}: not a readable safetensors file ({error})") from None
+
+
+def read_tensor_shapes(path: str | os.PathLike[str]) -> dict[str, tuple[int, ...]]:
+    """The name and shape of every tensor in a safetensors file, from its header alone (no
+    tensor is read), so a model can be checked against them before it is built.
+
+    Raises:
+        FileNotFoundError: no such file.
+        ValueError: not a readable safetensors file.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: missing")
+    try:
+        with safe_open(str(path), framework="pt") as file:
+            names = file.keys()  # noqa: SIM118  (safe_open is not iterable)
+            return {name: tuple(file.get_slice(name).get_shape()) for name in names}
     except (SafetensorError, OSError, ValueError) as error:
         raise ValueError(f"{path}: not a readable safetensors file ({error})") from None
 

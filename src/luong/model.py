@@ -15,6 +15,7 @@ A saved model is a folder of data, never pickled code:
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -27,11 +28,20 @@ from luong.batching import check_batch, source_mask
 from luong.config import Seq2SeqConfig
 from luong.decoder import Decoder, DecoderState, Memory
 from luong.encoder import Bridge, Encoder
-from luong.files import read_tensors, write_tensors, write_text
+from luong.files import read_tensor_shapes, read_tensors, write_tensors, write_text
 from luong.version import __version__
 from luong.vocab import Vocab
 
-__all__ = ["CONFIG", "SRC_VOCAB", "TGT_VOCAB", "WEIGHTS", "Seq2Seq", "evaluating", "load_checked"]
+__all__ = [
+    "CONFIG",
+    "SRC_VOCAB",
+    "TGT_VOCAB",
+    "WEIGHTS",
+    "Seq2Seq",
+    "check_sizes",
+    "evaluating",
+    "load_checked",
+]
 
 WEIGHTS = "model.safetensors"
 CONFIG = "config.json"
@@ -172,6 +182,9 @@ class Seq2Seq(nn.Module):
     def from_pretrained(cls, directory: str | Path, device: str | torch.device = "cpu") -> Seq2Seq:
         """Rebuild a model from ``save_pretrained``'s folder.
 
+        The config's sizes are checked against the weights' header (``check_sizes``) before
+        the model is built, so a config that does not match costs nothing.
+
         Raises:
             FileNotFoundError: the folder or one of its files is missing.
             ValueError: a file is unreadable, or the weights do not match the config (names
@@ -188,9 +201,71 @@ class Seq2Seq(nn.Module):
             config = Seq2SeqConfig.from_json(raw.get("model") if isinstance(raw, dict) else raw)
         except (ValueError, TypeError, UnicodeDecodeError) as error:
             raise ValueError(f"{path / CONFIG}: not a valid model config: {error}") from None
-        model = cls(config, Vocab.load(path / SRC_VOCAB), Vocab.load(path / TGT_VOCAB))
+        src_vocab, tgt_vocab = Vocab.load(path / SRC_VOCAB), Vocab.load(path / TGT_VOCAB)
+        # The sizes first, from the header: a tampered config (emb_dim = 800000, 10,000
+        # layers) is refused before it is built.
+        check_sizes(
+            config,
+            len(src_vocab),
+            len(tgt_vocab),
+            read_tensor_shapes(path / WEIGHTS),
+            path / WEIGHTS,
+        )
+        model = cls(config, src_vocab, tgt_vocab)
         load_checked(model, read_tensors(path / WEIGHTS), path / WEIGHTS)
         return model.to(device).eval()
+
+
+def check_sizes(
+    config: Seq2SeqConfig,
+    src_size: int,
+    tgt_size: int,
+    shapes: dict[str, tuple[int, ...]],
+    source: Path,
+) -> None:
+    """Check the sizes a model of ``config`` would have against the tensor shapes of a weights
+    file (``luong.files.read_tensor_shapes``), without building it: the embeddings (vocabulary
+    sizes, ``emb_dim``), the recurrent cells (``enc_hidden``, ``dec_hidden``, ``cell``), the
+    number of layers, the output layer and the location score's rows (``max_src_len``). Every
+    other tensor's size follows from these, so once they match the model is no larger than
+    the file; ``load_checked`` then checks every tensor.
+
+    Raises:
+        ValueError: a size that differs, naming the file, the tensor and both shapes, or the
+            number of layers.
+    """
+    gates = 4 if config.cell == "lstm" else 3
+    expected = {
+        "encoder.embedding.weight": (src_size, config.emb_dim),
+        "encoder.rnn.weight_hh_l0": (gates * config.enc_hidden, config.enc_hidden),
+        "decoder.embedding.weight": (tgt_size, config.emb_dim),
+        "decoder.rnn.weight_hh_l0": (gates * config.dec_hidden, config.dec_hidden),
+        "decoder.out.weight": (tgt_size, config.dec_hidden),
+    }
+    if config.attention == "location":
+        expected["decoder.attention.score_proj.weight"] = (
+            config.max_src_len + 1,
+            config.dec_hidden,
+        )
+    missing = sorted(name for name in expected if name not in shapes)
+    if missing:
+        raise ValueError(f"{source}: does not match the config: missing tensors {missing}")
+    for name, shape in expected.items():
+        if shapes[name] != shape:
+            raise ValueError(
+                f"{source}: tensor {name!r} has shape {shapes[name]}, the config expects {shape}"
+            )
+    for part, layers, field in (
+        ("encoder", config.enc_layers, "enc_layers"),
+        ("decoder", config.dec_layers, "dec_layers"),
+    ):
+        found = sum(
+            re.fullmatch(rf"{part}\.rnn\.weight_hh_l\d+", name) is not None for name in shapes
+        )
+        if found != layers:
+            raise ValueError(
+                f"{source}: holds {found} {part} layers, the config expects {field} = {layers}"
+            )
 
 
 def load_checked(model: nn.Module, tensors: dict[str, Tensor], source: Path) -> None:
