@@ -55,17 +55,17 @@ def output_lines(result: subprocess.CompletedProcess[bytes]) -> list[str]:
     return text.split("\n")[:-1]
 
 
-# Runs the CLI in a child whose address space may grow by at most ``budget`` bytes past what
-# it holds once luong (and torch) are imported: a case that needs more fails with MemoryError.
-_LIMITED = """
+# Runs code in a child whose address space may grow by at most ``budget`` bytes past what it
+# holds once luong (and torch) are imported: a case that needs more fails with MemoryError.
+_LIMIT = """
 import resource, sys
-from luong.cli import main
+import luong.cli, luong.plot
 size = next(int(line.split()[1]) * 1024 for line in open("/proc/self/status")
             if line.startswith("VmSize"))
 limit = size + int(sys.argv[1])
 resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-sys.exit(main(sys.argv[2:]))
 """
+_LIMITED = _LIMIT + "sys.exit(luong.cli.main(sys.argv[2:]))\n"
 
 
 def luong_limited(
@@ -76,6 +76,17 @@ def luong_limited(
     return subprocess.run(
         [sys.executable, "-c", _LIMITED, str(budget), *args],
         input=stdin,
+        capture_output=True,
+        env=env,
+        timeout=300,
+    )
+
+
+def python_limited(budget: int, code: str) -> subprocess.CompletedProcess[bytes]:
+    """Run Python ``code`` with at most ``budget`` more bytes of memory than luong takes."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    return subprocess.run(
+        [sys.executable, "-c", _LIMIT + code, str(budget)],
         capture_output=True,
         env=env,
         timeout=300,

@@ -15,7 +15,13 @@ from pathlib import Path
 
 import pytest
 import torch
-from cli_helpers import assert_one_line_error, luong, luong_limited, output_lines
+from cli_helpers import (
+    assert_one_line_error,
+    luong,
+    luong_limited,
+    output_lines,
+    python_limited,
+)
 from safetensors.torch import load_file, save_file
 
 from luong import LuongAttention, Seq2Seq, Seq2SeqConfig, TrainConfig, train
@@ -375,3 +381,64 @@ def test_a_tampered_config_is_refused_before_the_model_is_built(
     result = luong_limited(300 * 2**20, "translate", str(folder), stdin=b"3 May 1979\n")
     assert_one_line_error(result, needle)
     assert result.stdout == b""
+
+
+@pytest.mark.parametrize("command", ["translate", "train", "eval"])
+def test_dev_zero_as_input_stops_at_the_line_limit(
+    model_dir: Path, tmp_path: Path, command: str
+) -> None:
+    # An endless line: read until memory ran out.
+    dev = tmp_path / "dev.tsv"
+    dev.write_text("3 May 1979\t1979-05-03\n")
+    args = {
+        "translate": ["translate", str(model_dir), "--input", "/dev/zero"],
+        "train": ["train", "--train", "/dev/zero", "--dev", str(dev), "--out", str(tmp_path / "r")],
+        "eval": ["eval", str(model_dir), "--data", "/dev/zero"],
+    }[command]
+    result = luong_limited(500 * 2**20, *args)
+    assert_one_line_error(result, "/dev/zero:1: line longer than 1048576 bytes")
+    assert result.stdout == b""
+
+
+def test_a_huge_sparse_vocabulary_is_refused_unread(model_dir: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "m"
+    shutil.copytree(model_dir, folder, ignore=shutil.ignore_patterns("checkpoints"))
+    with open(folder / "src_vocab.json", "r+b") as file:
+        file.truncate(50 * 2**30)  # 50 GB, nearly all of it a hole
+    result = luong_limited(500 * 2**20, "translate", str(folder), stdin=b"3 May 1979\n")
+    assert_one_line_error(
+        result, "src_vocab.json: 53687091200 bytes, above the limit of 67108864 bytes"
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("plot", "MODEL", "3 May 1979", "--dpi", "5000"), "--dpi: expected between 1 and 1200"),
+        (("plot-scores", "--length", "100000000"), "--length: expected between 1 and 1000"),
+    ],
+)
+def test_absurd_plot_options_are_usage_errors(
+    model_dir: Path, tmp_path: Path, args: tuple[str, ...], needle: str
+) -> None:
+    args = tuple(str(model_dir) if a == "MODEL" else a for a in args)
+    result = luong_limited(500 * 2**20, *args, "--out", str(tmp_path / "out.png"))
+    assert result.returncode == 2
+    assert_one_line_error(result, needle)
+    assert not (tmp_path / "out.png").exists()
+
+
+def test_a_figure_above_the_pixel_limit_is_refused(tmp_path: Path) -> None:
+    # In a child under a memory limit: without the check, Agg allocates 3.6 GB for it.
+    code = f"""
+import torch
+path = {str(tmp_path / "a.png")!r}
+try:
+    luong.plot.plot_attention(["a"], ["b"], torch.ones(1, 1), path, size=(30, 30), dpi=1000)
+except ValueError as error:
+    print(error)
+"""
+    result = python_limited(500 * 2**20, code)
+    assert result.returncode == 0, result.stderr.decode()
+    assert "dpi: 1000 gives a 30000 x 30000 pixel figure, above the limit" in result.stdout.decode()
+    assert not (tmp_path / "a.png").exists()

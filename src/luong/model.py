@@ -28,7 +28,14 @@ from luong.batching import check_batch, source_mask
 from luong.config import Seq2SeqConfig
 from luong.decoder import Decoder, DecoderState, Memory
 from luong.encoder import Bridge, Encoder
-from luong.files import read_tensor_shapes, read_tensors, write_tensors, write_text
+from luong.files import (
+    MAX_JSON_BYTES,
+    read_bounded,
+    read_tensor_shapes,
+    read_tensors,
+    write_tensors,
+    write_text,
+)
 from luong.version import __version__
 from luong.vocab import Vocab
 
@@ -196,8 +203,9 @@ class Seq2Seq(nn.Module):
         for name in (WEIGHTS, CONFIG, SRC_VOCAB, TGT_VOCAB):
             if not (path / name).is_file():
                 raise FileNotFoundError(f"{path / name}: missing (is {path} a luong model folder?)")
+        text = read_bounded(path / CONFIG, MAX_JSON_BYTES)
         try:
-            raw = json.loads((path / CONFIG).read_text(encoding="utf-8"))
+            raw = json.loads(text.decode("utf-8"))
             config = Seq2SeqConfig.from_json(raw.get("model") if isinstance(raw, dict) else raw)
         except (ValueError, TypeError, UnicodeDecodeError) as error:
             raise ValueError(f"{path / CONFIG}: not a valid model config: {error}") from None

@@ -44,7 +44,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar, Literal
 
-from luong.files import write_json
+from luong.files import MAX_JSON_BYTES, read_bounded, write_json
 
 __all__ = [
     "NORMALIZATIONS",
@@ -413,12 +413,11 @@ class Vocab:
 
         Raises:
             OSError: the file cannot be read.
-            ValueError: the file is not UTF-8, not JSON, or not a vocabulary; the message
-                names the file and the problem.
+            ValueError: the file is larger than ``luong.files.MAX_JSON_BYTES``, not UTF-8, not
+                JSON, or not a vocabulary; the message names the file and the problem.
         """
         name = os.fspath(path)
-        with open(path, "rb") as file:
-            raw = file.read()
+        raw = read_bounded(path, MAX_JSON_BYTES)  # a 50 GB sparse file is refused unread
         try:
             data = json.loads(raw.decode("utf-8"))
         except UnicodeDecodeError as error:

@@ -64,12 +64,13 @@ def parse_pairs(raw: bytes, name: str, *, skip_bad_lines: bool = False) -> PairF
     Raises:
         TypeError: ``raw`` is not bytes.
         ValueError: ``"NAME:LINE: problem"`` for the first bad line (unless
-            ``skip_bad_lines``), also saying how many bad lines the file has in all; or
+            ``skip_bad_lines``), also saying how many bad lines the file has in all; a line
+            longer than ``luong.files.MAX_LINE_BYTES`` (never skipped); or
             ``"NAME: no pairs"`` when nothing is left.
     """
     if not isinstance(raw, bytes | bytearray):
         raise TypeError(f"raw: expected bytes, got {type(raw).__name__}")
-    return _parse_lines(iter_lines(io.BytesIO(bytes(raw))), name, skip_bad_lines)
+    return _parse_lines(iter_lines(io.BytesIO(bytes(raw)), name), name, skip_bad_lines)
 
 
 def _parse_lines(lines: Iterable[bytes], name: str, skip_bad_lines: bool) -> PairFile:
@@ -128,7 +129,7 @@ def read_pairs(path: str | os.PathLike[str], *, skip_bad_lines: bool = False) ->
     name = os.fspath(path)
     try:
         with open(path, "rb") as stream:  # line by line: no copy of the whole file
-            return _parse_lines(iter_lines(stream), name, skip_bad_lines)
+            return _parse_lines(iter_lines(stream, name), name, skip_bad_lines)
     except FileNotFoundError:
         raise FileNotFoundError(f"{name}: no such file") from None
     except IsADirectoryError:
