@@ -442,3 +442,15 @@ except ValueError as error:
     assert result.returncode == 0, result.stderr.decode()
     assert "dpi: 1000 gives a 30000 x 30000 pixel figure, above the limit" in result.stdout.decode()
     assert not (tmp_path / "a.png").exists()
+
+
+def test_translate_streams_its_outputs_in_bounded_memory(model_dir: Path) -> None:
+    # 100,000 lines: every hypothesis and its attention were kept to the end (+520 MB here,
+    # 830 MB for 200,000 lines of the dates model); now one window of outputs is.
+    dates = ["3 May 1979", "12.10.21", "", "August 17, 2031", "Monday, March 5, 1979"]
+    lines = [dates[i % 5] if i % 7 else f"{i % 28 + 1} May {1950 + i % 80}" for i in range(100_000)]
+    stdin = "".join(line + "\n" for line in lines).encode()
+    outputs = output_lines(luong_limited(250 * 2**20, "translate", str(model_dir), stdin=stdin))
+    assert len(outputs) == len(lines)
+    alone = output_lines(translate(model_dir, "\n".join(lines[:8]).encode()))
+    assert outputs[:8] == alone and outputs[2] == "" and outputs[-1] == alone[4]

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
 import torch
@@ -50,6 +50,7 @@ __all__ = [
     "beam_search",
     "coverage_penalty",
     "decode",
+    "decode_batches",
     "default_max_len",
     "greedy_search",
     "greedy_steps",
@@ -83,7 +84,8 @@ class Hypothesis:
         otherwise); log_probs: the model's log-probability of each token; score: the search's
         score (the sum of log_probs for greedy search; ``s(Y, X)`` above for beam search);
         attention ``[len(tokens), S_real]``: the weights each output token put on the real
-        source positions (the source's EOS included).
+        source positions (the source's EOS included); ``[len(tokens), 0]`` when the caller
+        did not keep it (``decode_batches(..., attention=False)``).
     """
 
     tokens: list[int]
@@ -599,6 +601,7 @@ def decode(
     ``beam_size=1`` without penalties or ``min_len`` runs ``greedy_search`` (the same tokens
     and scores as ``beam_search`` with one beam, a little faster). An empty or whitespace-only
     input gets no hypotheses (an empty list). The model is put in eval mode for the call.
+    Every hypothesis is kept to the end: ``decode_batches`` hands them out batch by batch.
 
     Args:
         model: the model.
@@ -618,44 +621,136 @@ def decode(
         TypeError: ``texts`` is not a sequence of strings.
         ValueError: an option out of range (named with the value).
     """
+    outputs: list[list[Hypothesis]] = [[] for _ in texts]
+    batches = decode_batches(
+        model,
+        texts,
+        beam_size=beam_size,
+        n_best=n_best,
+        alpha=alpha,
+        beta=beta,
+        min_len=min_len,
+        batch_size=batch_size,
+        max_len=max_len,
+    )
+    for indices, lists in batches:
+        for i, hyps in zip(indices, lists, strict=True):
+            outputs[i] = hyps
+    return outputs
+
+
+def decode_batches(
+    model: Seq2Seq,
+    texts: Sequence[str],
+    *,
+    beam_size: int = 1,
+    n_best: int = 1,
+    alpha: float = 0.0,
+    beta: float = 0.0,
+    min_len: int = 0,
+    batch_size: int = 512,
+    max_len: int | None = None,
+    window: int | None = None,
+    attention: bool = True,
+) -> Iterator[tuple[list[int], list[list[Hypothesis]]]]:
+    """``decode``, handed out a search call at a time, so a caller keeps only what it needs.
+
+    The inputs are taken in windows of ``window`` (all at once when None), in order; within
+    a window they are sorted by length (less padding), and every input of a window is handed
+    out before the next window starts. So a caller that writes outputs in input order holds
+    at most one window's.
+
+    Args:
+        model, texts, beam_size, n_best, alpha, beta, min_len, batch_size, max_len: as
+            ``decode``.
+        window: inputs per window (>= 1), or None for one window.
+        attention: keep each hypothesis' attention; with False it is an empty
+            ``[len(tokens), 0]`` tensor (scores are computed with it all the same).
+
+    Returns:
+        an iterator of ``(indices, lists)``: the indices of some inputs, and their n-best
+        lists (an empty list for an empty or whitespace-only input). Every index comes once.
+
+    Raises:
+        TypeError: ``texts`` is not a sequence of strings.
+        ValueError: an option out of range (named with the value), on the call itself.
+    """
     if isinstance(texts, str) or not all(isinstance(t, str) for t in texts):
         raise TypeError("texts: expected a sequence of strings")
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size: expected >= 1, got {batch_size!r}")
     if max_len is not None:
         _check_int("max_len", max_len, 1)
+    if window is not None:
+        _check_int("window", window, 1)
     _check_beam_options(beam_size, n_best, alpha, beta, min_len, max_len)
+    return _decode_windows(
+        model,
+        texts,
+        beam_size,
+        n_best,
+        alpha,
+        beta,
+        min_len,
+        batch_size,
+        max_len,
+        len(texts) if window is None else window,
+        attention,
+    )
+
+
+def _decode_windows(
+    model: Seq2Seq,
+    texts: Sequence[str],
+    beam_size: int,
+    n_best: int,
+    alpha: float,
+    beta: float,
+    min_len: int,
+    batch_size: int,
+    max_len: int | None,
+    window: int,
+    attention: bool,
+) -> Iterator[tuple[list[int], list[list[Hypothesis]]]]:
     greedy = beam_size == 1 and not alpha and not beta and not min_len
-    outputs: list[list[Hypothesis]] = [[] for _ in texts]
-    todo = [i for i, text in enumerate(texts) if text.strip()]
-    # Similar lengths together: less padding, and the order is restored below.
-    todo.sort(key=lambda i: len(texts[i]))
     per_call = min(batch_size, max(1, SEARCH_ROWS // beam_size))  # wide beams: fewer
     with evaluating(model):
-        for start in range(0, len(todo), per_call):
-            chunk = todo[start : start + per_call]
-            sources = [texts[i] for i in chunk]
-            src, lengths = encode_sources(model.src_vocab, sources, model.device)
-            # The default limit is each sentence's own, so no output depends on its batch.
-            limit: MaxLen = max_len if max_len is not None else default_max_len(lengths)
-            shortest = limit if isinstance(limit, int) else int(limit.min())
-            if greedy:
-                lists = [[h] for h in greedy_search(model, src, lengths, limit)]
-            else:
-                lists = beam_search(
-                    model,
-                    src,
-                    lengths,
-                    beam_size,
-                    limit,
-                    n_best,
-                    alpha,
-                    beta,
-                    min(min_len, shortest - 1),
-                )
-            for i, hyps in zip(chunk, lists, strict=True):
-                outputs[i] = hyps
-    return outputs
+        for first in range(0, len(texts), max(window, 1)):
+            span = range(first, min(first + window, len(texts)))
+            empty = [i for i in span if not texts[i].strip()]
+            if empty:
+                yield empty, [[] for _ in empty]
+            todo = [i for i in span if texts[i].strip()]
+            # Similar lengths together: less padding; the caller restores the order.
+            todo.sort(key=lambda i: len(texts[i]))
+            for start in range(0, len(todo), per_call):
+                chunk = todo[start : start + per_call]
+                sources = [texts[i] for i in chunk]
+                src, lengths = encode_sources(model.src_vocab, sources, model.device)
+                # The default limit is each sentence's own, so no output depends on its batch.
+                limit: MaxLen = max_len if max_len is not None else default_max_len(lengths)
+                shortest = limit if isinstance(limit, int) else int(limit.min())
+                if greedy:
+                    lists = [[h] for h in greedy_search(model, src, lengths, limit)]
+                else:
+                    lists = beam_search(
+                        model,
+                        src,
+                        lengths,
+                        beam_size,
+                        limit,
+                        n_best,
+                        alpha,
+                        beta,
+                        min(min_len, shortest - 1),
+                    )
+                if not attention:
+                    lists = [[_without_attention(h) for h in hyps] for hyps in lists]
+                yield chunk, lists
+
+
+def _without_attention(hypothesis: Hypothesis) -> Hypothesis:
+    return replace(hypothesis, attention=torch.empty(len(hypothesis.tokens), 0))
 
 
 # -- symbols, unknown-word replacement ------------------------------------------------------
