@@ -156,3 +156,41 @@ def output_lines(result: subprocess.CompletedProcess[bytes]) -> list[str]:
     text = result.stdout.decode()
     assert text.endswith("\n") or text == ""
     return text.split("\n")[:-1]
+
+
+# Runs code in a child whose address space may grow by at most ``budget`` bytes past what it
+# holds once luong (and torch) are imported: a case that needs more fails with MemoryError.
+_LIMIT = """
+import resource, sys
+import luong.cli, luong.plot
+size = next(int(line.split()[1]) * 1024 for line in open("/proc/self/status")
+            if line.startswith("VmSize"))
+limit = size + int(sys.argv[1])
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+"""
+_LIMITED = _LIMIT + "sys.exit(luong.cli.main(sys.argv[2:]))\n"
+
+
+def luong_limited(
+    budget: int, *args: str, stdin: bytes | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """``luong ARGS`` with at most ``budget`` more bytes of memory than luong takes to start."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    return subprocess.run(
+        [sys.executable, "-c", _LIMITED, str(budget), *args],
+        input=stdin,
+        capture_output=True,
+        env=env,
+        timeout=300,
+    )
+
+
+def python_limited(budget: int, code: str) -> subprocess.CompletedProcess[bytes]:
+    """Run Python ``code`` with at most ``budget`` more bytes of memory than luong takes."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    return subprocess.run(
+        [sys.executable, "-c", _LIMIT + code, str(budget)],
+        capture_output=True,
+        env=env,
+        timeout=300,
+    )

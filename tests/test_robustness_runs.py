@@ -171,8 +171,8 @@ def config_field(folder: Path, name: str, value: object) -> None:
         (
             float8_weights,
             [],
-            "{m}/model.safetensors: tensor 'bridge.hidden.bias' has dtype torch.float8_e4m3fn, "
-            "expected torch.float32",
+            "{m}/model.safetensors: tensor 'bridge.hidden.bias' has dtype float8_e4m3fn, "
+            "expected float32",
         ),
         (
             overflowing_weights,

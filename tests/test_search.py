@@ -27,6 +27,7 @@ from luong.search import (
     beam_search,
     coverage_penalty,
     decode,
+    decode_batches,
     greedy_search,
     hypothesis_symbols,
     hypothesis_text,
@@ -378,6 +379,33 @@ def test_decode_keeps_order_and_gives_empty_inputs_no_hypotheses() -> None:
         decode(model, TEXTS, n_best=2)
     with pytest.raises(ValueError, match="batch_size: expected >= 1, got 0"):
         decode(model, TEXTS, batch_size=0)
+
+
+def test_decode_batches_in_windows_equal_decode() -> None:
+    model = LIVELY.model()
+    whole = decode(model, TEXTS, beam_size=3, n_best=2, max_len=10)
+    for window in (1, 2, 3):
+        got: dict[int, list[Hypothesis]] = {}
+        batches = decode_batches(
+            model,
+            TEXTS,
+            beam_size=3,
+            n_best=2,
+            max_len=10,
+            batch_size=2,
+            window=window,
+            attention=False,
+        )
+        for indices, lists in batches:
+            assert max(indices) < (min(indices) // window + 1) * window  # one window each
+            got.update(zip(indices, lists, strict=True))
+        assert sorted(got) == list(range(len(TEXTS)))
+        for i, hyps in got.items():
+            assert [h.tokens for h in hyps] == [h.tokens for h in whole[i]]
+            assert [h.score for h in hyps] == pytest.approx([h.score for h in whole[i]])
+            assert all(h.attention.shape == (len(h.tokens), 0) for h in hyps)
+    with pytest.raises(ValueError, match="window: expected an int >= 1, got 0"):
+        decode_batches(model, TEXTS, window=0)
 
 
 def test_translate_with_beam_and_nbest() -> None:

@@ -212,6 +212,8 @@ def test_decode_inverts_encode_on_known_text(
         tokens_of = vocab.tokenize(text)
         if any(token in Vocab.SPECIALS for token in tokens_of):
             continue
+        if any(len(f"a{token}b".splitlines()) > 1 or "\t" in token for token in tokens_of):
+            continue  # tabs and line breaks are never symbols: they stay unknown
         ids = vocab.encode(text, bos=True)
         assert vocab.unknown(text) == []
         assert Vocab.unk_id not in ids
@@ -320,3 +322,24 @@ def test_load_malformed_file_names_file_and_problem(
 def test_load_missing_file_is_an_os_error(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         Vocab.load(tmp_path / "absent.json")
+
+
+def test_target_normalisation_nfc_round_trips_and_old_files_read_nfkc() -> None:
+    nfc = Vocab.build(["m²", "cafe\u0301"], normalization="NFC")
+    assert "²" in nfc and "é" in nfc and "\u0301" not in nfc
+    assert nfc.to_json()["normalization"] == "NFC"
+    assert Vocab.from_json(json.loads(json.dumps(nfc.to_json()))) == nfc
+    assert nfc != Vocab(nfc.symbols)  # the same symbols, read another way
+    old = Vocab.from_json(Vocab(["a"]).to_json())  # no field: written before it existed
+    assert old.normalization == "NFKC" and old.normalize("m²") == "m2"
+    with pytest.raises(ValueError, match="normalization: expected one of NFKC, NFC, got 'NFD'"):
+        Vocab(["a"], normalization="NFD")  # type: ignore[arg-type]
+
+
+def test_tabs_and_line_breaks_are_never_symbols() -> None:
+    vocab = Vocab.build(["a\tb\nc\rd\u2028e"])
+    assert vocab.symbols == ("a", "b", "c", "d", "e")
+    assert vocab.unknown("a\tb") == ["\t"]
+    for symbol in ("\n", "\r", "\t", "x\u2029", "\x1e"):
+        with pytest.raises(ValueError, match=r"symbols\[1\]: .* holds a tab or a line break"):
+            Vocab(["a", symbol], tokens="char" if len(symbol) == 1 else "space")

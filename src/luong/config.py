@@ -18,6 +18,7 @@ from typing import Any
 
 from luong.attention import GLOBAL_SCORES, LOCAL_MODES, LOCAL_SCORES, SAME_WIDTH_SCORES
 from luong.distributed import DEVICES
+from luong.files import MAX_TEXT_BYTES, read_bounded
 
 __all__ = [
     "ATTENTIONS",
@@ -295,11 +296,12 @@ def read_toml_tables(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
 
     Raises:
         FileNotFoundError: no such file.
-        ValueError: not UTF-8 TOML, or a table other than those (the message names the file).
+        ValueError: larger than ``luong.files.MAX_TEXT_BYTES``, not UTF-8 TOML, or a table
+            other than those (the message names the file).
     """
     path = Path(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_bounded(path, MAX_TEXT_BYTES).decode("utf-8"))
     except FileNotFoundError:
         raise FileNotFoundError(f"{path}: no such file") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:

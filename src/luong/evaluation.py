@@ -14,6 +14,11 @@ the zoo all call ``evaluate``. What is counted depends on the data:
 
 ``dev_loss`` is the other dev figure a run can select on: the mean cross-entropy per target
 token of the teacher-forced pairs.
+
+Like is compared with like: outputs and references both go through the target vocabulary's
+``normalize`` (NFC for the target vocabularies a run builds, ``luong.vocab``) before they are
+scored, so a reference written decomposed (``e`` + U+0301, as macOS writes it) matches the
+composed ``é`` the model learned to write.
 """
 
 from __future__ import annotations
@@ -122,7 +127,8 @@ def evaluate_pairs(
         alpha=alpha,
         beta=beta,
     )
-    refs = [t for _, t in pairs]
+    hyps = [model.tgt_vocab.normalize(hyp) for hyp in hyps]
+    refs = [model.tgt_vocab.normalize(t) for _, t in pairs]
     scores: dict[str, Any] = {
         "exact_match": exact_match(hyps, refs),
         "char_accuracy": char_accuracy(hyps, refs),
@@ -195,6 +201,9 @@ def evaluate_references(
         alpha=alpha,
         beta=beta,
     )
+    normalize = model.tgt_vocab.normalize
+    hyps = [normalize(hyp) for hyp in hyps]
+    refs = [[normalize(target) for target in targets] for _, targets in grouped]
     tokens = model.tgt_vocab.tokens if model.tgt_vocab.tokens in TOKENS else "space"
     scores: dict[str, Any] = dict(reference_scores(hyps, refs, tokens))  # type: ignore[arg-type]
     unknown = [len(model.src_vocab.unknown(source)) for source in sources]

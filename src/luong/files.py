@@ -6,6 +6,19 @@ reader sees the old file or the new one, never half of one. A folder is built un
 temporary name and renamed into place when complete. Nothing is ever pickled. A write that
 fails (a full disk) raises ``OSError`` naming the final file; ``locked`` keeps a folder to one
 writer at a time.
+
+Lines, one rule for every reader (``luong translate``'s input, tab-separated pairs): a line
+ends at ``\n``, and a ``\r`` just before it belongs to the line end (``\r\n``); a lone
+``\r`` is a character of its line, never a line end. A final newline ends the last line (no
+empty line after it), a missing one loses nothing, and a UTF-8 byte-order mark at the very
+start of the input is dropped. N lines in, N lines out.
+
+Reads are bounded where a sane limit exists, so ``/dev/zero`` or a 50 GB sparse file is an
+error, not a machine out of memory: a line holds at most ``MAX_LINE_BYTES`` (1 MiB, a
+thousand times the longest sentence a model reads), a JSON file (a vocabulary, a config) at
+most ``MAX_JSON_BYTES`` (64 MiB: a million-word vocabulary takes 20), a text file read whole
+(a TOML config) at most ``MAX_TEXT_BYTES`` (1 MiB). Data files (pairs, inputs) have no size
+limit: they are read a line at a time.
 """
 
 from __future__ import annotations
@@ -19,25 +32,103 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
-from safetensors import SafetensorError
+from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file, save_file
 from torch import Tensor
 
 __all__ = [
+    "BOM",
     "LOCK",
+    "MAX_JSON_BYTES",
+    "MAX_LINE_BYTES",
+    "MAX_TEXT_BYTES",
     "FolderLocked",
     "atomic_write",
+    "iter_lines",
     "locked",
+    "read_bounded",
     "read_json",
+    "read_tensor_shapes",
     "read_tensors",
+    "read_text_lines",
     "save_tensors",
+    "text_lines",
     "write_folder",
     "write_json",
     "write_tensors",
     "write_text",
 ]
+
+BOM = b"\xef\xbb\xbf"  # UTF-8's byte-order mark, dropped at the start of an input
+
+MAX_LINE_BYTES = 1 << 20
+"""The longest line a reader takes, its line end not counted (1 MiB)."""
+
+MAX_JSON_BYTES = 64 << 20
+"""The largest JSON file ``read_json`` (and a vocabulary) takes (64 MiB)."""
+
+MAX_TEXT_BYTES = 1 << 20
+"""The largest text file read whole, such as a TOML config (1 MiB)."""
+
+
+def iter_lines(
+    stream: BinaryIO, name: str, max_line_bytes: int = MAX_LINE_BYTES
+) -> Iterator[bytes]:
+    """The lines of a binary stream, line ends removed (the module docstring's rule), read one
+    at a time; no line is read past ``max_line_bytes``.
+
+    Raises:
+        ValueError: ``NAME:LINE: longer than N bytes``, before more of it is read.
+    """
+    number = 0
+    while True:
+        # At most the limit and a b"\r\n": a longer line is refused unread.
+        line = stream.readline(max_line_bytes + 2)
+        if not line:
+            return
+        number += 1
+        if line.endswith(b"\n"):  # only b"\n" ends a line; a lone b"\r" stays inside it
+            line = line[:-2] if line.endswith(b"\r\n") else line[:-1]
+        if number == 1 and line.startswith(BOM):
+            line = line[len(BOM) :]
+        if len(line) > max_line_bytes:
+            raise ValueError(
+                f"{name}:{number}: line longer than {max_line_bytes} bytes; expected a text "
+                "file of one sentence a line"
+            )
+        yield line
+
+
+def text_lines(stream: BinaryIO, name: str) -> Iterator[str]:
+    """The lines of a binary stream as UTF-8 text (``iter_lines``).
+
+    Raises:
+        ValueError: ``NAME:LINE: not valid UTF-8 (...)``, or a line too long.
+    """
+    for number, line in enumerate(iter_lines(stream, name), start=1):
+        try:
+            yield line.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise ValueError(f"{name}:{number}: not valid UTF-8 ({error.reason})") from None
+
+
+def read_text_lines(path: str | os.PathLike[str]) -> list[str]:
+    """The lines of a UTF-8 text file (``text_lines``).
+
+    Raises:
+        FileNotFoundError: no such file.
+        ValueError: a directory, or a line that is not UTF-8 or too long (``FILE:LINE: ...``).
+    """
+    name = os.fspath(path)
+    try:
+        with open(path, "rb") as stream:
+            return list(text_lines(stream, name))
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{name}: no such file") from None
+    except IsADirectoryError:
+        raise ValueError(f"{name}: is a directory, expected a text file") from None
 
 
 def fsync_dir(path: Path) -> None:
@@ -101,18 +192,42 @@ def write_json(path: str | os.PathLike[str], data: Any) -> None:
     write_text(path, json.dumps(data, ensure_ascii=False, indent=2) + "\n")
 
 
-def read_json(path: str | os.PathLike[str]) -> Any:
-    """Parse a JSON file; a missing, unreadable or malformed file raises naming it.
+def read_bounded(path: str | os.PathLike[str], limit: int) -> bytes:
+    """The bytes of a file of at most ``limit`` bytes: the size is checked before anything is
+    read (a sparse file is refused unread), and no more than ``limit + 1`` bytes are read
+    (a device such as ``/dev/zero`` reports no size).
 
     Raises:
         FileNotFoundError: no such file.
-        ValueError: not UTF-8 or not JSON (the message names the file).
+        ValueError: larger than ``limit``, or a directory (the message names the file).
+    """
+    name = os.fspath(path)
+    try:
+        with open(path, "rb") as file:
+            size = os.fstat(file.fileno()).st_size
+            raw = file.read(limit + 1) if size <= limit else b""
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{name}: missing") from None
+    except IsADirectoryError:
+        raise ValueError(f"{name}: is a directory, expected a file") from None
+    if size > limit or len(raw) > limit:
+        shown = f"{size} bytes" if size > limit else f"more than {limit} bytes"
+        raise ValueError(f"{name}: {shown}, above the limit of {limit} bytes for such a file")
+    return raw
+
+
+def read_json(path: str | os.PathLike[str], limit: int = MAX_JSON_BYTES) -> Any:
+    """Parse a JSON file of at most ``limit`` bytes; a missing, unreadable, oversized or
+    malformed file raises naming it.
+
+    Raises:
+        FileNotFoundError: no such file.
+        ValueError: too large, not UTF-8 or not JSON (the message names the file).
     """
     path = Path(path)
+    raw = read_bounded(path, limit)
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise FileNotFoundError(f"{path}: missing") from None
+        return json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise ValueError(f"{path}: not valid JSON ({error})") from None
     except RecursionError:
@@ -163,6 +278,25 @@ def read_tensors(path: str | os.PathLike[str]) -> dict[str, Tensor]:
         raise FileNotFoundError(f"{path}: missing")
     try:
         return load_file(str(path))
+    except (SafetensorError, OSError, ValueError) as error:
+        raise ValueError(f"{path}: not a readable safetensors file ({error})") from None
+
+
+def read_tensor_shapes(path: str | os.PathLike[str]) -> dict[str, tuple[int, ...]]:
+    """The name and shape of every tensor in a safetensors file, from its header alone (no
+    tensor is read), so a model can be checked against them before it is built.
+
+    Raises:
+        FileNotFoundError: no such file.
+        ValueError: not a readable safetensors file.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: missing")
+    try:
+        with safe_open(str(path), framework="pt") as file:
+            names = file.keys()  # noqa: SIM118  (safe_open is not iterable)
+            return {name: tuple(file.get_slice(name).get_shape()) for name in names}
     except (SafetensorError, OSError, ValueError) as error:
         raise ValueError(f"{path}: not a readable safetensors file ({error})") from None
 

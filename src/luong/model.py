@@ -15,6 +15,7 @@ A saved model is a folder of data, never pickled code:
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -27,12 +28,28 @@ from luong.batching import check_batch, source_mask
 from luong.config import Seq2SeqConfig
 from luong.decoder import Decoder, DecoderState, Memory
 from luong.encoder import Bridge, Encoder
-from luong.files import read_tensors, write_tensors, write_text
+from luong.files import (
+    MAX_JSON_BYTES,
+    read_bounded,
+    read_tensor_shapes,
+    read_tensors,
+    write_tensors,
+    write_text,
+)
 from luong.subword import load_vocab
 from luong.version import __version__
 from luong.vocab import Vocab
 
-__all__ = ["CONFIG", "SRC_VOCAB", "TGT_VOCAB", "WEIGHTS", "Seq2Seq", "evaluating", "load_checked"]
+__all__ = [
+    "CONFIG",
+    "SRC_VOCAB",
+    "TGT_VOCAB",
+    "WEIGHTS",
+    "Seq2Seq",
+    "check_sizes",
+    "evaluating",
+    "load_checked",
+]
 
 WEIGHTS = "model.safetensors"
 CONFIG = "config.json"
@@ -194,6 +211,9 @@ class Seq2Seq(nn.Module):
     def from_pretrained(cls, directory: str | Path, device: str | torch.device = "cpu") -> Seq2Seq:
         """Rebuild a model from ``save_pretrained``'s folder.
 
+        The config's sizes are checked against the weights' header (``check_sizes``) before
+        the model is built, so a config that does not match costs nothing.
+
         Raises:
             FileNotFoundError: the folder or one of its files is missing.
             ValueError: a file is unreadable, or the weights do not match the config (names
@@ -205,28 +225,92 @@ class Seq2Seq(nn.Module):
         for name in (WEIGHTS, CONFIG, SRC_VOCAB, TGT_VOCAB):
             if not (path / name).is_file():
                 raise FileNotFoundError(f"{path / name}: missing (is {path} a luong model folder?)")
+        text = read_bounded(path / CONFIG, MAX_JSON_BYTES)
         try:
-            raw = json.loads((path / CONFIG).read_text(encoding="utf-8"))
+            raw = json.loads(text.decode("utf-8"))
             config = Seq2SeqConfig.from_json(raw.get("model") if isinstance(raw, dict) else raw)
         except (ValueError, TypeError, UnicodeDecodeError) as error:
             raise ValueError(f"{path / CONFIG}: not a valid model config: {error}") from None
         except RecursionError:
             raise ValueError(f"{path / CONFIG}: not valid JSON (nested too deep)") from None
-        model = cls(config, load_vocab(path / SRC_VOCAB), load_vocab(path / TGT_VOCAB))
+        src_vocab, tgt_vocab = load_vocab(path / SRC_VOCAB), load_vocab(path / TGT_VOCAB)
+        # The sizes first, from the header: a tampered config (emb_dim = 800000, 10,000
+        # layers) is refused before it is built.
+        check_sizes(
+            config,
+            len(src_vocab),
+            len(tgt_vocab),
+            read_tensor_shapes(path / WEIGHTS),
+            path / WEIGHTS,
+        )
+        model = cls(config, src_vocab, tgt_vocab)
         load_checked(model, read_tensors(path / WEIGHTS), path / WEIGHTS)
         return model.to(device).eval()
 
 
-# The floating-point dtypes a weights file may hold (converted to the model's on load).
-_LOADABLE_FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+def check_sizes(
+    config: Seq2SeqConfig,
+    src_size: int,
+    tgt_size: int,
+    shapes: dict[str, tuple[int, ...]],
+    source: Path,
+) -> None:
+    """Check the sizes a model of ``config`` would have against the tensor shapes of a weights
+    file (``luong.files.read_tensor_shapes``), without building it: the embeddings (vocabulary
+    sizes, ``emb_dim``), the recurrent cells (``enc_hidden``, ``dec_hidden``, ``cell``), the
+    number of layers, the output layer and the location score's rows (``max_src_len``). Every
+    other tensor's size follows from these, so once they match the model is no larger than
+    the file; ``load_checked`` then checks every tensor.
+
+    Raises:
+        ValueError: a size that differs, naming the file, the tensor and both shapes, or the
+            number of layers.
+    """
+    gates = 4 if config.cell == "lstm" else 3
+    expected = {
+        "encoder.embedding.weight": (src_size, config.emb_dim),
+        "encoder.rnn.weight_hh_l0": (gates * config.enc_hidden, config.enc_hidden),
+        "decoder.embedding.weight": (tgt_size, config.emb_dim),
+        "decoder.rnn.weight_hh_l0": (gates * config.dec_hidden, config.dec_hidden),
+        "decoder.out.weight": (tgt_size, config.dec_hidden),
+    }
+    if config.tie_embeddings:
+        del expected["decoder.embedding.weight"]  # the encoder's, saved once
+    if config.attention == "location":
+        expected["decoder.attention.score_proj.weight"] = (
+            config.max_src_len + 1,
+            config.dec_hidden,
+        )
+    missing = sorted(name for name in expected if name not in shapes)
+    if missing:
+        raise ValueError(f"{source}: does not match the config: missing tensors {missing}")
+    for name, shape in expected.items():
+        if shapes[name] != shape:
+            raise ValueError(
+                f"{source}: tensor {name!r} has shape {shapes[name]}, the config expects {shape}"
+            )
+    for part, layers, field in (
+        ("encoder", config.enc_layers, "enc_layers"),
+        ("decoder", config.dec_layers, "dec_layers"),
+    ):
+        found = sum(
+            re.fullmatch(rf"{part}\.rnn\.weight_hh_l\d+", name) is not None for name in shapes
+        )
+        if found != layers:
+            raise ValueError(
+                f"{source}: holds {found} {part} layers, the config expects {field} = {layers}"
+            )
 
 
 def load_checked(model: Seq2Seq, tensors: dict[str, Tensor], source: Path) -> None:
-    """Copy ``tensors`` into ``model`` after checking that names and shapes match exactly
-    (``model.weights()``: a tied tensor once).
+    """Copy ``tensors`` into ``model`` after checking that names, shapes and dtypes match
+    exactly (``model.weights()``: a tied tensor once; float32 weights: an int64, bool,
+    float64 or float8 tensor of the right shape is refused, not converted) and that every
+    value is finite.
 
     Raises:
-        ValueError: names missing or unexpected, a shape that differs, or a value not finite.
+        ValueError: names missing or unexpected, a shape or dtype that differs, or a value not
+            finite; the message names the file and the tensor.
     """
     expected = model.weights()
     missing = sorted(set(expected) - set(tensors))
@@ -242,16 +326,19 @@ def load_checked(model: Seq2Seq, tensors: dict[str, Tensor], source: Path) -> No
                 f"{source}: tensor {name!r} has shape {tuple(tensor.shape)}, "
                 f"the config expects {tuple(expected[name].shape)}"
             )
-        if tensor.is_floating_point() and tensor.dtype not in _LOADABLE_FLOATS:
-            # float8 tensors: torch can neither check them for finiteness nor compute in them
+        if tensor.dtype != expected[name].dtype:
             raise ValueError(
-                f"{source}: tensor {name!r} has dtype {tensor.dtype}, expected "
-                f"{expected[name].dtype}"
+                f"{source}: tensor {name!r} has dtype {_dtype_name(tensor.dtype)}, expected "
+                f"{_dtype_name(expected[name].dtype)}"
             )
         if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
             raise ValueError(f"{source}: tensor {name!r} holds non-finite values")
     tied = model.tied()
     model.load_state_dict({**tensors, **{name: tensors[of] for name, of in tied.items()}})
+
+
+def _dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
 
 
 @contextmanager

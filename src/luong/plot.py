@@ -4,6 +4,11 @@ Shapes: ``S`` source length, ``T`` output length, ``d`` query width.
 
 Every function draws on its own ``matplotlib.figure.Figure`` with an Agg canvas: no display,
 no pyplot, no global state. The PNG has exactly ``size`` inches x ``dpi`` pixels.
+
+Figures are bounded before anything is drawn, since Agg allocates the whole canvas: ``dpi`` at
+most ``MAX_DPI`` (1200, print quality), at most ``MAX_PIXELS`` (50 million, 200 MB of RGBA:
+a 30 x 30 inch heatmap at 235 dpi), at most ``MAX_POSITIONS`` bars a chart (1000), and an
+input no longer than the model's ``max_src_len``.
 """
 
 from __future__ import annotations
@@ -34,6 +39,9 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = [
+    "MAX_DPI",
+    "MAX_PIXELS",
+    "MAX_POSITIONS",
     "ScorePanel",
     "fresh_score_panels",
     "model_score_panel",
@@ -43,6 +51,15 @@ __all__ = [
 ]
 
 SHADE = "0.85"  # the grey behind padded positions
+
+MAX_DPI = 1200
+"""The highest resolution a figure takes, in pixels per inch."""
+
+MAX_PIXELS = 50_000_000
+"""The most pixels a figure may have (width x height)."""
+
+MAX_POSITIONS = 1000
+"""The most source positions a chart of ``plot_scores`` draws (padding included)."""
 
 
 def _label(symbol: str) -> str:
@@ -66,6 +83,27 @@ def _check_size(size: tuple[float, float] | None, dpi: int) -> None:
         raise ValueError(f"size: expected (width, height) in inches, both > 0, got {size!r}")
     if isinstance(dpi, bool) or not isinstance(dpi, int) or dpi < 1:
         raise ValueError(f"dpi: expected an int >= 1, got {dpi!r}")
+    if dpi > MAX_DPI:
+        raise ValueError(f"dpi: expected at most {MAX_DPI}, got {dpi}")
+
+
+def _check_pixels(size: tuple[float, float], dpi: int) -> None:
+    """Refuse a canvas above ``MAX_PIXELS`` before Agg allocates it."""
+    width, height = round(size[0] * dpi), round(size[1] * dpi)
+    if width * height > MAX_PIXELS:
+        most = int((MAX_PIXELS / (size[0] * size[1])) ** 0.5)
+        raise ValueError(
+            f"dpi: {dpi} gives a {width} x {height} pixel figure, above the limit of "
+            f"{MAX_PIXELS} pixels; at most {most} dpi for this figure"
+        )
+
+
+def _check_text(model: Seq2Seq, text: str) -> None:
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(f"text: expected a non-empty input, got {text!r}")
+    length, limit = len(model.src_vocab.tokenize(text)), model.config.max_src_len
+    if length > limit:
+        raise ValueError(f"text: {length} symbols, above the model's maximum source length {limit}")
 
 
 def plot_attention(
@@ -108,6 +146,7 @@ def plot_attention(
     _check_size(size, dpi)
     if size is None:
         size = (min(max(2.5 + 0.3 * columns, 4.0), 30.0), min(max(1.5 + 0.3 * rows, 3.0), 30.0))
+    _check_pixels(size, dpi)
     figure = _figure(size, dpi)
     axes = figure.add_subplot()
     image = axes.imshow(
@@ -150,11 +189,11 @@ def plot_translation(
         the hypothesis drawn.
 
     Raises:
-        ValueError: an empty input, or a bad option.
+        ValueError: an empty input, one longer than the model's ``max_src_len``, or a bad
+            option.
         OSError: the file cannot be written.
     """
-    if not isinstance(text, str) or not text.strip():
-        raise ValueError(f"text: expected a non-empty input, got {text!r}")
+    _check_text(model, text)
     ((best, *_),) = decode(model, [text], beam_size=beam_size, alpha=alpha, beta=beta)
     output = hypothesis_text(model, best)
     plot_attention(
@@ -219,10 +258,16 @@ def plot_scores(
             raise ValueError(
                 f"panels[{i}] ({panel.name}): expected real in [1, {positions}], got {panel.real}"
             )
+        if positions > MAX_POSITIONS:
+            raise ValueError(
+                f"panels[{i}] ({panel.name}): {positions} positions, above the limit of "
+                f"{MAX_POSITIONS} bars a chart"
+            )
     _check_size(size, dpi)
     if size is None:
         widest = max(len(p.symbols) for p in panels)
         size = (min(max(4.5, 1.5 + 0.28 * widest) * len(panels), 40.0), 3.5)
+    _check_pixels(size, dpi)
     figure = _figure(size, dpi)
     top = max(float(p.weights.max()) for p in panels)
     grid = figure.subplots(1, len(panels), sharey=True, squeeze=False)[0]
@@ -260,13 +305,16 @@ def fresh_score_panels(
     ``length`` positions padded.
 
     Raises:
-        ValueError: ``length < 2``, ``pad`` outside ``[0, length)``, ``d < 1``.
+        ValueError: ``length`` outside ``[1, MAX_POSITIONS]``, ``pad`` outside
+            ``[0, length)``, ``d < 1``.
     """
     if length < 1 or not 0 <= pad < length or d < 1:
         raise ValueError(
             f"expected length >= 1, 0 <= pad < length and d >= 1, got length={length}, "
             f"pad={pad}, d={d}"
         )
+    if length > MAX_POSITIONS:
+        raise ValueError(f"length: expected at most {MAX_POSITIONS} positions, got {length}")
     generator = torch.Generator().manual_seed(seed)
     keys = torch.randn(1, length, d, generator=generator)
     query = torch.randn(1, d, generator=generator)
@@ -296,12 +344,19 @@ def model_score_panel(
         name: the chart's title; default the model's attention score.
 
     Raises:
-        ValueError: empty ``text``, negative ``step`` or ``pad``.
+        ValueError: empty ``text`` or one longer than the model's ``max_src_len``, negative
+            ``step`` or ``pad``, more than ``MAX_POSITIONS`` positions.
     """
     if not text.strip():
         raise ValueError("text: expected a non-empty input, got only whitespace")
     if step < 0 or pad < 0:
         raise ValueError(f"step and pad: expected >= 0, got step={step}, pad={pad}")
+    _check_text(model, text)
+    positions = len(model.src_vocab.tokenize(text)) + 1 + pad
+    if positions > MAX_POSITIONS:
+        raise ValueError(
+            f"pad: {positions} positions with the input, above the limit of {MAX_POSITIONS}"
+        )
     with evaluating(model):
         src, lengths = encode_sources(model.src_vocab, [text], model.device)
         src = torch.cat([src, src.new_zeros(1, pad)], dim=1)  # pad id 0

@@ -275,6 +275,8 @@ def build_vocabularies(data: TaskData, config: VocabConfig) -> tuple[Vocab, Voca
     """The source and target vocabularies, built from the training split as ``config``
     says: the data's own symbols (characters or tokens, ``vocab_size`` and ``min_count``
     capping them) or a sentencepiece model; ``joint_vocab`` gives both sides the same one.
+    Sources are normalised with NFKC, targets with NFC at most, so they are written as
+    spelled (``luong.vocab``); a joint vocabulary and a subword vocabulary use NFC.
 
     Raises:
         ValueError: a joint vocabulary over sides cut differently (characters against
@@ -298,11 +300,13 @@ def build_vocabularies(data: TaskData, config: VocabConfig) -> tuple[Vocab, Voca
         )
     size, count = config.size or None, config.min_count
     if config.joint_vocab:
-        joint = Vocab.build(sources + targets, data.src_tokens, min_count=count, max_size=size)
+        joint = Vocab.build(
+            sources + targets, data.src_tokens, min_count=count, max_size=size, normalization="NFC"
+        )
         return joint, joint
     return (
         Vocab.build(sources, data.src_tokens, data.lowercase, min_count=count, max_size=size),
-        Vocab.build(targets, data.tgt_tokens, min_count=count, max_size=size),
+        Vocab.build(targets, data.tgt_tokens, min_count=count, max_size=size, normalization="NFC"),
     )
 
 

@@ -16,12 +16,20 @@ Scoring, after Wu et al. (2016), "Google's Neural Machine Translation System", e
 
 Beams compete on log P (every open beam has the same length at a step, so lp does not change
 their order); finished hypotheses and the final n-best lists are ranked by s.
+
+The options are bounded where a larger value only breaks the arithmetic: ``alpha`` at most
+``MAX_ALPHA`` (GNMT tunes it in [0.6, 1]; at 5, lp stays finite in float32 for outputs of
+up to 10^8 tokens, where alpha = 39 overflowed at 140), ``beta`` at most ``MAX_BETA`` (GNMT:
+0.2; at 10 a source position the attention never reached costs 873, finite for any source,
+where beta = 1e37 made every score -inf), and ``beam_size`` at most ``MAX_BEAM`` (wider
+beams only cost memory: a decoder row per beam). ``decode`` runs wide beams on fewer
+sentences at a time (``SEARCH_ROWS``). A sentence's n-best list is never empty.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
 import torch
@@ -33,10 +41,15 @@ from luong.model import Seq2Seq, evaluating
 from luong.vocab import Vocab
 
 __all__ = [
+    "MAX_ALPHA",
+    "MAX_BEAM",
+    "MAX_BETA",
+    "SEARCH_ROWS",
     "Hypothesis",
     "beam_search",
     "coverage_penalty",
     "decode",
+    "decode_batches",
     "default_max_len",
     "greedy_search",
     "greedy_steps",
@@ -48,6 +61,20 @@ __all__ = [
 ]
 
 
+MAX_ALPHA = 5.0
+"""The largest length penalty weight (module docstring)."""
+
+MAX_BETA = 10.0
+"""The largest coverage penalty weight."""
+
+MAX_BEAM = 1000
+"""The widest beam."""
+
+SEARCH_ROWS = 8192
+"""``decode``: at most this many decoder rows (sentences x beams) per search call once the
+beam is wider than ``SEARCH_ROWS / batch_size``: 16 beams at the default 512 sentences."""
+
+
 @dataclass(frozen=True)
 class Hypothesis:
     """One output of a search.
@@ -56,7 +83,8 @@ class Hypothesis:
         otherwise); log_probs: the model's log-probability of each token; score: the search's
         score (the sum of log_probs for greedy search; ``s(Y, X)`` above for beam search);
         attention ``[len(tokens), S_real]``: the weights each output token put on the real
-        source positions (the source's EOS included).
+        source positions (the source's EOS included); ``[len(tokens), 0]`` when the caller
+        did not keep it (``decode_batches(..., attention=False)``).
     """
 
     tokens: list[int]
@@ -229,29 +257,33 @@ def coverage_penalty(coverage: Tensor, mask: Tensor, beta: float) -> Tensor:
 # -- beam search ----------------------------------------------------------------------------
 
 
-def _check_number(name: str, value: object) -> float:
+def _check_number(name: str, value: object, high: float) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise ValueError(f"{name}: expected a finite number >= 0, got {value!r}")
     if value < 0:
         raise ValueError(f"{name}: expected a finite number >= 0, got {value!r}")
+    if value > high:
+        raise ValueError(f"{name}: expected at most {high:g}, got {value!r}")
     return float(value)
 
 
-def _check_int(name: str, value: object, low: int) -> int:
+def _check_int(name: str, value: object, low: int, high: int | None = None) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < low:
         raise ValueError(f"{name}: expected an int >= {low}, got {value!r}")
+    if high is not None and value > high:
+        raise ValueError(f"{name}: expected at most {high}, got {value!r}")
     return value
 
 
 def _check_beam_options(
     beam_size: int, n_best: int, alpha: float, beta: float, min_len: int, max_len: int | None
 ) -> None:
-    _check_int("beam_size", beam_size, 1)
+    _check_int("beam_size", beam_size, 1, MAX_BEAM)
     _check_int("n_best", n_best, 1)
     if n_best > beam_size:
         raise ValueError(f"n_best: expected <= beam_size = {beam_size}, got {n_best}")
-    _check_number("alpha", alpha)
-    _check_number("beta", beta)
+    _check_number("alpha", alpha, MAX_ALPHA)
+    _check_number("beta", beta, MAX_BETA)
     _check_int("min_len", min_len, 0)
     if max_len is not None and min_len >= max_len:
         raise ValueError(
@@ -298,25 +330,26 @@ def beam_search(
         model: the model (put it in eval mode for deterministic output).
         src: source ids ``[B, S]`` (EOS-terminated, padded).
         src_lengths: real lengths ``[B]``.
-        beam_size: k >= 1.
+        beam_size: k, 1 <= k <= ``MAX_BEAM``.
         max_len: the most tokens an output may have, EOS included (>= 1): an int, or a limit
             per sentence ``[B]``.
         n_best: hypotheses returned per sentence, 1 <= n_best <= k.
-        alpha: length penalty weight (>= 0; 0 ranks by log P).
-        beta: coverage penalty weight (>= 0; 0 for none).
+        alpha: length penalty weight in [0, ``MAX_ALPHA``] (0 ranks by log P).
+        beta: coverage penalty weight in [0, ``MAX_BETA``] (0 for none).
         min_len: EOS is forbidden until the output has this many tokens (< max_len).
 
     Returns:
         per sentence, in order, its n-best list: distinct hypotheses sorted by score, best
-        first; ``n_best`` of them unless the vocabulary is too small to fill the beam. Each
+        first; ``n_best`` of them unless the vocabulary is too small to fill the beam, and
+        never none (an ended hypothesis is kept whatever its score). Each
         score is recomputed in float64 from the hypothesis' own ``log_probs`` and
         ``attention``: ``sum(log_probs) / length_penalty(len(tokens), alpha) +
         coverage_penalty(attention.sum(0), True, beta)``.
 
     Raises:
-        ValueError: bad shapes, ``beam_size < 1``, ``n_best`` outside ``[1, beam_size]``,
-            ``max_len < 1``, a negative or non-finite ``alpha`` or ``beta``, ``min_len``
-            outside ``[0, max_len)``.
+        ValueError: bad shapes, ``beam_size`` outside ``[1, MAX_BEAM]``, ``n_best`` outside
+            ``[1, beam_size]``, ``max_len < 1``, ``alpha`` or ``beta`` negative, non-finite
+            or above its bound, ``min_len`` outside ``[0, max_len)``.
     """
     limits = _check_search_input(src, src_lengths, max_len)
     shortest = int(limits.min()) if limits.numel() else None
@@ -438,7 +471,7 @@ def _beam_steps(
             coverage = state.coverage[row]  # type: ignore[index]  # [B, k, S]
             penalty = coverage_penalty(coverage, memory.mask[:, None, :], beta)
             final = final + penalty.to(final.dtype)
-        pool.add(torch.where(ends, final, float("-inf")), t, slots)
+        pool.add(torch.where(ends, final, float("-inf")), ends, t, slots)
         history.append(_Step(token, parent, token_lp, row, weights))
         alive = torch.where(ends, float("-inf"), score)
         g_on = g_kept & ~ends
@@ -456,6 +489,8 @@ def _beam_steps(
         alive = alive.masked_fill(done[:, None], float("-inf"))
         greedy = greedy.masked_fill(done, -1)
         next_live = torch.isfinite(alive).view(-1).nonzero().squeeze(1)  # [R']
+        if next_live.numel() == 0:  # no open beam anywhere (scores that are not numbers)
+            break
         state = state.reorder(row.view(-1)[next_live])
         tokens = token.view(-1)[next_live]
         # The memory of the new rows: the beams' copy when every slot is open, else a gather.
@@ -488,19 +523,27 @@ class _Step:
 
 
 class _Pool:
-    """The n best ended hypotheses per sentence: score ``[B, n]`` (-inf: empty, sorted best
-    first), and where each ended: the step and the slot within that step's top k."""
+    """The n best ended hypotheses per sentence: score ``[B, n]`` sorted best first, filled
+    ``[B, n]`` (False: an empty place), and where each ended: the step and the slot within
+    that step's top k. An ended hypothesis is kept whatever its score (-inf, NaN): it ranks
+    below every other, above an empty place, so a sentence's list is never empty."""
 
     def __init__(self, batch: int, n: int, device: torch.device) -> None:
         self.score = torch.full((batch, n), float("-inf"), device=device)
+        self.filled = torch.zeros(batch, n, dtype=torch.bool, device=device)
         self.step = torch.zeros(batch, n, dtype=torch.long, device=device)
         self.slot = torch.zeros(batch, n, dtype=torch.long, device=device)
 
-    def add(self, score: Tensor, step: int, slots: Tensor) -> None:
-        """Merge candidates score ``[B, k]`` (-inf: none) that ended at ``step``."""
+    def add(self, score: Tensor, ended: Tensor, step: int, slots: Tensor) -> None:
+        """Merge candidates score ``[B, k]`` that ended (``ended`` ``[B, k]``) at ``step``."""
         n = self.score.shape[1]
         merged = torch.cat([self.score, score], dim=1)
-        self.score, order = merged.topk(n, dim=1)
+        filled = torch.cat([self.filled, ended], dim=1)
+        lowest = torch.finfo(merged.dtype).min
+        rank = torch.where(merged.isnan() | merged.isneginf(), lowest, merged)
+        _, order = torch.where(filled, rank, float("-inf")).topk(n, dim=1)
+        self.score = merged.gather(1, order)
+        self.filled = filled.gather(1, order)
         self.step = torch.cat([self.step, torch.full_like(slots, step)], 1).gather(1, order)
         self.slot = torch.cat([self.slot, slots], 1).gather(1, order)
 
@@ -523,7 +566,7 @@ def _collect(
         log_probs[:, :, t] = step.token_lp.gather(1, slot)
         attention[:, :, t] = step.weights[step.row.gather(1, slot)]
         slot = step.parent.gather(1, slot)
-    scores, ends = pool.score.tolist(), pool.step.tolist()
+    ends, filled = pool.step.tolist(), pool.filled.tolist()
     tokens_list, log_probs_list = tokens.tolist(), log_probs.tolist()
     attention = attention.cpu()
     source_lengths = src_lengths.tolist()
@@ -531,7 +574,7 @@ def _collect(
     for b in range(batch):
         hyps = []
         for i in range(n):
-            if scores[b][i] == float("-inf"):
+            if not filled[b][i]:
                 continue
             length = ends[b][i] + 1
             lps = log_probs_list[b][i][:length]
@@ -567,6 +610,7 @@ def decode(
     ``beam_size=1`` without penalties or ``min_len`` runs ``greedy_search`` (the same tokens
     and scores as ``beam_search`` with one beam, a little faster). An empty or whitespace-only
     input gets no hypotheses (an empty list). The model is put in eval mode for the call.
+    Every hypothesis is kept to the end: ``decode_batches`` hands them out batch by batch.
 
     Args:
         model: the model.
@@ -577,7 +621,8 @@ def decode(
         beta: coverage penalty weight.
         min_len: EOS forbidden until the output has this many tokens (capped at the
             shortest limit of each batch minus one when ``max_len`` is not given).
-        batch_size: sentences per search call (the search runs ``batch_size * k`` rows).
+        batch_size: sentences per search call (the search runs ``batch_size * k`` rows; at
+            most ``SEARCH_ROWS // k`` sentences, at least one, with wide beams).
         max_len: the most output tokens; default ``default_max_len`` of each sentence's own
             length (twice it, plus 10).
 
@@ -585,43 +630,136 @@ def decode(
         TypeError: ``texts`` is not a sequence of strings.
         ValueError: an option out of range (named with the value).
     """
+    outputs: list[list[Hypothesis]] = [[] for _ in texts]
+    batches = decode_batches(
+        model,
+        texts,
+        beam_size=beam_size,
+        n_best=n_best,
+        alpha=alpha,
+        beta=beta,
+        min_len=min_len,
+        batch_size=batch_size,
+        max_len=max_len,
+    )
+    for indices, lists in batches:
+        for i, hyps in zip(indices, lists, strict=True):
+            outputs[i] = hyps
+    return outputs
+
+
+def decode_batches(
+    model: Seq2Seq,
+    texts: Sequence[str],
+    *,
+    beam_size: int = 1,
+    n_best: int = 1,
+    alpha: float = 0.0,
+    beta: float = 0.0,
+    min_len: int = 0,
+    batch_size: int = 512,
+    max_len: int | None = None,
+    window: int | None = None,
+    attention: bool = True,
+) -> Iterator[tuple[list[int], list[list[Hypothesis]]]]:
+    """``decode``, handed out a search call at a time, so a caller keeps only what it needs.
+
+    The inputs are taken in windows of ``window`` (all at once when None), in order; within
+    a window they are sorted by length (less padding), and every input of a window is handed
+    out before the next window starts. So a caller that writes outputs in input order holds
+    at most one window's.
+
+    Args:
+        model, texts, beam_size, n_best, alpha, beta, min_len, batch_size, max_len: as
+            ``decode``.
+        window: inputs per window (>= 1), or None for one window.
+        attention: keep each hypothesis' attention; with False it is an empty
+            ``[len(tokens), 0]`` tensor (scores are computed with it all the same).
+
+    Returns:
+        an iterator of ``(indices, lists)``: the indices of some inputs, and their n-best
+        lists (an empty list for an empty or whitespace-only input). Every index comes once.
+
+    Raises:
+        TypeError: ``texts`` is not a sequence of strings.
+        ValueError: an option out of range (named with the value), on the call itself.
+    """
     if isinstance(texts, str) or not all(isinstance(t, str) for t in texts):
         raise TypeError("texts: expected a sequence of strings")
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size: expected >= 1, got {batch_size!r}")
     if max_len is not None:
         _check_int("max_len", max_len, 1)
+    if window is not None:
+        _check_int("window", window, 1)
     _check_beam_options(beam_size, n_best, alpha, beta, min_len, max_len)
+    return _decode_windows(
+        model,
+        texts,
+        beam_size,
+        n_best,
+        alpha,
+        beta,
+        min_len,
+        batch_size,
+        max_len,
+        len(texts) if window is None else window,
+        attention,
+    )
+
+
+def _decode_windows(
+    model: Seq2Seq,
+    texts: Sequence[str],
+    beam_size: int,
+    n_best: int,
+    alpha: float,
+    beta: float,
+    min_len: int,
+    batch_size: int,
+    max_len: int | None,
+    window: int,
+    attention: bool,
+) -> Iterator[tuple[list[int], list[list[Hypothesis]]]]:
     greedy = beam_size == 1 and not alpha and not beta and not min_len
-    outputs: list[list[Hypothesis]] = [[] for _ in texts]
-    todo = [i for i, text in enumerate(texts) if text.strip()]
-    # Similar lengths together: less padding, and the order is restored below.
-    todo.sort(key=lambda i: len(texts[i]))
+    per_call = min(batch_size, max(1, SEARCH_ROWS // beam_size))  # wide beams: fewer
     with evaluating(model):
-        for start in range(0, len(todo), batch_size):
-            chunk = todo[start : start + batch_size]
-            sources = [texts[i] for i in chunk]
-            src, lengths = encode_sources(model.src_vocab, sources, model.device)
-            # The default limit is each sentence's own, so no output depends on its batch.
-            limit: MaxLen = max_len if max_len is not None else default_max_len(lengths)
-            shortest = limit if isinstance(limit, int) else int(limit.min())
-            if greedy:
-                lists = [[h] for h in greedy_search(model, src, lengths, limit)]
-            else:
-                lists = beam_search(
-                    model,
-                    src,
-                    lengths,
-                    beam_size,
-                    limit,
-                    n_best,
-                    alpha,
-                    beta,
-                    min(min_len, shortest - 1),
-                )
-            for i, hyps in zip(chunk, lists, strict=True):
-                outputs[i] = hyps
-    return outputs
+        for first in range(0, len(texts), max(window, 1)):
+            span = range(first, min(first + window, len(texts)))
+            empty = [i for i in span if not texts[i].strip()]
+            if empty:
+                yield empty, [[] for _ in empty]
+            todo = [i for i in span if texts[i].strip()]
+            # Similar lengths together: less padding; the caller restores the order.
+            todo.sort(key=lambda i: len(texts[i]))
+            for start in range(0, len(todo), per_call):
+                chunk = todo[start : start + per_call]
+                sources = [texts[i] for i in chunk]
+                src, lengths = encode_sources(model.src_vocab, sources, model.device)
+                # The default limit is each sentence's own, so no output depends on its batch.
+                limit: MaxLen = max_len if max_len is not None else default_max_len(lengths)
+                shortest = limit if isinstance(limit, int) else int(limit.min())
+                if greedy:
+                    lists = [[h] for h in greedy_search(model, src, lengths, limit)]
+                else:
+                    lists = beam_search(
+                        model,
+                        src,
+                        lengths,
+                        beam_size,
+                        limit,
+                        n_best,
+                        alpha,
+                        beta,
+                        min(min_len, shortest - 1),
+                    )
+                if not attention:
+                    lists = [[_without_attention(h) for h in hyps] for hyps in lists]
+                yield chunk, lists
+
+
+def _without_attention(hypothesis: Hypothesis) -> Hypothesis:
+    return replace(hypothesis, attention=torch.empty(len(hypothesis.tokens), 0))
 
 
 # -- symbols, unknown-word replacement ------------------------------------------------------
@@ -629,7 +767,8 @@ def decode(
 
 def source_symbols(model: Seq2Seq, text: str) -> list[str]:
     """The symbols the model reads for ``text``, one per attention column ``S_real``: its
-    tokens as written after NFKC (unknown ones included) and ``"</s>"``."""
+    tokens as written after the vocabulary's normalisation (unknown ones included) and
+    ``"</s>"``."""
     tokens = model.src_vocab.tokenize(text)
     surface = model.src_vocab.surface_tokens(text)
     return [*(surface if len(surface) == len(tokens) else tokens), Vocab.EOS]

@@ -28,7 +28,7 @@ from typing import Any
 
 import sentencepiece as spm
 
-from luong.files import atomic_write, write_json
+from luong.files import MAX_JSON_BYTES, atomic_write, read_bounded, write_json
 from luong.vocab import Vocab
 
 __all__ = ["SUBWORDS", "SubwordVocab", "load_vocab", "nfc", "train_subword"]
@@ -75,7 +75,7 @@ class SubwordVocab(Vocab):
         self.processor = processor
         self.kind = kind
         pieces = [processor.id_to_piece(i) for i in range(4, processor.get_piece_size())]
-        super().__init__(pieces, SUBWORD, lowercase)
+        super().__init__(pieces, SUBWORD, lowercase, "NFC")
 
     def _check_symbol(self, position: int, symbol: str) -> None:
         if not symbol or any(c in symbol for c in "\n\r"):
@@ -219,7 +219,7 @@ def load_vocab(path: str | os.PathLike[str]) -> Vocab:
     """
     path = Path(path)
     try:
-        data = json.loads(path.read_bytes().decode("utf-8"))
+        data = json.loads(read_bounded(path, MAX_JSON_BYTES).decode("utf-8"))
     except FileNotFoundError:
         raise FileNotFoundError(f"{path}: missing") from None
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
@@ -233,7 +233,7 @@ def load_vocab(path: str | os.PathLike[str]) -> Vocab:
         )
     model_path = path.with_name(Path(data["model"]).name)
     try:
-        model = model_path.read_bytes()
+        model = read_bounded(model_path, MAX_JSON_BYTES)
     except FileNotFoundError:
         raise FileNotFoundError(f"{model_path}: missing (the model of {path})") from None
     if hashlib.sha256(model).hexdigest() != data["sha256"]:

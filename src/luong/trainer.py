@@ -26,13 +26,14 @@ import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel
 from tqdm.auto import tqdm
 
-from luong.batching import Batch, ParallelData, bucketed_batches, token_batches
+from luong.batching import Batch, ParallelData, TooLong, bucketed_batches, token_batches
 from luong.checkpoint import BEST, find_latest, read_checkpoint, write_checkpoint
 from luong.config import TrainConfig
 from luong.distributed import World, shard
 from luong.evaluation import dev_loss, evaluate
 from luong.files import read_tensors
 from luong.model import Seq2Seq
+from luong.search import default_max_len
 from luong.subword import SubwordVocab
 from luong.vocab import Vocab
 
@@ -163,15 +164,30 @@ class Trainer:
                 "with a vocabulary of characters or tokens"
             )
         self.train_pairs = list(train_pairs)
-        self.data = ParallelData(self.train_pairs, model.src_vocab, model.tgt_vocab)
         limit = model.config.max_src_len
-        too_long = int((self.data.src_lengths - 1 > limit).sum())  # lengths count the EOS
-        if too_long:
-            longest = int(self.data.src_lengths.max()) - 1
+        # Lengths are checked before anything is padded (batching.ParallelData): sources
+        # against max_src_len, targets against the longest output search gives such a source.
+        longest_output = int(default_max_len(torch.tensor(limit + 1))) - 1  # EOS not counted
+        try:
+            self.data = ParallelData(
+                train_pairs,
+                model.src_vocab,
+                model.tgt_vocab,
+                max_src_len=limit,
+                max_tgt_len=longest_output,
+                name="train_pairs",
+            )
+        except TooLong as error:
+            # The output limit is 2 (max_src_len + 1) + 10 tokens, EOS included.
+            needed = error.longest if error.side == "sources" else (error.longest - 11 + 1) // 2
+            raise ValueError(f"{error}; raise max_src_len (--max-src-len {needed})") from None
+        dev_lengths = [len(model.src_vocab.tokenize(s)) for s, _ in dev_pairs]
+        if max(dev_lengths, default=0) > limit:
+            longest = max(dev_lengths)
             raise ValueError(
-                f"train_pairs: {too_long} sources are longer than the model's max_src_len="
-                f"{limit} symbols (the longest has {longest}); raise max_src_len "
-                f"(--max-src-len {longest})"
+                f"dev_pairs: {sum(n > limit for n in dev_lengths)} sources are longer than the "
+                f"model's max_src_len={limit} symbols (the longest has {longest}); raise "
+                f"max_src_len (--max-src-len {longest})"
             )
         self.dev_pairs = list(dev_pairs)
         self.world = world or World()

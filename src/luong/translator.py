@@ -7,7 +7,9 @@ a ``Seq2Seq`` in hand (a model just trained, say). Search itself is ``luong.sear
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+import math
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, overload
@@ -16,10 +18,21 @@ import torch
 
 from luong.config import Seq2SeqConfig
 from luong.model import Seq2Seq
-from luong.search import Hypothesis, decode, hypothesis_symbols, hypothesis_text
+from luong.search import Hypothesis, decode, decode_batches, hypothesis_symbols, hypothesis_text
 from luong.vocab import Vocab
 
-__all__ = ["FittedSources", "Translator", "fit_sources", "hypothesis_record", "translate"]
+__all__ = [
+    "FORMATS",
+    "FittedSources",
+    "Translator",
+    "fit_sources",
+    "hypothesis_record",
+    "output_lines",
+    "translate",
+]
+
+FORMATS: tuple[str, ...] = ("text", "jsonl")
+"""What ``output_lines`` writes: the outputs (n-best tab-separated), or a JSON object a line."""
 
 
 @overload
@@ -110,19 +123,107 @@ def translate(
     return outputs
 
 
+def output_lines(
+    model: Seq2Seq,
+    sources: Sequence[str],
+    *,
+    format: str = "text",
+    replace_unk: bool = False,
+    beam_size: int = 1,
+    n_best: int = 1,
+    alpha: float = 0.0,
+    beta: float = 0.0,
+    batch_size: int = 512,
+    max_len: int | None = None,
+    window: int | None = None,
+) -> Iterator[str]:
+    """The lines ``luong translate`` writes, one per source, in order, handed out as they are
+    done: memory holds one window of sources' outputs (``decode_batches``), whatever the
+    number of sources, and attention only where it is written (jsonl) or used
+    (``replace_unk``).
+
+    Args:
+        model: the model.
+        sources: the inputs (``fit_sources``' ``sources``).
+        format: ``"text"``: the n-best outputs, tab-separated (an empty line for an empty
+            input); ``"jsonl"``: ``{"source", "hypotheses": [hypothesis_record, ...]}``.
+        replace_unk: replace each ``<unk>`` by the source token it attended to most.
+        beam_size, n_best, alpha, beta, batch_size, max_len: as ``luong.search.decode``.
+        window: sources decoded (and sorted by length) together before their lines are
+            handed out; default ``8 * batch_size``.
+
+    Returns:
+        an iterator of lines, without their newline.
+
+    Raises:
+        ValueError: an unknown ``format`` or a bad search option, on the call itself.
+    """
+    if format not in FORMATS:
+        raise ValueError(f"format: expected one of {', '.join(FORMATS)}, got {format!r}")
+    batches = decode_batches(
+        model,
+        sources,
+        beam_size=beam_size,
+        n_best=n_best,
+        alpha=alpha,
+        beta=beta,
+        batch_size=batch_size,
+        max_len=max_len,
+        window=window if window is not None else 8 * batch_size,
+        attention=format == "jsonl" or replace_unk,
+    )
+    return _lines_in_order(model, sources, batches, format, replace_unk)
+
+
+def _lines_in_order(
+    model: Seq2Seq,
+    sources: Sequence[str],
+    batches: Iterator[tuple[list[int], list[list[Hypothesis]]]],
+    format: str,
+    replace_unk: bool,
+) -> Iterator[str]:
+    done: dict[int, str] = {}  # lines ready but not yet handed out: one window at most
+    next_line = 0
+    for indices, lists in batches:
+        for i, hyps in zip(indices, lists, strict=True):
+            done[i] = _output_line(model, sources[i], hyps, format, replace_unk)
+        while next_line in done:
+            yield done.pop(next_line)
+            next_line += 1
+
+
+def _output_line(
+    model: Seq2Seq, source: str, hyps: list[Hypothesis], format: str, replace_unk: bool
+) -> str:
+    if format == "text":
+        copy_from = source if replace_unk else None
+        return "\t".join(hypothesis_text(model, h, copy_from) for h in hyps)
+    records = [hypothesis_record(model, h, source, replace_unk) for h in hyps]
+    # allow_nan=False: hypothesis_record writes null for what is not finite; nothing else may
+    # slip a NaN, which JSON parsers reject, into the output.
+    return json.dumps(
+        {"source": source, "hypotheses": records}, ensure_ascii=False, allow_nan=False
+    )
+
+
 def hypothesis_record(
     model: Seq2Seq, hypothesis: Hypothesis, source: str, replace_unk: bool = False
 ) -> dict[str, Any]:
     """A hypothesis as JSON-ready data: ``text``, ``score``, ``tokens`` (output symbols, EOS
     included) and ``attention`` ``[T][S]`` over the source symbols and its EOS; numbers
-    rounded to 6 decimals."""
+    rounded to 6 decimals, and None (JSON's null) for a number that is not finite, which JSON
+    cannot hold."""
     copy_from = source if replace_unk else None
     return {
         "text": hypothesis_text(model, hypothesis, copy_from),
-        "score": round(hypothesis.score, 6),
+        "score": _json_number(hypothesis.score),
         "tokens": hypothesis_symbols(model, hypothesis, copy_from),
-        "attention": [[round(w, 6) for w in row] for row in hypothesis.attention.tolist()],
+        "attention": [[_json_number(w) for w in row] for row in hypothesis.attention.tolist()],
     }
+
+
+def _json_number(value: float) -> float | None:
+    return round(value, 6) if math.isfinite(value) else None
 
 
 @dataclass(frozen=True)

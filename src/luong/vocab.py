@@ -7,9 +7,24 @@ Ids 0 to 3 are the specials, the same in every vocabulary:
 
 The other symbols follow from id 4 in the order given. ``V = len(vocab)`` counts both.
 
-Raw strings go in: ``tokenize`` applies Unicode NFKC (and lowercasing when asked), then
-splits into characters (``tokens="char"``) or on whitespace (``tokens="space"``). Every
-normalisation lives here, so training, evaluation and ``luong translate`` see text the same way.
+Raw strings go in: ``tokenize`` applies the vocabulary's Unicode normalisation (and
+lowercasing when asked), then splits into characters (``tokens="char"``) or on whitespace
+(``tokens="space"``). Every normalisation lives here, so training, evaluation and
+``luong translate`` see text the same way.
+
+Two normalisations, one per side of a pair:
+
+- sources: NFKC (the default), compatibility folding: full-width digits, ligatures and
+  superscripts read as their plain forms, so more inputs map onto known symbols;
+- targets: NFC at most (``normalization="NFC"``, what a run builds its target vocabulary
+  with): canonically equivalent spellings become one (``e`` + U+0301 is ``é``), nothing else
+  changes, so a target such as ``m²`` is learned and written as ``m²``. Evaluation puts the
+  references through the same ``normalize`` before comparing them with the outputs
+  (``luong.evaluation``): like is compared with like.
+
+Symbols never hold a tab or a line break (any character ``str.splitlines`` breaks at): an
+output stays on its line, and n-best lists stay tab-separated. ``build`` leaves such
+characters out (they stay unknown); a vocabulary, or a vocabulary file, holding one is refused.
 
 A token of the text is known when it is one of the vocabulary's own symbols. A token spelled
 like a special (``"<s>"`` in space mode) is unknown: raw input can never inject an end of
@@ -29,14 +44,30 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar, Literal
 
-from luong.files import write_json
+from luong.files import MAX_JSON_BYTES, read_bounded, write_json
 
-__all__ = ["TOKENS", "Tokens", "Vocab", "join_symbols", "split_symbols"]
+__all__ = [
+    "NORMALIZATIONS",
+    "TOKENS",
+    "Normalization",
+    "Tokens",
+    "Vocab",
+    "join_symbols",
+    "split_symbols",
+]
 
 Tokens = Literal["char", "space"]
 TOKENS: tuple[str, ...] = ("char", "space")
+Normalization = Literal["NFKC", "NFC"]
+NORMALIZATIONS: tuple[str, ...] = ("NFKC", "NFC")
+"""Sources: NFKC (the default); targets: NFC (see the module docstring)."""
 
 _FIELDS = ("tokens", "lowercase", "symbols", "specials")
+# A tab and every line boundary of str.splitlines.
+_LINE_BREAKING = frozenset("\t\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
+# Written only when it is not NFKC: a file without it is an NFKC vocabulary (files written
+# before targets were NFC read as they always did).
+_OPTIONAL_FIELDS = ("normalization",)
 
 
 class Vocab:
@@ -46,13 +77,15 @@ class Vocab:
         symbols: the non-special symbols in id order; the first gets id 4. In char mode each is
             one character; in space mode each is a non-empty string without whitespace.
         tokens: ``"char"`` (every character is a token) or ``"space"`` (``str.split()``).
-        lowercase: lowercase text in ``normalize`` (after NFKC).
+        lowercase: lowercase text in ``normalize`` (after the normalisation).
+        normalization: ``"NFKC"`` (sources, the default) or ``"NFC"`` (targets).
 
     Raises:
         TypeError: ``symbols`` is not a sequence of strings, ``lowercase`` is not a bool.
-        ValueError: unknown ``tokens``, a duplicate symbol, a special among ``symbols``, a symbol
-            that ``tokenize`` could never produce (not one character in char mode; empty or with
-            whitespace in space mode).
+        ValueError: unknown ``tokens`` or ``normalization``, a duplicate symbol, a special among
+            ``symbols``, a symbol that ``tokenize`` could never produce (not one character in
+            char mode; empty or with whitespace in space mode), a symbol with a tab or a line
+            break.
     """
 
     PAD: ClassVar[str] = "<pad>"
@@ -67,11 +100,19 @@ class Vocab:
     unk_id: ClassVar[int] = 3
 
     def __init__(
-        self, symbols: Sequence[str], tokens: str = "char", lowercase: bool = False
+        self,
+        symbols: Sequence[str],
+        tokens: str = "char",
+        lowercase: bool = False,
+        normalization: Normalization = "NFKC",
     ) -> None:
         if tokens not in self.TOKEN_KINDS:
             raise ValueError(
                 f"tokens: expected one of {', '.join(self.TOKEN_KINDS)}, got {tokens!r}"
+            )
+        if normalization not in NORMALIZATIONS:
+            raise ValueError(
+                f"normalization: expected one of {', '.join(NORMALIZATIONS)}, got {normalization!r}"
             )
         if not isinstance(lowercase, bool):
             raise TypeError(f"lowercase: expected a bool, got {type(lowercase).__name__}")
@@ -81,6 +122,7 @@ class Vocab:
             )
         self.tokens: str = tokens
         self.lowercase = lowercase
+        self.normalization: Normalization = normalization
         self._symbols: tuple[str, ...] = self.SPECIALS + tuple(symbols)
         self._ids: dict[str, int] = {}
         for index, symbol in enumerate(self._symbols):
@@ -103,6 +145,11 @@ class Vocab:
             self._ids[symbol] = index
 
     def _check_symbol(self, position: int, symbol: str) -> None:
+        if _breaks_lines(symbol):
+            raise ValueError(
+                f"symbols[{position}]: {symbol!r} holds a tab or a line break, which would "
+                "break output lines"
+            )
         if self.tokens == "char" and len(symbol) != 1:
             raise ValueError(
                 f"symbols[{position}]: expected one character in char mode, got {symbol!r}"
@@ -121,12 +168,13 @@ class Vocab:
         lowercase: bool = False,
         min_count: int = 1,
         max_size: int | None = None,
+        normalization: Normalization = "NFKC",
     ) -> Vocab:
         """Collect the symbols of ``texts``, the most frequent first.
 
         Symbols are sorted by descending count, then by symbol (code point order), so the
         same texts give the same ids in any order. Tokens spelled like a special are left
-        out (they stay unknown).
+        out (they stay unknown), and so are tabs and line breaks in char mode.
 
         Args:
             texts: raw strings, tokenized as ``tokenize`` does.
@@ -135,13 +183,15 @@ class Vocab:
             min_count: keep symbols seen at least this many times.
             max_size: the most symbols V, the 4 specials included (the most frequent are
                 kept); None for no cap.
+            normalization: ``"NFKC"`` (sources) or ``"NFC"`` (targets).
 
         Returns:
             The vocabulary.
 
         Raises:
             TypeError: ``texts`` is a single string or holds a non-string.
-            ValueError: unknown ``tokens``, ``min_count`` not a positive int.
+            ValueError: unknown ``tokens`` or ``normalization``, ``min_count`` not a positive
+                int.
         """
         if isinstance(min_count, bool) or not isinstance(min_count, int) or min_count < 1:
             raise ValueError(f"min_count: expected a positive int, got {min_count!r}")
@@ -153,7 +203,7 @@ class Vocab:
             )
         if isinstance(texts, str):
             raise TypeError("texts: expected an iterable of strings, got a single str")
-        empty = cls((), tokens, lowercase)  # validates tokens and lowercase
+        empty = cls((), tokens, lowercase, normalization)  # validates the settings
         counts: Counter[str] = Counter()
         for index, text in enumerate(texts):
             if not isinstance(text, str):
@@ -161,20 +211,25 @@ class Vocab:
             counts.update(empty.tokenize(text))
         for special in cls.SPECIALS:
             counts.pop(special, None)
-        kept = [symbol for symbol, count in counts.items() if count >= min_count]
+        kept = [
+            symbol
+            for symbol, count in counts.items()
+            if count >= min_count and not _breaks_lines(symbol)
+        ]
         kept.sort(key=lambda symbol: (-counts[symbol], symbol))
         if max_size is not None:
             kept = kept[: max_size - len(cls.SPECIALS)]
-        return cls(kept, tokens, lowercase)
+        return cls(kept, tokens, lowercase, normalization)
 
     # Text -> tokens -> ids.
 
     def normalize(self, text: str) -> str:
-        """Unicode NFKC, then lowercasing (re-normalised to NFKC) when ``lowercase``."""
+        """The vocabulary's Unicode normalisation (NFKC, or NFC for targets), then lowercasing
+        (normalised again) when ``lowercase``."""
         _check_text(text)
-        text = unicodedata.normalize("NFKC", text)
+        text = unicodedata.normalize(self.normalization, text)
         if self.lowercase:
-            text = unicodedata.normalize("NFKC", text.lower())
+            text = unicodedata.normalize(self.normalization, text.lower())
         return text
 
     def tokenize(self, text: str) -> list[str]:
@@ -194,7 +249,7 @@ class Vocab:
         """``text``'s tokens as written, before lowercasing (to copy with their case): one
         per token of ``tokenize`` unless lowercasing changed their number."""
         _check_text(text)
-        return self.split(unicodedata.normalize("NFKC", text))
+        return self.split(unicodedata.normalize(self.normalization, text))
 
     def encode(self, text: str, *, bos: bool = False, eos: bool = True) -> list[int]:
         """Ids of ``text``'s tokens, unknown ones as ``unk_id``; never fails on content.
@@ -318,25 +373,33 @@ class Vocab:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Vocab):
             return NotImplemented
-        return (self.tokens, self.lowercase, self._symbols) == (
+        return (self.tokens, self.lowercase, self.normalization, self._symbols) == (
             other.tokens,
             other.lowercase,
+            other.normalization,
             other._symbols,
         )
 
     def __repr__(self) -> str:
-        return f"Vocab(V={len(self)}, tokens={self.tokens!r}, lowercase={self.lowercase})"
+        return (
+            f"Vocab(V={len(self)}, tokens={self.tokens!r}, lowercase={self.lowercase}, "
+            f"normalization={self.normalization!r})"
+        )
 
     # JSON.
 
     def to_json(self) -> dict[str, Any]:
-        """A JSON-ready dict: ``tokens``, ``lowercase``, ``symbols`` (ids from 4), ``specials``."""
-        return {
+        """A JSON-ready dict: ``tokens``, ``lowercase``, ``symbols`` (ids from 4), ``specials``,
+        and ``normalization`` when it is not NFKC."""
+        data: dict[str, Any] = {
             "tokens": self.tokens,
             "lowercase": self.lowercase,
             "symbols": list(self.symbols),
             "specials": list(self.SPECIALS),
         }
+        if self.normalization != "NFKC":
+            data["normalization"] = self.normalization
+        return data
 
     @classmethod
     def from_json(cls, data: object) -> Vocab:
@@ -351,9 +414,10 @@ class Vocab:
         missing = [field for field in _FIELDS if field not in data]
         if missing:
             raise ValueError(f"missing field(s) {', '.join(missing)}")
-        extra = sorted(str(field) for field in data if field not in _FIELDS)
+        known = _FIELDS + _OPTIONAL_FIELDS
+        extra = sorted(str(field) for field in data if field not in known)
         if extra:
-            raise ValueError(f"unknown field(s) {', '.join(extra)}; expected {', '.join(_FIELDS)}")
+            raise ValueError(f"unknown field(s) {', '.join(extra)}; expected {', '.join(known)}")
         if data["specials"] != list(cls.SPECIALS):
             raise ValueError(f"specials: expected {list(cls.SPECIALS)}, got {data['specials']!r}")
         symbols = data["symbols"]
@@ -362,7 +426,8 @@ class Vocab:
         if not isinstance(data["lowercase"], bool):
             raise ValueError(f"lowercase: expected true or false, got {data['lowercase']!r}")
         try:
-            return cls(symbols, data["tokens"], data["lowercase"])
+            normalization = data.get("normalization", "NFKC")
+            return cls(symbols, data["tokens"], data["lowercase"], normalization)
         except TypeError as error:  # a non-string symbol: the data is wrong, not the call
             raise ValueError(str(error)) from None
 
@@ -377,12 +442,11 @@ class Vocab:
 
         Raises:
             OSError: the file cannot be read.
-            ValueError: the file is not UTF-8, not JSON, or not a vocabulary; the message
-                names the file and the problem.
+            ValueError: the file is larger than ``luong.files.MAX_JSON_BYTES``, not UTF-8, not
+                JSON, or not a vocabulary; the message names the file and the problem.
         """
         name = os.fspath(path)
-        with open(path, "rb") as file:
-            raw = file.read()
+        raw = read_bounded(path, MAX_JSON_BYTES)  # a 50 GB sparse file is refused unread
         try:
             data = json.loads(raw.decode("utf-8"))
         except UnicodeDecodeError as error:
@@ -407,6 +471,10 @@ def split_symbols(text: str, tokens: str) -> list[str]:
 def join_symbols(symbols: Iterable[str], tokens: str) -> str:
     """The inverse of ``split_symbols``: joined by ``""`` (char) or ``" "`` (space)."""
     return ("" if tokens == "char" else " ").join(symbols)
+
+
+def _breaks_lines(symbol: str) -> bool:
+    return not _LINE_BREAKING.isdisjoint(symbol)
 
 
 def _check_text(text: object) -> None:

@@ -22,6 +22,8 @@ from luong.config import (
     SUBWORD_KINDS,
 )
 from luong.distributed import DEVICES
+from luong.files import read_text_lines, text_lines
+from luong.search import MAX_ALPHA, MAX_BEAM, MAX_BETA
 
 __all__ = [
     "UsageError",
@@ -91,19 +93,25 @@ def overrides(args: argparse.Namespace, cls: type) -> dict[str, Any]:
 def add_search_flags(parser: argparse.ArgumentParser) -> None:
     """--beam, --alpha, --beta (luong.search.beam_search)."""
     parser.add_argument(
-        "--beam", type=int, default=1, metavar="K", help="beam size (default 1: greedy search)"
+        "--beam",
+        type=int,
+        default=1,
+        metavar="K",
+        help=f"beam size, at most {MAX_BEAM} (default 1: greedy search)",
     )
     parser.add_argument(
         "--alpha",
         type=float,
         default=0.0,
-        help="length penalty weight, lp = ((5 + |Y|) / 6) ** alpha (default 0)",
+        help=f"length penalty weight, lp = ((5 + |Y|) / 6) ** alpha, 0 to {MAX_ALPHA:g} "
+        "(default 0)",
     )
     parser.add_argument(
         "--beta",
         type=float,
         default=0.0,
-        help="coverage penalty weight, beta * sum_s log(min(sum_t a_ts, 1)) (default 0)",
+        help=f"coverage penalty weight, beta * sum_s log(min(sum_t a_ts, 1)), 0 to "
+        f"{MAX_BETA:g} (default 0)",
     )
 
 
@@ -111,26 +119,19 @@ def check_search_flags(args: argparse.Namespace) -> None:
     """A bad search flag is a usage error before any model is loaded."""
     if args.beam < 1:
         raise UsageError(f"--beam: expected >= 1, got {args.beam}")
-    for name in ("alpha", "beta"):
+    if args.beam > MAX_BEAM:
+        raise UsageError(f"--beam: expected at most {MAX_BEAM}, got {args.beam}")
+    for name, high in (("alpha", MAX_ALPHA), ("beta", MAX_BETA)):
         value = getattr(args, name)
         if not math.isfinite(value) or value < 0:
             raise UsageError(f"--{name}: expected a finite number >= 0, got {value}")
+        if value > high:
+            raise UsageError(f"--{name}: expected at most {high:g}, got {value:g}")
 
 
 def read_lines(path: Path | None) -> list[str]:
-    """Lines of ``path`` (stdin when None), line endings removed; invalid UTF-8 names the
-    file and line."""
-    name = str(path) if path is not None else "<stdin>"
-    try:
-        raw = path.read_bytes() if path is not None else sys.stdin.buffer.read()
-    except FileNotFoundError:
-        raise FileNotFoundError(f"{name}: no such file") from None
-    except IsADirectoryError:
-        raise ValueError(f"{name}: is a directory, expected a text file") from None
-    lines = []
-    for number, line in enumerate(raw.splitlines(), start=1):
-        try:
-            lines.append(line.decode("utf-8"))
-        except UnicodeDecodeError as error:
-            raise ValueError(f"{name}:{number}: not valid UTF-8 ({error.reason})") from None
-    return lines
+    """Lines of ``path`` (stdin when None), line endings removed (``luong.files``' rule);
+    invalid UTF-8 names the file and line."""
+    if path is None:
+        return list(text_lines(sys.stdin.buffer, "<stdin>"))
+    return read_text_lines(path)

@@ -9,7 +9,14 @@ from typing import Any
 
 from luong.cli.common import UsageError, add_search_flags, check_search_flags
 from luong.model import Seq2Seq
-from luong.plot import fresh_score_panels, model_score_panel, plot_scores, plot_translation
+from luong.plot import (
+    MAX_DPI,
+    MAX_POSITIONS,
+    fresh_score_panels,
+    model_score_panel,
+    plot_scores,
+    plot_translation,
+)
 from luong.search import hypothesis_text
 
 __all__ = ["add_parsers", "main_plot", "main_scores"]
@@ -26,7 +33,9 @@ def add_parsers(commands: Any) -> None:
     plot.add_argument("text", help='the input, e.g. "Monday, March 5, 1979"')
     plot.add_argument("--out", type=Path, required=True, help="the PNG to write")
     add_search_flags(plot)
-    plot.add_argument("--dpi", type=int, default=100, help="pixels per inch (default 100)")
+    plot.add_argument(
+        "--dpi", type=int, default=100, help=f"pixels per inch, at most {MAX_DPI} (default 100)"
+    )
     plot.set_defaults(handler=main_plot)
 
     scores = commands.add_parser(
@@ -52,17 +61,26 @@ def add_parsers(commands: Any) -> None:
         "--pad", type=int, default=2, help="padded positions after the input (default 2)"
     )
     scores.add_argument(
-        "--length", type=int, default=8, help="fresh: positions, padding included (default 8)"
+        "--length",
+        type=int,
+        default=8,
+        help=f"fresh: positions, padding included, at most {MAX_POSITIONS} (default 8)",
     )
     scores.add_argument("--seed", type=int, default=0, help="fresh: the seed (default 0)")
-    scores.add_argument("--dpi", type=int, default=100, help="pixels per inch (default 100)")
+    scores.add_argument(
+        "--dpi", type=int, default=100, help=f"pixels per inch, at most {MAX_DPI} (default 100)"
+    )
     scores.set_defaults(handler=main_scores)
+
+
+def _check_dpi(args: argparse.Namespace) -> None:
+    if not 1 <= args.dpi <= MAX_DPI:
+        raise UsageError(f"--dpi: expected between 1 and {MAX_DPI}, got {args.dpi}")
 
 
 def main_plot(args: argparse.Namespace) -> int:
     check_search_flags(args)
-    if args.dpi < 1:
-        raise UsageError(f"--dpi: expected >= 1, got {args.dpi}")
+    _check_dpi(args)
     if not args.text.strip():
         raise UsageError("text: expected a non-empty input")
     model = Seq2Seq.from_pretrained(args.model)
@@ -83,8 +101,7 @@ def main_scores(args: argparse.Namespace) -> int:
     for name in ("step", "pad"):
         if getattr(args, name) < 0:
             raise UsageError(f"--{name}: expected >= 0, got {getattr(args, name)}")
-    if args.dpi < 1:
-        raise UsageError(f"--dpi: expected >= 1, got {args.dpi}")
+    _check_dpi(args)
     if args.models:
         if not args.text.strip():
             raise UsageError("--text: expected a non-empty input")
@@ -95,6 +112,8 @@ def main_scores(args: argparse.Namespace) -> int:
             panels.append(model_score_panel(model, args.text, args.step, args.pad, name))
         title = f"attention at output step {args.step} for {args.text!r}"
     else:
+        if not 1 <= args.length <= MAX_POSITIONS:
+            raise UsageError(f"--length: expected between 1 and {MAX_POSITIONS}, got {args.length}")
         if not 0 <= args.pad < args.length:
             raise UsageError(
                 f"--pad: expected 0 <= --pad < --length ({args.length}), got {args.pad}"

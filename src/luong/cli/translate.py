@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from luong.cli.common import UsageError, add_search_flags, check_search_flags, read_lines, say
 from luong.model import Seq2Seq
-from luong.search import decode, hypothesis_text
-from luong.translator import fit_sources, hypothesis_record
+from luong.translator import FORMATS, fit_sources, output_lines
 
 __all__ = ["add_parser", "main"]
 
@@ -45,13 +43,13 @@ def add_parser(commands: Any) -> None:
     )
     parser.add_argument(
         "--format",
-        choices=("text", "jsonl"),
+        choices=FORMATS,
         default="text",
         help="text: the outputs, one "
         'line per input; jsonl: one object per input, {"source", "hypotheses": [{"text", '
         '"score", "tokens", "attention"}]}, tokens as output symbols (EOS included), '
-        "attention [T][S] over the source symbols and its EOS; numbers rounded to 6 decimals "
-        "(default text)",
+        "attention [T][S] over the source symbols and its EOS; numbers rounded to 6 decimals, "
+        "null where not finite (default text)",
     )
     parser.add_argument(
         "--replace-unk",
@@ -94,9 +92,11 @@ def main(args: argparse.Namespace) -> int:
             f"{fitted.unknown_symbols} unknown source symbols in {fitted.lines_with_unknown} "
             f"lines were read as {model.src_vocab.UNK}"
         )
-    lists = decode(
+    lines = output_lines(
         model,
         fitted.sources,
+        format=args.format,
+        replace_unk=args.replace_unk,
         beam_size=args.beam,
         n_best=args.nbest,
         alpha=args.alpha,
@@ -104,13 +104,8 @@ def main(args: argparse.Namespace) -> int:
         batch_size=args.batch_size,
         max_len=args.max_len,
     )
-    lines = []
-    for source, hyps in zip(fitted.sources, lists, strict=True):
-        if args.format == "text":
-            copy_from = source if args.replace_unk else None
-            lines.append("\t".join(hypothesis_text(model, h, copy_from) for h in hyps))
-        else:
-            records = [hypothesis_record(model, h, source, args.replace_unk) for h in hyps]
-            lines.append(json.dumps({"source": source, "hypotheses": records}, ensure_ascii=False))
-    sys.stdout.write("".join(line + "\n" for line in lines))
+    # Each window of lines is written as soon as it is done: memory does not grow with the
+    # input (every line was checked above, so nothing stops half-way).
+    for line in lines:
+        sys.stdout.write(line + "\n")
     return 0

@@ -1,7 +1,8 @@
 """Your own data: tab-separated ``source<TAB>target`` files.
 
-One pair per line, UTF-8; Windows line endings (``\\r\\n``), a UTF-8 byte-order mark on the
-first line and a missing final newline are all fine::
+One pair per line, UTF-8, lines cut as ``luong.files.iter_lines`` cuts every input: Windows
+line endings (``\\r\\n``), a UTF-8 byte-order mark on the first line and a missing final
+newline are all fine, and a lone ``\\r`` is part of its line::
 
     cat<TAB>K AE T
     read<TAB>R EH D
@@ -18,10 +19,13 @@ when its output equals any of its references (``luong.evaluation``).
 
 from __future__ import annotations
 
+import io
+import itertools
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 
+from luong.files import iter_lines
 from luong.tasks.data import TaskData
 from luong.vocab import TOKENS, Tokens
 
@@ -71,14 +75,20 @@ def parse_pairs(raw: bytes, name: str, *, skip_bad_lines: bool = False) -> PairF
     Raises:
         TypeError: ``raw`` is not bytes.
         ValueError: ``"NAME:LINE: problem"`` for the first bad line (unless
-            ``skip_bad_lines``), also saying how many bad lines the file has in all; or
+            ``skip_bad_lines``), also saying how many bad lines the file has in all; a line
+            longer than ``luong.files.MAX_LINE_BYTES`` (never skipped); or
             ``"NAME: no pairs"`` when nothing is left.
     """
     if not isinstance(raw, bytes | bytearray):
         raise TypeError(f"raw: expected bytes, got {type(raw).__name__}")
+    return _parse_lines(iter_lines(io.BytesIO(bytes(raw)), name), name, skip_bad_lines)
+
+
+def _parse_lines(lines: Iterable[bytes], name: str, skip_bad_lines: bool) -> PairFile:
+    """``parse_pairs`` on lines already cut (``luong.files.iter_lines``)."""
     pairs: list[Pair] = []
     bad: list[BadLine] = []
-    for number, line in enumerate(_lines(bytes(raw)), start=1):
+    for number, line in enumerate(lines, start=1):
         pair_or_problem = _parse_line(line)
         if isinstance(pair_or_problem, str):
             bad.append(BadLine(number, pair_or_problem))
@@ -129,50 +139,61 @@ def read_pairs(path: str | os.PathLike[str], *, skip_bad_lines: bool = False) ->
     """
     name = os.fspath(path)
     try:
-        raw = Path(path).read_bytes()
+        with open(path, "rb") as stream:  # line by line: no copy of the whole file
+            return _parse_lines(iter_lines(stream, name), name, skip_bad_lines)
     except FileNotFoundError:
         raise FileNotFoundError(f"{name}: no such file") from None
     except IsADirectoryError:
         raise ValueError(f"{name}: is a directory, expected a source<TAB>target file") from None
-    return parse_pairs(raw, name, skip_bad_lines=skip_bad_lines)
 
 
 def parse_parallel(
     source: bytes, target: bytes, names: tuple[str, str], *, skip_bad_lines: bool = False
 ) -> PairFile:
     """Parse the bytes of two line-aligned files: line i of ``source`` and line i of
-    ``target`` make a pair (tabs are text here). Line ends, a byte-order mark and a missing
-    final newline are read as ``parse_pairs`` reads them.
+    ``target`` make a pair (tabs are text here). Lines are cut as every input is
+    (``luong.files.iter_lines``).
 
     Raises:
         ValueError: different line counts (naming both files and both counts), or as
             ``parse_pairs``: ``"FILE:LINE: problem"`` for an empty side or bytes that are not
             UTF-8 (unless ``skip_bad_lines``), ``no pairs``.
     """
-    sides = [_lines(raw) for raw in (source, target)]
-    if len(sides[0]) != len(sides[1]):
-        raise ValueError(
-            f"{names[0]} has {len(sides[0])} lines and {names[1]} has {len(sides[1])}; "
-            "expected line-aligned files, a source line and its target line each"
-        )
+    sides = (iter_lines(io.BytesIO(source), names[0]), iter_lines(io.BytesIO(target), names[1]))
+    return _parse_parallel_lines(*sides, names, skip_bad_lines)
+
+
+def _parse_parallel_lines(
+    source: Iterable[bytes], target: Iterable[bytes], names: tuple[str, str], skip: bool
+) -> PairFile:
     pairs: list[Pair] = []
     bad: list[BadLine] = []
-    for number, (src_line, tgt_line) in enumerate(zip(*sides, strict=True), start=1):
+    counts = [0, 0]
+    for number, lines in enumerate(itertools.zip_longest(source, target), start=1):
         texts = []
-        for side, name, line in (("source", names[0], src_line), ("target", names[1], tgt_line)):
-            text = _decode(line)
+        for k, (side, name, line) in enumerate(
+            zip(("source", "target"), names, lines, strict=True)
+        ):
+            counts[k] += line is not None
+            text = _decode(line) if line is not None else ""
             if text is None:
                 bad.append(BadLine(number, f"not valid UTF-8 in {name}"))
-            elif not text.strip():
+            elif line is not None and not text.strip():
                 bad.append(BadLine(number, f"empty {side} in {name}"))
             texts.append(text)
         if all(text is not None and text.strip() for text in texts):
             pairs.append((texts[0], texts[1]))  # type: ignore[arg-type]
+    if counts[0] != counts[1]:
+        raise ValueError(
+            f"{names[0]} has {counts[0]} lines and {names[1]} has {counts[1]}; "
+            "expected line-aligned files, a source line and its target line each"
+        )
     name = f"{names[0]} + {names[1]}"
-    if bad and not skip_bad_lines:
+    if bad and not skip:
         first = bad[0]
-        hint = " (--skip-bad-lines skips such lines)"
-        raise ValueError(f"{names[0]}:{first.line}: {first.problem}{hint}")
+        raise ValueError(
+            f"{names[0]}:{first.line}: {first.problem} (--skip-bad-lines skips such lines)"
+        )
     if not pairs:
         raise ValueError(f"{name}: no pairs; expected a source and a target line each")
     return PairFile(name, pairs, bad)
@@ -184,36 +205,28 @@ def read_parallel(
     *,
     skip_bad_lines: bool = False,
 ) -> PairFile:
-    """Read two line-aligned files, a source and its target a line (see ``parse_parallel``).
+    """Read two line-aligned files, a source and its target a line, a line at a time (see
+    ``parse_parallel``).
 
     Raises:
         FileNotFoundError: no such file.
         ValueError: different line counts, a bad line, no pairs, a directory.
     """
-    raw = [_read(path, "a text file, one sentence a line") for path in (source, target)]
     names = (os.fspath(source), os.fspath(target))
-    return parse_parallel(raw[0], raw[1], names, skip_bad_lines=skip_bad_lines)
-
-
-def _read(path: str | os.PathLike[str], expected: str) -> bytes:
-    name = os.fspath(path)
+    streams = []
     try:
-        return Path(path).read_bytes()
-    except FileNotFoundError:
-        raise FileNotFoundError(f"{name}: no such file") from None
-    except IsADirectoryError:
-        raise ValueError(f"{name}: is a directory, expected {expected}") from None
-
-
-def _lines(raw: bytes) -> list[bytes]:
-    """The lines of a file's bytes: split on \\n (the final newline ends the last line, it
-    does not start an empty one), a UTF-8 byte-order mark and the \\r of \\r\\n dropped."""
-    lines = raw.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
-    if lines and lines[0].startswith(b"\xef\xbb\xbf"):
-        lines[0] = lines[0][3:]
-    return [line[:-1] if line.endswith(b"\r") else line for line in lines]
+        for path, name in zip((source, target), names, strict=True):
+            try:
+                streams.append(open(path, "rb"))  # noqa: SIM115  (closed below)
+            except FileNotFoundError:
+                raise FileNotFoundError(f"{name}: no such file") from None
+            except IsADirectoryError:
+                raise ValueError(f"{name}: is a directory, expected a text file") from None
+        sides = [iter_lines(stream, name) for stream, name in zip(streams, names, strict=True)]
+        return _parse_parallel_lines(sides[0], sides[1], names, skip_bad_lines)
+    finally:
+        for stream in streams:
+            stream.close()
 
 
 def _decode(line: bytes) -> str | None:
