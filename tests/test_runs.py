@@ -192,3 +192,68 @@ def test_a_config_without_a_task_and_no_task_given_trains_dates(tmp_path: Path) 
     assert configure(config_file=config).task == "dates"
     result = luong("train", "--out", str(tmp_path / "run"), *FLAGS[:2])
     assert_one_line_error(result, "or a --config naming the task")
+
+
+@pytest.fixture(scope="module")
+def three_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Three tiny runs under one folder: the defaults, the general score, another lr."""
+    root = tmp_path_factory.mktemp("three")
+    for name, flags in (("x", []), ("y", ["--attention", "general"]), ("z", ["--lr", "0.01"])):
+        result = luong("train", "dates", "--out", str(root / name), *TINY_DATES_FLAGS, *flags)
+        assert result.returncode == 0, result.stderr.decode()
+    return root
+
+
+def test_luong_runs_lists_the_runs_with_the_fields_that_differ(three_runs: Path) -> None:
+    result = luong("runs", str(three_runs), "--format", "json")
+    assert result.returncode == 0, result.stderr.decode()
+    rows = json.loads(result.stdout)
+    assert [row["run"] for row in rows] == ["x", "y", "z"]
+    assert [row["model.attention"] for row in rows] == ["dot", "general", "dot"]
+    assert [row["train.lr"] for row in rows] == [0.003, 0.003, 0.01]
+    assert not [key for key in rows[0] if key.startswith(("data.", "vocab."))]
+    assert [key for key in rows[0] if key.startswith(("model.", "train."))] == [
+        "model.attention",
+        "train.lr",
+    ]
+    for row in rows:
+        metrics = json.loads((three_runs / row["run"] / "metrics.json").read_text())
+        assert row["task"] == "dates" and row["finished"] is True
+        assert row["dev"] == metrics["dev_exact_match"] and row["select"] == "exact"
+        assert row["test_exact_match"] == metrics["test_exact_match"]
+        assert row["steps"] == metrics["steps"] and row["train_seconds"] > 0
+    text = luong("runs", str(three_runs))
+    lines = text.stdout.decode().splitlines()
+    assert text.returncode == 0 and len(lines) == 4
+    assert lines[0].split()[:4] == ["run", "task", "model.attention", "train.lr"]
+    assert lines[2].split()[:4] == ["y", "dates", "general", "0.003"]
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    header = path.read_bytes()[:24]
+    assert header[:8] == b"\x89PNG\r\n\x1a\n"
+    return int.from_bytes(header[16:20], "big"), int.from_bytes(header[20:24], "big")
+
+
+def test_luong_curves_writes_a_png_of_the_expected_size(three_runs: Path, tmp_path: Path) -> None:
+    runs = [str(three_runs / name) for name in "xyz"]
+    result = luong("curves", *runs, "--out", str(tmp_path / "c.png"))
+    assert result.returncode == 0, result.stderr.decode()
+    assert png_size(tmp_path / "c.png") == (1000, 700)
+    result = luong("curves", runs[0], "--out", str(tmp_path / "small.png"), "--dpi", "50")
+    assert result.returncode == 0, result.stderr.decode()
+    assert png_size(tmp_path / "small.png") == (500, 350)
+
+
+def test_a_folder_that_is_not_a_run_is_one_line(three_runs: Path, tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("hello\n")
+    result = luong("curves", str(tmp_path), "--out", str(tmp_path / "c.png"))
+    assert_one_line_error(result, f"{tmp_path}: not a luong run folder (no run.json)")
+    assert not (tmp_path / "c.png").exists()
+    assert_one_line_error(luong("runs", str(tmp_path)), f"{tmp_path}: no luong run folders")
+    missing = tmp_path / "missing"
+    assert_one_line_error(luong("runs", str(missing)), f"{missing}: no such folder")
+    assert_one_line_error(
+        luong("curves", str(three_runs / "x"), str(missing), "--out", str(tmp_path / "c.png")),
+        f"{missing}: no such folder",
+    )
