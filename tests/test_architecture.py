@@ -33,11 +33,11 @@ FLOORS: list[tuple[str, set[str]]] = [
     ("evaluation, task dispatch", {"luong.evaluation", "luong.tasks"}),
     ("trainer", {"luong.trainer"}),
     ("run", {"luong.run"}),
-    ("plot, zoo", {"luong.plot", "luong.zoo"}),
+    ("plot, zoo, run folders", {"luong.plot", "luong.zoo", "luong.runs"}),
     ("command line: shared", {"luong.cli.common"}),
     ("command line: commands", {
         "luong.cli.train", "luong.cli.evaluate", "luong.cli.translate", "luong.cli.plot",
-        "luong.cli.zoo",
+        "luong.cli.zoo", "luong.cli.runs",
     }),
     ("command line", {"luong.cli"}),
     ("the package", {"luong", "luong.__main__"}),

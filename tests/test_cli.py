@@ -83,7 +83,7 @@ def test_unknown_config_key_is_one_line(tmp_path: Path) -> None:
     config = tmp_path / "bad.toml"
     config.write_text("[model]\nhidden_size = 3\n")
     result = luong("train", "dates", "--out", str(tmp_path / "run"), "--config", str(config))
-    assert_one_line_error(result, "unknown options ['hidden_size']")
+    assert_one_line_error(result, f"{config}: unknown key 'hidden_size' in [model]")
 
 
 def test_missing_model_folder(tmp_path: Path) -> None:

@@ -103,7 +103,8 @@ def test_the_loss_falls_and_rank_zero_writes_one_run_folder(ddp_run: Path) -> No
     run = ddp_run / "run"
     names = sorted(p.name for p in run.iterdir())
     expected = [".lock", "checkpoints", "config.json", "metrics.json", "model.safetensors"]
-    assert names == sorted([*expected, "run.json", "src_vocab.json", "tgt_vocab.json"])
+    logs = ["config.toml", "log.jsonl", "train.log"]
+    assert names == sorted([*expected, *logs, "run.json", "src_vocab.json", "tgt_vocab.json"])
     metrics = json.loads((run / "metrics.json").read_text())
     assert metrics["world_size"] == 2
     # 400 pairs in batches of 16 make 25 batches: 12 per rank and epoch, 4 epochs.

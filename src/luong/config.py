@@ -16,6 +16,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+import tomli_w
+
 from luong.attention import GLOBAL_SCORES, LOCAL_MODES, LOCAL_SCORES, SAME_WIDTH_SCORES
 from luong.distributed import DEVICES
 from luong.files import MAX_TEXT_BYTES, read_bounded
@@ -35,6 +37,7 @@ __all__ = [
     "VocabConfig",
     "config_from_dict",
     "read_toml_tables",
+    "run_toml",
 ]
 
 ATTENTIONS: tuple[str, ...] = (*GLOBAL_SCORES, "bahdanau")
@@ -161,6 +164,7 @@ class TrainConfig:
     clip_norm: float = 1.0  # gradient norm clipping (0 turns it off)
     label_smoothing: float = 0.0  # cross-entropy label smoothing
     eval_every: int = 100  # steps between dev evaluations (and at the end of each epoch)
+    log_every: int = 10  # steps between the training records of log.jsonl
     patience: int = 0  # stop after this many evaluations without a better dev score; 0: never
     # The dev figure that picks the best weights and drives early stopping: "exact" (exact
     # match), "bleu", "chrf", "loss" (teacher-forced cross-entropy, lower is better), or
@@ -180,10 +184,11 @@ class TrainConfig:
     device: str = "auto"  # "auto" (CUDA when present), "cpu" or "cuda"
     precision: str = "fp32"  # "fp32", or "bf16" autocast (for GPUs; slow on most CPUs)
     progress: bool = True  # a tqdm progress bar on stderr
+    tensorboard: bool = False  # TensorBoard event files in RUN/tensorboard (luong[tensorboard])
 
     def __post_init__(self) -> None:
-        positive = ("epochs", "batch_size", "eval_every", "eval_batch_size", "max_bad_steps")
-        for name in (*positive, "accumulate", "test_beam"):
+        positive = ("epochs", "batch_size", "eval_every", "log_every", "eval_batch_size")
+        for name in (*positive, "max_bad_steps", "accumulate", "test_beam"):
             _positive_int(name, getattr(self, name))
         for name in (
             "warmup_steps",
@@ -289,32 +294,70 @@ def config_from_dict(cls: type, data: dict[str, Any], where: str) -> Any:
 
 
 TABLES = ("model", "train", "vocab")
+# A run's TOML (``--config``, a run folder's ``config.toml``): top-level ``task``, the task's
+# data options in ``[data]``, then the configs' tables.
+TOP_LEVEL = ("task", "data", *TABLES)
 
 
-def read_toml_tables(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
-    """The ``[model]``, ``[train]`` and ``[vocab]`` tables of a TOML file (``--config``).
+def read_toml_tables(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """A run's TOML file (``--config``): ``task = "NAME"`` (optional), the ``[data]`` table
+    (the task's data options) and the ``[model]``, ``[train]`` and ``[vocab]`` tables, whose
+    keys are checked against the fields of ``Seq2SeqConfig``, ``TrainConfig`` and
+    ``VocabConfig``.
 
     Raises:
         FileNotFoundError: no such file.
-        ValueError: larger than ``luong.files.MAX_TEXT_BYTES``, not UTF-8 TOML, or a table
-            other than those (the message names the file).
+        ValueError: larger than ``luong.files.MAX_TEXT_BYTES``, not UTF-8 TOML, an unknown
+            key or table (the message names the file and the key).
     """
     path = Path(path)
     try:
         data = tomllib.loads(read_bounded(path, MAX_TEXT_BYTES).decode("utf-8"))
     except FileNotFoundError:
         raise FileNotFoundError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise ValueError(f"{path}: is a directory, expected a TOML file") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise ValueError(f"{path}: not valid TOML: {error}") from None
     except RecursionError:
         raise ValueError(f"{path}: not valid TOML (nested too deep)") from None
-    unknown = sorted(set(data) - set(TABLES))
+    unknown = sorted(set(data) - set(TOP_LEVEL))
     if unknown:
-        raise ValueError(f"{path}: unknown tables {unknown}; expected [model], [train], [vocab]")
+        raise ValueError(
+            f'{path}: unknown key {unknown[0]!r}; expected task = "NAME" and the tables '
+            "[data], [model], [train], [vocab]"
+        )
+    if "task" in data and not isinstance(data["task"], str):
+        raise ValueError(f"{path}: task = {data['task']!r:.40} is not a string")
+    classes = {"model": Seq2SeqConfig, "train": TrainConfig, "vocab": VocabConfig}
     for name, table in data.items():
+        if name == "task":
+            continue
         if not isinstance(table, dict):
             raise ValueError(
                 f"{path}: {name} = {table!r:.40} is not a table; expected [{name}] with "
                 "options under it"
             )
+        if name in classes:
+            valid = sorted(f.name for f in fields(classes[name]))
+            bad = sorted(set(table) - set(valid))
+            if bad:
+                raise ValueError(
+                    f"{path}: unknown key {bad[0]!r} in [{name}]; valid keys: {', '.join(valid)}"
+                )
     return data
+
+
+def run_toml(config: RunConfig) -> str:
+    """``config`` as the TOML that ``read_toml_tables`` reads back (a run folder's
+    ``config.toml``): the task, its data options and every field of the three configs."""
+    data = {k: list(v) if isinstance(v, tuple) else v for k, v in config.data.items()}
+    return tomli_w.dumps(
+        {
+            "task": config.task,
+            "data": data,
+            "model": config.model.to_json(),
+            "train": config.train.to_json(),
+            "vocab": config.vocab.to_json(),
+        }
+    )

@@ -1,4 +1,5 @@
-"""Figures: attention heatmaps and side-by-side attention scores (matplotlib, Agg).
+"""Figures: attention heatmaps, side-by-side attention scores and training curves
+(matplotlib, Agg).
 
 Shapes: ``S`` source length, ``T`` output length, ``d`` query width.
 
@@ -16,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import Tensor
@@ -45,7 +46,9 @@ __all__ = [
     "ScorePanel",
     "fresh_score_panels",
     "model_score_panel",
+    "CurveRun",
     "plot_attention",
+    "plot_curves",
     "plot_scores",
     "plot_translation",
 ]
@@ -292,6 +295,63 @@ def plot_scores(
     grid[0].set_ylabel("attention weight")
     if title:
         figure.suptitle(title)
+    path = Path(path)
+    figure.savefig(path, dpi=dpi)
+    return path
+
+
+@dataclass(frozen=True)
+class CurveRun:
+    """One run's curves: its label and its ``log.jsonl`` records (``kind`` "train" with
+    ``loss``, "eval" with ``dev_key``), each with ``step`` and ``seconds``."""
+
+    label: str
+    records: Sequence[dict[str, Any]]
+    dev_key: str = "dev_exact_match"
+
+
+def plot_curves(
+    runs: Sequence[CurveRun],
+    path: str | Path,
+    *,
+    size: tuple[float, float] = (10.0, 7.0),
+    dpi: int = 100,
+) -> Path:
+    """Training loss (top) and the dev figure (bottom) against steps (left) and seconds
+    (right), the runs overlaid, one colour and a legend entry each.
+
+    Returns:
+        ``path``, a PNG of ``size`` x ``dpi`` pixels.
+
+    Raises:
+        ValueError: no runs, a run without records, or a bad size or dpi.
+        OSError: the file cannot be written.
+    """
+    if not runs:
+        raise ValueError("runs: expected at least one run, got none")
+    for run in runs:
+        if not run.records:
+            raise ValueError(f"{run.label}: no log.jsonl records to draw")
+    _check_size(size, dpi)
+    figure = _figure(size, dpi)
+    grid = figure.subplots(2, 2, sharey="row")
+    for colour, run in enumerate(runs):
+        train = [r for r in run.records if r.get("kind") == "train" and r.get("loss") is not None]
+        evals = [r for r in run.records if r.get("kind") == "eval" and run.dev_key in r]
+        if not train:  # fewer steps than log_every: the evaluations' mean training loss
+            train = [{**r, "loss": r["train_loss"]} for r in evals if "train_loss" in r]
+        for column, clock in enumerate(("step", "seconds")):
+            style = {"color": f"C{colour % 10}", "label": run.label}
+            grid[0][column].plot([r[clock] for r in train], [r["loss"] for r in train], **style)
+            grid[1][column].plot(
+                [r[clock] for r in evals], [r[run.dev_key] for r in evals], marker=".", **style
+            )
+    dev_names = sorted({run.dev_key for run in runs})
+    for column, clock in enumerate(("steps", "seconds")):
+        grid[1][column].set_xlabel(clock)
+    grid[0][0].set_ylabel("training loss")
+    grid[1][0].set_ylabel(" / ".join(name.replace("_", " ") for name in dev_names))
+    grid[0][0].legend(loc="upper right", fontsize="small")
     path = Path(path)
     figure.savefig(path, dpi=dpi)
     return path

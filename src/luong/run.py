@@ -11,10 +11,11 @@ A run folder holds the model (``model.safetensors``, ``config.json``, the vocabu
 
 from __future__ import annotations
 
+import logging
 import platform
 import sys
-from collections.abc import Callable, Mapping
-from contextlib import ExitStack
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,10 +29,11 @@ from luong.config import (
     VocabConfig,
     config_from_dict,
     read_toml_tables,
+    run_toml,
 )
 from luong.distributed import pick_device, setup
 from luong.evaluation import BLEU_SCORES, PAIR_SCORES, REFERENCE_SCORES, evaluate, prefixed
-from luong.files import LOCK, FolderLocked, locked, read_json, write_json
+from luong.files import LOCK, FolderLocked, locked, read_json, write_json, write_text
 from luong.model import Seq2Seq
 from luong.subword import train_subword
 from luong.tasks import OWN_DATA, TaskData, load_task, task_configs
@@ -50,6 +52,9 @@ __all__ = [
 ]
 
 RUN = "run.json"  # what a run folder's run was made of; a folder without it is no run
+CONFIG = "config.toml"  # the run's settings, resolved: luong train --config RUN/config.toml
+TRAIN_LOG = "train.log"  # the messages of the run (the "luong" logger)
+LOGGER = logging.getLogger("luong")
 
 
 @dataclass
@@ -62,7 +67,7 @@ class TrainResult:
 
 
 def configure(
-    task: str = "dates",
+    task: str | None = None,
     data: Mapping[str, Any] | None = None,
     *,
     preset: str | None = None,
@@ -73,24 +78,36 @@ def configure(
 ) -> RunConfig:
     """Resolve a run's settings, later ones winning: the defaults of the task (or of
     ``preset``, settings your own data borrows: a built-in task's, or translation's), the
-    ``[model]``, ``[train]`` and ``[vocab]`` tables of ``config_file`` (TOML), then ``model``,
-    ``train`` and ``vocab`` (fields by name, the command line's flags).
+    tables of ``config_file`` (TOML: ``task``, ``[data]``, ``[model]``, ``[train]``,
+    ``[vocab]``; a run folder's ``config.toml`` is one), then ``task``, ``data``, ``model``,
+    ``train`` and ``vocab`` (the command line's flags).
+
+    The task is ``task``, else the file's, else dates. The data options are the file's
+    ``[data]`` (when the file names the same task) updated with ``data``; a built-in task's
+    data seed is 0 unless one of them sets it.
 
     Raises:
         FileNotFoundError: ``config_file`` does not exist.
         ValueError: an unknown task, preset, table or field (named, with the valid ones), or
             a value a config refuses.
     """
-    defaults = task_configs(preset or task)
     tables = read_toml_tables(config_file) if config_file is not None else {}
+    file_task = tables.get("task")
+    task = task or file_task or "dates"
+    defaults = task_configs(preset or task)
 
     def resolve(cls: type, name: str, default: Any, given: Mapping[str, Any] | None) -> Any:
         fields = {**default.to_json(), **tables.get(name, {}), **(given or {})}
         return config_from_dict(cls, fields, f"[{name}]")
 
+    options = {
+        **({"seed": 0} if task != OWN_DATA else {}),
+        **(tables.get("data", {}) if file_task in (None, task) else {}),
+        **(data or {}),
+    }
     return RunConfig(
         task,
-        dict(data or {}),
+        options,
         resolve(Seq2SeqConfig, "model", defaults.model, model),
         resolve(TrainConfig, "train", defaults.train, train),
         resolve(VocabConfig, "vocab", defaults.vocab, vocab),
@@ -166,7 +183,7 @@ def run(
 
     Returns and raises as ``train``.
     """
-    say = log or (lambda message: print(message, file=sys.stderr))
+    say = log or LOGGER.warning
     if data is None:
         data = load_task(config.task, **config.data)
         for name, count in data.info.get("skipped_lines", {}).items():
@@ -202,6 +219,9 @@ def run(
                 folder.mkdir(parents=True, exist_ok=True)
                 _lock_run_folder(folder, lock)
                 _check_or_write_run(folder, description)
+                if not (folder / CONFIG).is_file():
+                    write_text(folder / CONFIG, run_toml(config))
+                lock.enter_context(_log_to_file(folder / TRAIN_LOG))
             if not trainer.resume() and resume:
                 raise ValueError(f"--resume: {out} holds no checkpoint to resume from")
             metrics = trainer.run()
@@ -311,7 +331,33 @@ def build_vocabularies(data: TaskData, config: VocabConfig) -> tuple[Vocab, Voca
 
 
 # Settings that may differ between a run and its resumption: they change no result.
-_COSMETIC = {"progress", "eval_batch_size", "device", "checkpoint_every", "keep_checkpoints"}
+_COSMETIC = {
+    "progress",
+    "eval_batch_size",
+    "device",
+    "checkpoint_every",
+    "keep_checkpoints",
+    "log_every",
+    "tensorboard",
+}
+
+
+@contextmanager
+def _log_to_file(path: Path) -> Iterator[None]:
+    """Append the "luong" logger's records to ``path`` while the run lasts (at least its
+    INFO records: a logger left at NOTSET is raised to INFO meanwhile)."""
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    level = LOGGER.level
+    if level == logging.NOTSET:
+        LOGGER.setLevel(logging.INFO)
+    LOGGER.addHandler(handler)
+    try:
+        yield
+    finally:
+        LOGGER.removeHandler(handler)
+        LOGGER.setLevel(level)
+        handler.close()
 
 
 def _check_run_folder(out: Path) -> None:

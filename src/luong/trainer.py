@@ -8,11 +8,13 @@ early stopping and checkpoints.
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
+import json
+import logging
 import math
 import random
 import shutil
 import signal
-import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -31,7 +33,7 @@ from luong.checkpoint import BEST, find_latest, read_checkpoint, write_checkpoin
 from luong.config import TrainConfig
 from luong.distributed import World, shard
 from luong.evaluation import dev_loss, evaluate
-from luong.files import read_tensors
+from luong.files import read_tensors, write_text
 from luong.model import Seq2Seq
 from luong.search import default_max_len
 from luong.subword import SubwordVocab
@@ -48,6 +50,9 @@ __all__ = [
 ]
 
 Pair = tuple[str, str]
+LOG = "log.jsonl"  # a run folder's records: one per logging interval, one per evaluation
+TENSORBOARD = "tensorboard"  # a run folder's TensorBoard event files (--tensorboard)
+LOGGER = logging.getLogger("luong")
 
 
 def lr_factor(step: int, total: int, warmup: int, schedule: str) -> float:
@@ -120,6 +125,10 @@ class Progress:
     seconds: float = 0.0  # training wall time before this session
     losses: list[float] = field(default_factory=list)  # losses since the last evaluation
     curve: list[dict[str, Any]] = field(default_factory=list)  # one entry per evaluation
+    # Since the last training record of log.jsonl: finite losses, gradient norms, tokens.
+    interval_losses: list[float] = field(default_factory=list)
+    interval_norms: list[float] = field(default_factory=list)
+    interval_tokens: int = 0
     finished: bool = False
     stopped_early: bool = False
 
@@ -133,7 +142,8 @@ class Trainer:
         dev_pairs: pairs for evaluation during training and early stopping.
         config: the training settings.
         out: the run folder for checkpoints; None writes nothing.
-        log: where to report resuming, skipped steps and interruptions (default: stderr).
+        log: where to report resuming, skipped steps and evaluations (default: the "luong"
+            logger at INFO).
         world: the data-parallel processes (``luong.distributed.setup``); one by default.
             Each rank trains on its shard of every epoch, DDP averages the gradients, and
             rank 0 alone evaluates, logs and writes.
@@ -192,8 +202,15 @@ class Trainer:
         self.dev_pairs = list(dev_pairs)
         self.world = world or World()
         self.out = Path(out) if out is not None and self.world.main else None
-        say = log or (lambda message: print(message, file=sys.stderr))
+        say = log or LOGGER.info
         self.log = say if self.world.main else (lambda message: None)
+        if config.tensorboard and importlib.util.find_spec("tensorboard") is None:
+            raise ValueError(
+                "tensorboard: the tensorboard package is not installed; pip install "
+                "'luong[tensorboard]'"
+            )
+        self._writer: Any = None  # torch.utils.tensorboard's SummaryWriter (--tensorboard)
+        self._interval_start = time.perf_counter()
         self.optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
         steps = [len(self._epoch_steps(epoch)) for epoch in range(1, config.epochs + 1)]
         if min(steps) < 1:
@@ -274,7 +291,11 @@ class Trainer:
             unit="step",
             leave=False,
         )
-        self._session_start = time.perf_counter()
+        self._session_start = self._interval_start = time.perf_counter()
+        if self.out is not None:
+            _keep_records(self.out / LOG, p.step)  # a killed run's records after its checkpoint
+            if cfg.tensorboard:
+                self._writer = _summary_writer(self.out / TENSORBOARD, p.step)
         if world.active:
             self.forward = DistributedDataParallel(model)
         model.train()
@@ -292,11 +313,15 @@ class Trainer:
                     steps = self._epoch_steps(p.epoch)
                     stop = False
                     for group in steps[p.batch :]:
-                        batches = [self.data.batch(ix).to(model.device) for ix in group]
+                        batches = [self.data.batch(ix) for ix in group]
+                        p.interval_tokens += sum(b.target_tokens for b in batches)
+                        batches = [b.to(model.device) for b in batches]
                         stop_now = self._step(batches, interrupted)
                         p.step += 1
                         p.batch += 1
                         self._bar.update(1)
+                        if p.step % cfg.log_every == 0:
+                            self._record_interval()
                         if p.step % cfg.eval_every == 0 and p.batch < len(steps):
                             stop = self._evaluate(on_eval)
                         if stop_now:
@@ -317,6 +342,9 @@ class Trainer:
                     raise TrainingInterrupted(saved, interrupted.signum)
         finally:
             self._bar.close()
+            if self._writer is not None:
+                self._writer.close()
+                self._writer = None
             # DDP's reducer must not outlive the process group: drop it now.
             self.forward = model
         if self.best_state is not None:
@@ -341,6 +369,47 @@ class Trainer:
     def _seconds(self) -> float:
         """Training wall time: earlier sessions' and this one's."""
         return self.progress.seconds + time.perf_counter() - self._session_start
+
+    def _record_interval(self) -> None:
+        """A training record of log.jsonl (and TensorBoard): the mean loss and gradient norm
+        of the interval's finite steps, the learning rate of its last step, tokens per
+        second (all ranks)."""
+        cfg, p = self.config, self.progress
+        now = time.perf_counter()
+        tokens, seconds = p.interval_tokens * self.world.size, now - self._interval_start
+        losses, norms = p.interval_losses, p.interval_norms
+        record = {
+            "kind": "train",
+            "step": p.step,
+            "epoch": p.epoch,
+            "seconds": round(self._seconds(), 3),
+            "loss": round(sum(losses) / len(losses), 6) if losses else None,
+            "lr": cfg.lr * lr_factor(p.step - 1, self.total_steps, cfg.warmup_steps, cfg.schedule),
+            "grad_norm": round(sum(norms) / len(norms), 6) if norms else None,
+            "tokens_per_second": round(tokens / seconds, 1) if seconds > 0 else None,
+        }
+        p.interval_losses, p.interval_norms, p.interval_tokens = [], [], 0
+        self._interval_start = now
+        if not self.world.main:
+            return
+        LOGGER.debug(
+            "step %d (epoch %d): loss %s, lr %.3g, gradient norm %s, %s tokens/s",
+            *(record[k] for k in ("step", "epoch", "loss", "lr", "grad_norm")),
+            record["tokens_per_second"],
+        )
+        self._write_record(record)
+
+    def _write_record(self, record: dict[str, Any]) -> None:
+        """Append ``record`` to log.jsonl and its numbers to TensorBoard (rank 0)."""
+        if self.out is None:
+            return
+        with open(self.out / LOG, "a", encoding="utf-8") as file:
+            file.write(json.dumps(record) + "\n")
+        if self._writer is not None:
+            for key, value in record.items():
+                if key not in ("kind", "step", "epoch") and isinstance(value, int | float):
+                    self._writer.add_scalar(f"{record['kind']}/{key}", value, record["step"])
+            self._writer.flush()
 
     def _evaluate(self, on_eval: Callable[[dict[str, Any]], None] | None) -> bool:
         """Rank 0 evaluates on dev; every rank learns whether to stop early."""
@@ -378,6 +447,12 @@ class Trainer:
         self._bar.set_postfix(loss=f"{mean_loss:.3f}", **{shown: f"{point[shown]:.4f}"})
         if on_eval is not None:
             on_eval(point)
+        self._write_record({"kind": "eval", **point})
+        shown_name = shown.removeprefix("dev_").replace("_", " ")
+        self.log(
+            f"step {p.step} (epoch {p.epoch}): train loss {mean_loss:.4f}, dev {shown_name} "
+            f"{point[shown]:.4f}"
+        )
         value = {
             "exact": point["dev_exact_match"],
             "bleu": point.get("dev_bleu"),
@@ -463,6 +538,8 @@ class Trainer:
         if finite:
             self.optimizer.step()
             p.losses.append(value)
+            p.interval_losses.append(value)
+            p.interval_norms.append(float(norm))
             p.bad_in_row = 0
             return stop
         self.optimizer.zero_grad(set_to_none=True)
@@ -478,6 +555,32 @@ class Trainer:
                 f"gradient (max_bad_steps={cfg.max_bad_steps}); try a lower lr or clip_norm"
             )
         return stop
+
+
+def _keep_records(path: Path, step: int) -> None:
+    """Keep the records of log.jsonl up to ``step`` (where a resumed run continues; 0 for a
+    new one): a killed run wrote some after its latest checkpoint, which the resumed run
+    writes again. A line cut short by the kill goes too."""
+    if not path.is_file():
+        return
+    kept = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        step_of = record.get("step") if isinstance(record, dict) else None
+        if isinstance(step_of, int) and step_of <= step:
+            kept.append(line + "\n")
+    write_text(path, "".join(kept))
+
+
+def _summary_writer(folder: Path, step: int) -> Any:
+    """A TensorBoard writer on ``folder`` that drops the events after ``step`` (a resumed
+    run writes them again). Imported here: only --tensorboard needs the package."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    return SummaryWriter(log_dir=str(folder), purge_step=step + 1 if step else None)
 
 
 def _epoch_seed(seed: int, epoch: int) -> int:

@@ -9,6 +9,8 @@
         [--format text|jsonl] [--replace-unk] < sources.txt > outputs.txt
     luong plot runs/dates "Monday, March 5, 1979" --out attn.png [--beam 5]
     luong plot-scores --out scores.png [DIR ...] [--text TEXT] [--step N] [--pad N]
+    luong runs runs/ [--format text|json]
+    luong curves runs/a runs/b --out curves.png
     luong zoo --task dates --out docs/zoo [--seeds 3] [--steps 200] [--window 4]
 
 One module per command (``luong.cli.train``, ...); what they share is ``luong.cli.common``.
@@ -24,7 +26,7 @@ import sys
 import threading
 from collections.abc import Sequence
 
-from luong.cli import evaluate, plot, train, translate, zoo
+from luong.cli import evaluate, plot, runs, train, translate, zoo
 from luong.cli.common import UsageError
 from luong.version import __version__
 
@@ -42,6 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_parser(commands)
     translate.add_parser(commands)
     plot.add_parsers(commands)
+    runs.add_parsers(commands)
     zoo.add_parser(commands)
     return parser
 

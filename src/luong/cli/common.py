@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import logging
 import math
 import sys
 import typing
 from pathlib import Path
 from typing import Any
+
+from tqdm.auto import tqdm
 
 from luong.config import (
     ATTENTIONS,
@@ -31,6 +34,7 @@ __all__ = [
     "add_search_flags",
     "check_search_flags",
     "overrides",
+    "log_to_stderr",
     "read_lines",
     "say",
 ]
@@ -56,6 +60,31 @@ class UsageError(Exception):
 def say(message: str) -> None:
     """A message of the library's on stderr, as ``luong: message``, flushed."""
     print(f"luong: {message}", file=sys.stderr, flush=True)
+
+
+class _StderrHandler(logging.Handler):
+    """Records as ``luong: message`` lines on stderr, written around the progress bar
+    (``tqdm.write``) so that the bar is not torn."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            tqdm.write(self.format(record), file=sys.stderr)
+        except Exception:  # a logging handler never raises (logging's own rule)
+            self.handleError(record)
+
+
+def log_to_stderr(quiet: bool = False, verbose: bool = False) -> None:
+    """Show the "luong" logger on stderr: INFO and above, warnings only (``quiet``), or
+    DEBUG too (``verbose``: the training records of every logging interval). A run's
+    ``train.log`` gets INFO (DEBUG with ``verbose``) either way."""
+    logger = logging.getLogger("luong")
+    for handler in [h for h in logger.handlers if isinstance(h, _StderrHandler)]:
+        logger.removeHandler(handler)  # main() run again in one process (tests)
+    handler = _StderrHandler(logging.WARNING if quiet else logging.NOTSET)
+    handler.setFormatter(logging.Formatter("luong: %(message)s"))
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG if verbose else logging.INFO)
+    logger.propagate = False  # not twice, through a root handler as well
 
 
 def add_config_flags(parser: argparse.ArgumentParser, cls: type, title: str) -> None:

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from luong.cli.common import UsageError, add_config_flags, overrides, say
+from luong.cli.common import UsageError, add_config_flags, log_to_stderr, overrides
 from luong.config import Seq2SeqConfig, TrainConfig, VocabConfig
 from luong.run import configure, run
 from luong.tasks import OWN_DATA, PRESETS, TASKS
@@ -65,12 +65,24 @@ def add_parser(commands: Any) -> None:
         help="start from these settings: a built-in task's, or translation's (subwords, BLEU)",
     )
     train.add_argument(
-        "--config", type=Path, help="a TOML file with [model], [train] and [vocab] tables"
+        "--config",
+        type=Path,
+        help="a TOML file: task = NAME and [data], [model], [train], [vocab] tables (a run "
+        "folder's config.toml repeats that run; flags override it)",
+    )
+    shown = train.add_mutually_exclusive_group()
+    shown.add_argument(
+        "--quiet", action="store_true", help="warnings and errors only on stderr, no progress bar"
+    )
+    shown.add_argument(
+        "--verbose",
+        action="store_true",
+        help="also every logging interval's loss, learning rate, gradient norm, tokens/s",
     )
     train.add_argument(
         "--locales", nargs="+", metavar="LOCALE", help="dates: babel locales (default: en_US)"
     )
-    train.add_argument("--data-seed", type=int, default=0, help="seed of the task's data")
+    train.add_argument("--data-seed", type=int, help="seed of the task's data (default 0)")
     for split, size in (("train", 20_000), ("dev", 1_000), ("test", 10_000)):
         train.add_argument(
             f"--n-{split}", type=int, metavar="N", help=f"dates: {split} pairs (default {size})"
@@ -97,27 +109,26 @@ def _split(args: argparse.Namespace, split: str) -> str | list[str] | None:
     return str(tsv) if tsv is not None else None
 
 
-def _task_and_options(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
-    """The task and its data options, from the flags (which flags go with which task)."""
+def _task_and_options(args: argparse.Namespace) -> tuple[str | None, dict[str, Any]]:
+    """The task and its data options, from the flags (which flags go with which task); no
+    task (None) when only ``--config`` names one."""
     own = args.train_file is not None or args.train_src is not None
+    if args.task is None and not own and args.config is not None:
+        if _given(args, OWN_DATA_FLAGS):
+            raise UsageError(f"{', '.join(_given(args, OWN_DATA_FLAGS))}: only with --train")
+        return None, _data_options(args)
     if (args.task is None) == (not own):
         got = "both" if args.task is not None else "neither"
         raise UsageError(
             "expected a task (dates, g2p) or your own data (--train FILE.tsv --dev FILE.tsv, "
-            f"or --train-src/--train-tgt ...), got {got}"
+            f"or --train-src/--train-tgt ...) or a --config naming the task, got {got}"
         )
     if args.task != "dates" and _given(args, DATES_FLAGS):
         raise UsageError(f"{', '.join(_given(args, DATES_FLAGS))}: only for the dates task")
     if args.task is not None:
         if _given(args, OWN_DATA_FLAGS):
             raise UsageError(f"{', '.join(_given(args, OWN_DATA_FLAGS))}: only with --train")
-        options: dict[str, Any] = {"seed": args.data_seed}
-        if args.locales:
-            options["locales"] = tuple(args.locales)
-        for split in ("train", "dev", "test"):
-            if getattr(args, f"n_{split}") is not None:
-                options[f"n_{split}"] = getattr(args, f"n_{split}")
-        return args.task, options
+        return args.task, _data_options(args)
     splits = {split: _split(args, split) for split in SPLITS}
     if splits["dev"] is None:
         raise UsageError(
@@ -133,18 +144,35 @@ def _task_and_options(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     return OWN_DATA, options
 
 
+def _data_options(args: argparse.Namespace) -> dict[str, Any]:
+    """A built-in task's data options given as flags (they override the --config file's)."""
+    options: dict[str, Any] = {}
+    if args.data_seed is not None:
+        options["seed"] = args.data_seed
+    if args.locales:
+        options["locales"] = tuple(args.locales)
+    for split in ("train", "dev", "test"):
+        if getattr(args, f"n_{split}") is not None:
+            options[f"n_{split}"] = getattr(args, f"n_{split}")
+    return options
+
+
 def main(args: argparse.Namespace) -> int:
     task, options = _task_and_options(args)
+    log_to_stderr(quiet=args.quiet, verbose=args.verbose)
+    train = overrides(args, TrainConfig)
+    if args.quiet:
+        train.setdefault("progress", False)
     config = configure(
         task,
         options,
         preset=args.preset,
         config_file=args.config,
         model=overrides(args, Seq2SeqConfig),
-        train=overrides(args, TrainConfig),
+        train=train,
         vocab=overrides(args, VocabConfig),
     )
-    result = run(config, args.out, log=say, resume=args.resume)
+    result = run(config, args.out, resume=args.resume)
     if not result.main:
         return 0  # under torchrun, rank 0 alone reports
     m = result.metrics

@@ -1,0 +1,259 @@
+"""Runs a person can follow and repeat: config.toml round trip, log.jsonl, train.log,
+TensorBoard events, and the bad input around them (issue 17)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+from helpers import TINY_DATES_FLAGS, assert_one_line_error, luong
+from safetensors.torch import load_file
+
+from luong.config import read_toml_tables
+from luong.run import configure
+
+# Two epochs of 7 steps (400 pairs, batches of 64): training records every 3 steps,
+# evaluations every 5 steps and at each epoch's end, a checkpoint every 4 steps.
+FLAGS = [
+    *[flag for flag in TINY_DATES_FLAGS if flag != "--no-progress"],
+    *["--epochs", "2", "--batch-size", "64", "--log-every", "3", "--eval-every", "5"],
+    *["--checkpoint-every", "4", "--keep-checkpoints", "10"],
+]
+CLOCK = ("seconds", "tokens_per_second")
+
+pytestmark = pytest.mark.slow
+
+
+def records(out: Path) -> list[dict]:
+    return [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
+
+
+def without_clock(rows: list[dict]) -> list[dict]:
+    return [{k: v for k, v in row.items() if k not in CLOCK} for row in rows]
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A run with the progress bar on: its folder and its stderr."""
+    out = tmp_path_factory.mktemp("runs") / "a"
+    result = luong("train", "dates", "--out", str(out), *FLAGS)
+    assert result.returncode == 0, result.stderr.decode()
+    return out, result.stderr.decode()
+
+
+def test_a_run_repeated_from_its_config_toml_ends_with_the_same_weights(
+    reference: tuple[Path, str], tmp_path: Path
+) -> None:
+    out, _ = reference
+    again = tmp_path / "b"
+    result = luong("train", "--config", str(out / "config.toml"), "--out", str(again))
+    assert result.returncode == 0, result.stderr.decode()
+    weights, expected = (load_file(str(d / "model.safetensors")) for d in (again, out))
+    assert weights.keys() == expected.keys()
+    for name in expected:
+        assert torch.equal(weights[name], expected[name]), name
+    assert (again / "config.toml").read_text() == (out / "config.toml").read_text()
+
+
+def test_config_toml_holds_the_task_data_and_every_field(reference: tuple[Path, str]) -> None:
+    out, _ = reference
+    tables = read_toml_tables(out / "config.toml")
+    assert tables["task"] == "dates"
+    assert tables["data"] == {"seed": 0, "n_train": 400, "n_dev": 40, "n_test": 60}
+    run = json.loads((out / "run.json").read_text())
+    assert tables["model"] == run["model_config"]
+    assert tables["train"] == run["train_config"]
+    assert tables["train"]["seed"] == 0 and tables["train"]["batch_size"] == 64
+
+
+def test_flags_override_the_file_and_the_file_names_the_task(reference: tuple[Path, str]) -> None:
+    out, _ = reference
+    config = configure(config_file=out / "config.toml", data={"seed": 3}, train={"epochs": 5})
+    assert config.task == "dates"
+    assert config.data == {"seed": 3, "n_train": 400, "n_dev": 40, "n_test": 60}
+    assert config.train.epochs == 5 and config.train.batch_size == 64
+    # Another task than the file's: the file's data options are not that task's.
+    assert configure("g2p", config_file=out / "config.toml").data == {"seed": 0}
+
+
+def test_log_jsonl_has_a_record_per_interval_and_per_evaluation(
+    reference: tuple[Path, str],
+) -> None:
+    out, _ = reference
+    metrics = json.loads((out / "metrics.json").read_text())
+    steps, epochs = metrics["steps"], 2
+    per_epoch = steps // epochs
+    rows = records(out)
+    train = [row for row in rows if row["kind"] == "train"]
+    evals = [row for row in rows if row["kind"] == "eval"]
+    assert [row["step"] for row in train] == list(range(3, steps + 1, 3))
+    expected_evals = sorted({*range(5, steps + 1, 5), *range(per_epoch, steps + 1, per_epoch)})
+    assert [row["step"] for row in evals] == expected_evals
+    assert [{k: v for k, v in row.items() if k != "kind"} for row in evals] == metrics["dev_curve"]
+    for row in train:
+        assert set(row) == {"kind", "step", "epoch", "seconds", "loss", "lr", "grad_norm", *CLOCK}
+        assert row["loss"] > 0 and row["grad_norm"] > 0 and row["lr"] > 0
+        assert row["epoch"] == 1 + (row["step"] - 1) // per_epoch
+    assert [row["step"] for row in rows] == sorted(row["step"] for row in rows)
+
+
+def test_a_killed_and_resumed_run_writes_the_same_log_jsonl(
+    reference: tuple[Path, str], tmp_path: Path
+) -> None:
+    out, _ = reference
+    # The folder as a kill after the checkpoint of step 8 and a few records more left it,
+    # the last record cut short.
+    resumed = tmp_path / "run"
+    name = "step-0000008"
+    shutil.copytree(out / "checkpoints" / name, resumed / "checkpoints" / name)
+    (resumed / "checkpoints" / "latest").write_text(name + "\n")
+    for file in ("run.json", "config.toml", "train.log"):
+        shutil.copy(out / file, resumed / file)
+    lines = (out / "log.jsonl").read_text().splitlines(keepends=True)
+    (resumed / "log.jsonl").write_text("".join(lines[:-2]) + lines[-2][:20])
+    result = luong("train", "dates", "--out", str(resumed), *FLAGS)
+    assert result.returncode == 0, result.stderr.decode()
+    assert "resuming from" in result.stderr.decode()
+    assert without_clock(records(resumed)) == without_clock(records(out))
+
+
+def test_train_log_holds_the_messages_and_no_progress_bar(reference: tuple[Path, str]) -> None:
+    out, stderr = reference
+    assert "\r" in stderr  # the progress bar was drawn on stderr
+    log = (out / "train.log").read_bytes().decode()
+    assert "\r" not in log
+    lines = log.splitlines()
+    assert any("step 5 (epoch 1): train loss" in line for line in lines), log
+    shown = [line.removeprefix("luong: ") for line in stderr.split("\n") if "luong: " in line]
+    assert [line.split(" ", 3)[-1] for line in lines] == [
+        line.split("luong: ")[-1] for line in shown
+    ]
+
+
+def test_quiet_shows_no_messages_and_verbose_every_interval(tmp_path: Path) -> None:
+    quiet = luong("train", "dates", "--out", str(tmp_path / "q"), *FLAGS, "--quiet")
+    assert quiet.returncode == 0, quiet.stderr.decode()
+    assert quiet.stderr.decode() == ""
+    assert "INFO step 5 (epoch 1)" in (tmp_path / "q" / "train.log").read_text()
+    verbose = luong("train", "dates", "--out", str(tmp_path / "v"), *FLAGS, "--verbose")
+    assert verbose.returncode == 0, verbose.stderr.decode()
+    assert "luong: step 3 (epoch 1): loss" in verbose.stderr.decode()
+    assert "DEBUG step 3 (epoch 1): loss" in (tmp_path / "v" / "train.log").read_text()
+
+
+def test_tensorboard_events_are_read_by_tensorboard(tmp_path: Path) -> None:
+    pytest.importorskip(
+        "tensorboard", reason="the extra is not installed: pip install luong[tensorboard]"
+    )
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    out = tmp_path / "run"
+    result = luong("train", "dates", "--out", str(out), *FLAGS, "--tensorboard")
+    assert result.returncode == 0, result.stderr.decode()
+    events = EventAccumulator(str(out / "tensorboard"))
+    events.Reload()
+    rows = records(out)
+    for kind, key in (("train", "loss"), ("eval", "dev_exact_match"), ("train", "lr")):
+        scalars = events.Scalars(f"{kind}/{key}")
+        expected = [(row["step"], row[key]) for row in rows if row["kind"] == kind]
+        assert [(s.step, pytest.approx(s.value)) for s in scalars] == expected
+
+
+def test_without_the_flag_nothing_imports_tensorboard() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, luong, luong.cli, luong.trainer, luong.run;"
+        "assert not any(m.startswith(('tensorboard', 'torch.utils.tensorboard'))"
+        " for m in sys.modules)"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_config_with_an_unknown_key_names_the_key_and_the_file(tmp_path: Path) -> None:
+    for text, key in (
+        ('task = "dates"\n[train]\nepoch = 2\n', "'epoch' in [train]"),
+        ('task = "dates"\nmodle = 1\n', "'modle'"),
+    ):
+        config = tmp_path / "config.toml"
+        config.write_text(text)
+        result = luong("train", "--config", str(config), "--out", str(tmp_path / "run"))
+        assert_one_line_error(result, f"{config}: unknown key {key}")
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_config_without_a_task_and_no_task_given_trains_dates(tmp_path: Path) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text("[train]\nepochs = 7\n")
+    assert configure(config_file=config).task == "dates"
+    result = luong("train", "--out", str(tmp_path / "run"), *FLAGS[:2])
+    assert_one_line_error(result, "or a --config naming the task")
+
+
+@pytest.fixture(scope="module")
+def three_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Three tiny runs under one folder: the defaults, the general score, another lr."""
+    root = tmp_path_factory.mktemp("three")
+    for name, flags in (("x", []), ("y", ["--attention", "general"]), ("z", ["--lr", "0.01"])):
+        result = luong("train", "dates", "--out", str(root / name), *TINY_DATES_FLAGS, *flags)
+        assert result.returncode == 0, result.stderr.decode()
+    return root
+
+
+def test_luong_runs_lists_the_runs_with_the_fields_that_differ(three_runs: Path) -> None:
+    result = luong("runs", str(three_runs), "--format", "json")
+    assert result.returncode == 0, result.stderr.decode()
+    rows = json.loads(result.stdout)
+    assert [row["run"] for row in rows] == ["x", "y", "z"]
+    assert [row["model.attention"] for row in rows] == ["dot", "general", "dot"]
+    assert [row["train.lr"] for row in rows] == [0.003, 0.003, 0.01]
+    assert not [key for key in rows[0] if key.startswith(("data.", "vocab."))]
+    assert [key for key in rows[0] if key.startswith(("model.", "train."))] == [
+        "model.attention",
+        "train.lr",
+    ]
+    for row in rows:
+        metrics = json.loads((three_runs / row["run"] / "metrics.json").read_text())
+        assert row["task"] == "dates" and row["finished"] is True
+        assert row["dev"] == metrics["dev_exact_match"] and row["select"] == "exact"
+        assert row["test_exact_match"] == metrics["test_exact_match"]
+        assert row["steps"] == metrics["steps"] and row["train_seconds"] > 0
+    text = luong("runs", str(three_runs))
+    lines = text.stdout.decode().splitlines()
+    assert text.returncode == 0 and len(lines) == 4
+    assert lines[0].split()[:4] == ["run", "task", "model.attention", "train.lr"]
+    assert lines[2].split()[:4] == ["y", "dates", "general", "0.003"]
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    header = path.read_bytes()[:24]
+    assert header[:8] == b"\x89PNG\r\n\x1a\n"
+    return int.from_bytes(header[16:20], "big"), int.from_bytes(header[20:24], "big")
+
+
+def test_luong_curves_writes_a_png_of_the_expected_size(three_runs: Path, tmp_path: Path) -> None:
+    runs = [str(three_runs / name) for name in "xyz"]
+    result = luong("curves", *runs, "--out", str(tmp_path / "c.png"))
+    assert result.returncode == 0, result.stderr.decode()
+    assert png_size(tmp_path / "c.png") == (1000, 700)
+    result = luong("curves", runs[0], "--out", str(tmp_path / "small.png"), "--dpi", "50")
+    assert result.returncode == 0, result.stderr.decode()
+    assert png_size(tmp_path / "small.png") == (500, 350)
+
+
+def test_a_folder_that_is_not_a_run_is_one_line(three_runs: Path, tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("hello\n")
+    result = luong("curves", str(tmp_path), "--out", str(tmp_path / "c.png"))
+    assert_one_line_error(result, f"{tmp_path}: not a luong run folder (no run.json)")
+    assert not (tmp_path / "c.png").exists()
+    assert_one_line_error(luong("runs", str(tmp_path)), f"{tmp_path}: no luong run folders")
+    missing = tmp_path / "missing"
+    assert_one_line_error(luong("runs", str(missing)), f"{missing}: no such folder")
+    assert_one_line_error(
+        luong("curves", str(three_runs / "x"), str(missing), "--out", str(tmp_path / "c.png")),
+        f"{missing}: no such folder",
+    )
