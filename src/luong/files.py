@@ -8,8 +8,8 @@ fails (a full disk) raises ``OSError`` naming the final file; ``locked`` keeps a
 writer at a time.
 
 Lines, one rule for every reader (``luong translate``'s input, tab-separated pairs): a line
-ends at ``\n``, and a ``\r`` just before it belongs to the line end (``\r\n``); a lone
-``\r`` is a character of its line, never a line end. A final newline ends the last line (no
+ends at ``\\n``, and a ``\\r`` just before it belongs to the line end (``\\r\\n``); a lone
+``\\r`` is a character of its line, never a line end. A final newline ends the last line (no
 empty line after it), a missing one loses nothing, and a UTF-8 byte-order mark at the very
 start of the input is dropped. N lines in, N lines out.
 
