@@ -44,9 +44,11 @@ __all__ = [
     "MAX_ALPHA",
     "MAX_BEAM",
     "MAX_BETA",
+    "MAX_TEMPERATURE",
     "SEARCH_ROWS",
     "Hypothesis",
     "beam_search",
+    "constrained_search",
     "coverage_penalty",
     "decode",
     "decode_batches",
@@ -406,6 +408,7 @@ def _beam_steps(
     beta: float,
     min_len: int,
     floor: Tensor | None,
+    start: Tensor | None = None,
 ) -> tuple[_Pool, list[_Step]]:
     """The search loop. The bookkeeping is dense, ``[B, k]`` slots; the decoder runs on the
     R open slots only (``live``: their dense indices ``b * k + j``, in row order)."""
@@ -420,6 +423,8 @@ def _beam_steps(
     greedy = torch.zeros(batch, dtype=torch.long, device=device)  # its slot; -1: none
     live = sentences * k  # [R]
     tokens = torch.full((batch,), Vocab.bos_id, dtype=torch.long, device=device)
+    if start is not None:  # the last token of a forced prefix (constrained_search)
+        tokens = start
     step_memory, repeated = memory, None
     pool = _Pool(batch, n, device)
     history: list[_Step] = []
@@ -604,6 +609,11 @@ def decode(
     min_len: int = 0,
     batch_size: int = 512,
     max_len: int | None = None,
+    prefix: str = "",
+    sample: bool = False,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    seed: int | None = None,
 ) -> list[list[Hypothesis]]:
     """Decode raw strings, batched by length; per input, in order, its n-best list.
 
@@ -625,6 +635,14 @@ def decode(
             most ``SEARCH_ROWS // k`` sentences, at least one, with wide beams).
         max_len: the most output tokens; default ``default_max_len`` of each sentence's own
             length (twice it, plus 10).
+        prefix: target text every output starts with (teacher-forced, then the search
+            continues: ``constrained_search``); "" for none.
+        sample: draw outputs instead of searching: ``n_best`` draws per input, each token
+            from softmax(log p / ``temperature``) over the ``top_k`` most probable (all when
+            None); ``beam_size`` must be 1.
+        temperature, top_k: sampling options (temperature in (0, ``MAX_TEMPERATURE``]).
+        seed: seeds the sampling's generator, so one input list gives the same draws
+            (None: a fresh seed).
 
     Raises:
         TypeError: ``texts`` is not a sequence of strings.
@@ -641,6 +659,11 @@ def decode(
         min_len=min_len,
         batch_size=batch_size,
         max_len=max_len,
+        prefix=prefix,
+        sample=sample,
+        temperature=temperature,
+        top_k=top_k,
+        seed=seed,
     )
     for indices, lists in batches:
         for i, hyps in zip(indices, lists, strict=True):
@@ -661,6 +684,11 @@ def decode_batches(
     max_len: int | None = None,
     window: int | None = None,
     attention: bool = True,
+    prefix: str = "",
+    sample: bool = False,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    seed: int | None = None,
 ) -> Iterator[tuple[list[int], list[list[Hypothesis]]]]:
     """``decode``, handed out a search call at a time, so a caller keeps only what it needs.
 
@@ -675,6 +703,7 @@ def decode_batches(
         window: inputs per window (>= 1), or None for one window.
         attention: keep each hypothesis' attention; with False it is an empty
             ``[len(tokens), 0]`` tensor (scores are computed with it all the same).
+        prefix, sample, temperature, top_k, seed: as ``decode``.
 
     Returns:
         an iterator of ``(indices, lists)``: the indices of some inputs, and their n-best
@@ -692,6 +721,45 @@ def decode_batches(
         _check_int("max_len", max_len, 1)
     if window is not None:
         _check_int("window", window, 1)
+    if not isinstance(prefix, str):
+        raise TypeError(f"prefix: expected a str, got {type(prefix).__name__}")
+    if prefix or sample:
+        unknown = model.tgt_vocab.unknown(prefix)
+        if unknown:
+            raise ValueError(
+                f"prefix: expected symbols of the target vocabulary, got unknown {unknown[:5]}"
+            )
+        if sample:
+            _check_sampling(beam_size, temperature, top_k, seed)
+            _check_int("n_best", n_best, 1)
+        else:
+            _check_beam_options(beam_size, n_best, alpha, beta, min_len, max_len)
+        if min_len:
+            raise ValueError(f"min_len: not with a prefix or sampling, got {min_len}")
+        generator = None
+        if sample:
+            generator = torch.Generator(device=model.device)
+            if seed is None:
+                generator.seed()
+            else:
+                generator.manual_seed(seed)
+        return _decode_constrained(
+            model,
+            texts,
+            beam_size,
+            n_best,
+            alpha,
+            beta,
+            batch_size,
+            max_len,
+            len(texts) if window is None else window,
+            attention,
+            model.tgt_vocab.encode(prefix, eos=False),
+            sample,
+            float(temperature),
+            top_k,
+            generator,
+        )
     _check_beam_options(beam_size, n_best, alpha, beta, min_len, max_len)
     return _decode_windows(
         model,
@@ -760,6 +828,286 @@ def _decode_windows(
 
 def _without_attention(hypothesis: Hypothesis) -> Hypothesis:
     return replace(hypothesis, attention=torch.empty(len(hypothesis.tokens), 0))
+
+
+# -- prefix-constrained decoding and sampling -----------------------------------------------
+
+MAX_TEMPERATURE = 100.0
+"""The highest sampling temperature (above it the distribution is all but uniform)."""
+
+
+def _check_sampling(beam_size: int, temperature: object, top_k: object, seed: object) -> None:
+    if beam_size != 1:
+        raise ValueError(f"beam_size: sampling draws one token a step, expected 1, got {beam_size}")
+    if (
+        isinstance(temperature, bool)
+        or not isinstance(temperature, int | float)
+        or not math.isfinite(temperature)
+        or temperature <= 0
+    ):
+        raise ValueError(f"temperature: expected a finite number > 0, got {temperature!r}")
+    if temperature > MAX_TEMPERATURE:
+        raise ValueError(f"temperature: expected at most {MAX_TEMPERATURE:g}, got {temperature!r}")
+    if top_k is not None:
+        _check_int("top_k", top_k, 1)
+    if seed is not None:
+        _check_int("seed", seed, 0)
+
+
+def _forced_steps(
+    model: Seq2Seq, memory: Memory, state: DecoderState, prefix: Tensor
+) -> tuple[DecoderState, Tensor, Tensor, Tensor]:
+    """Teacher-force the target ``prefix`` ``[P]`` (the same for every row) through the
+    decoder, step by step: the state after it, the next input token ``[B]`` (its last
+    token, BOS when empty), and the log-probability ``[B, P]`` and attention ``[B, P, S]``
+    the model gave each forced token, so a caller can score and show them."""
+    batch, source_len = memory.mask.shape
+    tokens = torch.full((batch,), Vocab.bos_id, dtype=torch.long, device=memory.keys.device)
+    log_probs, weights = [], []
+    for token in prefix.tolist():
+        logits, state, step_weights = model.decoder.step(tokens, state, memory)
+        tokens = torch.full_like(tokens, token)
+        log_probs.append(_next_token_log_probs(logits)[:, token])
+        weights.append(step_weights)
+    if not log_probs:
+        empty = memory.keys.new_zeros(batch, 0)
+        return state, tokens, empty.float(), memory.keys.new_zeros(batch, 0, source_len)
+    return state, tokens, torch.stack(log_probs, 1), torch.stack(weights, 1)
+
+
+def _free_steps(
+    model: Seq2Seq,
+    memory: Memory,
+    state: DecoderState,
+    tokens: Tensor,
+    steps: int,
+    limits: Tensor,
+    temperature: float | None,
+    top_k: int | None,
+    generator: torch.Generator | None,
+) -> tuple[Tensor, Tensor, Tensor]:
+    """From input ``tokens`` ``[B]``, up to ``steps`` free steps: the argmax (``temperature``
+    None) or a draw from softmax(log p / temperature) over the ``top_k`` most probable
+    tokens. Returns tokens, the model's own log_probs ``[B, T]`` and weights ``[B, T, S]``;
+    it stops once every row has produced EOS or used its ``limits`` ``[B]`` of steps."""
+    batch, source_len = memory.mask.shape
+    done = torch.zeros(batch, dtype=torch.bool, device=tokens.device)
+    out_tokens, out_log_probs, out_weights = [], [], []
+    for t in range(steps):
+        logits, state, weights = model.decoder.step(tokens, state, memory)
+        log_probs = _next_token_log_probs(logits)
+        if temperature is None:
+            tokens = log_probs.argmax(dim=-1)
+        else:
+            scores = log_probs / temperature
+            if top_k is not None and top_k < scores.shape[-1]:
+                kth = scores.topk(top_k, dim=-1).values[:, -1:]
+                scores = scores.masked_fill(scores < kth, float("-inf"))
+            probs = torch.softmax(scores, dim=-1)
+            tokens = torch.multinomial(probs, 1, generator=generator)[:, 0]
+        out_tokens.append(tokens)
+        out_log_probs.append(log_probs.gather(1, tokens[:, None])[:, 0])
+        out_weights.append(weights)
+        done = done | (tokens == Vocab.eos_id) | (limits <= t + 1)
+        if bool(done.all()):
+            break
+    if not out_tokens:
+        return (
+            tokens.new_zeros(batch, 0),
+            memory.keys.new_zeros(batch, 0).float(),
+            memory.keys.new_zeros(batch, 0, source_len),
+        )
+    return torch.stack(out_tokens, 1), torch.stack(out_log_probs, 1), torch.stack(out_weights, 1)
+
+
+def _rescored(hypothesis: Hypothesis, alpha: float, beta: float) -> Hypothesis:
+    """``hypothesis`` scored over all of its tokens, as ``beam_search`` scores its own."""
+    score = sum(hypothesis.log_probs) / length_penalty(len(hypothesis.tokens), alpha)
+    if beta and hypothesis.attention.numel():
+        coverage = hypothesis.attention.double().sum(0)
+        score += float(
+            coverage_penalty(coverage, torch.ones_like(coverage, dtype=torch.bool), beta)
+        )
+    return replace(hypothesis, score=float(score))
+
+
+def constrained_search(
+    model: Seq2Seq,
+    src: Tensor,
+    src_lengths: Tensor,
+    max_len: MaxLen,
+    *,
+    prefix: Sequence[int] = (),
+    beam_size: int = 1,
+    n_best: int = 1,
+    alpha: float = 0.0,
+    beta: float = 0.0,
+    sample: bool = False,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    generator: torch.Generator | None = None,
+) -> list[list[Hypothesis]]:
+    """Search that starts from a forced target ``prefix``, or samples, or both.
+
+    The prefix tokens are teacher-forced through the decoder one step at a time; their
+    log-probabilities and attention are kept, so every hypothesis starts with the prefix and
+    its score and attention cover it. From the state after the prefix the search goes on:
+    greedy (``beam_size=1``), beam search (``beam_size > 1``: the beams rank the
+    continuations; the final list is scored over whole outputs, as ``beam_search`` scores),
+    or sampling (``sample``: ``n_best`` independent draws per sentence, each token from
+    softmax(log p / ``temperature``) over the ``top_k`` most probable tokens, from
+    ``generator``; the list sorted by score, the sum of the model's log-probabilities).
+
+    With an empty prefix and no sampling, greedy gives ``greedy_search``'s hypotheses. Every
+    output has at least one token after the prefix: its limit is ``max(max_len, P + 1)``.
+
+    Args:
+        model: the model (put it in eval mode).
+        src, src_lengths, max_len: as ``greedy_search``.
+        prefix: target ids to force (no BOS, no EOS).
+        beam_size, n_best, alpha, beta: as ``beam_search``.
+        sample, temperature, top_k, generator: sampling (``beam_size`` must be 1).
+
+    Returns:
+        per sentence, in order, its list of hypotheses, best first.
+
+    Raises:
+        ValueError: bad shapes or options (named with the value).
+    """
+    limits = _check_search_input(src, src_lengths, max_len)
+    _check_beam_options(beam_size, 1 if sample else n_best, alpha, beta, 0, None)
+    _check_int("n_best", n_best, 1)
+    if sample:
+        _check_sampling(beam_size, temperature, top_k, None)
+    ids = [int(i) for i in prefix]
+    specials = (Vocab.pad_id, Vocab.bos_id, Vocab.eos_id)
+    if any(i in specials or not 0 <= i < len(model.tgt_vocab) for i in ids):
+        raise ValueError(
+            f"prefix: expected target ids below {len(model.tgt_vocab)}, not PAD, BOS or EOS, "
+            f"got {ids}"
+        )
+    forced = torch.tensor(ids, dtype=torch.long, device=src.device)
+    length = len(ids)
+    limits = limits.clamp(min=length + 1)
+    with torch.inference_mode():
+        memory, state = model.encode(src, src_lengths)
+        copies = n_best if sample else 1
+        if copies > 1:  # independent draws: each sentence's rows repeated
+            memory = memory.repeat(copies)
+            state = state.reorder(
+                torch.arange(src.shape[0], device=src.device).repeat_interleave(copies)
+            )
+            limits = limits.repeat_interleave(copies)
+        state, tokens, forced_lp, forced_weights = _forced_steps(model, memory, state, forced)
+        if beam_size == 1:
+            steps = _free_steps(
+                model,
+                memory,
+                state,
+                tokens,
+                int(limits.max()) - length,
+                limits - length,
+                temperature if sample else None,
+                top_k,
+                generator,
+            )
+            whole = (
+                torch.cat([forced.expand(tokens.shape[0], length), steps[0]], 1),
+                torch.cat([forced_lp, steps[1]], 1),
+                torch.cat([forced_weights.to(steps[2].dtype), steps[2]], 1),
+            )
+            lengths = src_lengths.repeat_interleave(copies)
+            flat = _hypotheses(*whole, lengths, limits)
+            lists = [flat[b * copies : (b + 1) * copies] for b in range(src.shape[0])]
+            return [sorted(hyps, key=lambda h: -h.score) for hyps in lists]
+        pool, history = _beam_steps(
+            model,
+            memory,
+            state,
+            beam_size,
+            limits - length,
+            n_best,
+            alpha,
+            beta,
+            0,
+            None,
+            start=tokens,
+        )
+        lists = _collect(pool, history, src_lengths, alpha, beta)
+    result = []
+    for b, hyps in enumerate(lists):
+        head = forced_weights[b, :, : int(src_lengths[b])].cpu()
+        whole_hyps = [
+            _rescored(
+                Hypothesis(
+                    ids + h.tokens,
+                    h.score,
+                    forced_lp[b].tolist() + h.log_probs,
+                    torch.cat([head.to(h.attention.dtype), h.attention], 0),
+                ),
+                alpha,
+                beta,
+            )
+            for h in hyps
+        ]
+        result.append(sorted(whole_hyps, key=lambda h: -h.score))
+    return result
+
+
+def _decode_constrained(
+    model: Seq2Seq,
+    texts: Sequence[str],
+    beam_size: int,
+    n_best: int,
+    alpha: float,
+    beta: float,
+    batch_size: int,
+    max_len: int | None,
+    window: int,
+    attention: bool,
+    prefix: list[int],
+    sample: bool,
+    temperature: float,
+    top_k: int | None,
+    generator: torch.Generator | None,
+) -> Iterator[tuple[list[int], list[list[Hypothesis]]]]:
+    """``_decode_windows`` for ``constrained_search``: the same windows and order."""
+    per_call = min(batch_size, max(1, SEARCH_ROWS // max(beam_size, n_best)))
+    with evaluating(model):
+        for first in range(0, len(texts), max(window, 1)):
+            span = range(first, min(first + window, len(texts)))
+            empty = [i for i in span if not texts[i].strip()]
+            if empty:
+                yield empty, [[] for _ in empty]
+            todo = [i for i in span if texts[i].strip()]
+            # Sampling draws in input order, so a seed gives the same outputs for one input
+            # list whatever the sentences' lengths.
+            if not sample:
+                todo.sort(key=lambda i: len(texts[i]))
+            for start in range(0, len(todo), per_call):
+                chunk = todo[start : start + per_call]
+                src, lengths = encode_sources(
+                    model.src_vocab, [texts[i] for i in chunk], model.device
+                )
+                limit: MaxLen = max_len if max_len is not None else default_max_len(lengths)
+                lists = constrained_search(
+                    model,
+                    src,
+                    lengths,
+                    limit,
+                    prefix=prefix,
+                    beam_size=beam_size,
+                    n_best=n_best,
+                    alpha=alpha,
+                    beta=beta,
+                    sample=sample,
+                    temperature=temperature,
+                    top_k=top_k,
+                    generator=generator,
+                )
+                if not attention:
+                    lists = [[_without_attention(h) for h in hyps] for hyps in lists]
+                yield chunk, lists
 
 
 # -- symbols, unknown-word replacement ------------------------------------------------------
