@@ -16,7 +16,7 @@ PACKAGE = SRC / "luong"
 # floor, never a higher one). docs/architecture.md says what each floor is for; a new module
 # goes onto a floor here and there.
 FLOORS: list[tuple[str, set[str]]] = [
-    ("files", {"luong.version", "luong.files"}),
+    ("files", {"luong.version", "luong.files", "luong.batcher"}),
     ("attention, encoder, vocabulary", {
         "luong.attention", "luong.encoder", "luong.vocab", "luong.distributed",
     }),

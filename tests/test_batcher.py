@@ -1,0 +1,139 @@
+"""The dynamic batcher (``luong.batcher``), without HTTP: requests that arrive together run
+in one call, each gets its own results in order, keys never mix, close drains."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from luong.batcher import Batcher, BatcherStats
+
+
+class Gate:
+    """A ``run`` that records its calls and, while ``hold`` is set, waits to be let go: the
+    requests submitted meanwhile queue up (no timing involved)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, list[int]]] = []
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    def __call__(self, key: str, items: list[int]) -> list[str]:
+        self.calls.append((key, list(items)))
+        self.entered.set()
+        self.release.wait()
+        return [f"{key}:{item * 10}" for item in items]
+
+
+def test_requests_queued_during_a_call_run_together_each_with_its_own_results() -> None:
+    gate = Gate()
+    batcher: Batcher[str, int, str] = Batcher(gate, max_batch=100, max_wait=0)
+    first = batcher.submit("a", [1])
+    gate.entered.wait()  # the worker is inside the first call
+    later = [batcher.submit("a", [i, i + 1]) for i in range(10, 50, 10)]
+    other = batcher.submit("b", [7])
+    gate.release.set()
+    assert first.result() == ["a:10"]
+    assert [f.result() for f in later] == [
+        [f"a:{i * 10}", f"a:{i * 10 + 10}"] for i in (10, 20, 30, 40)
+    ]
+    assert other.result() == ["b:70"]
+    batcher.close()
+    assert gate.calls == [("a", [1]), ("a", [10, 11, 20, 21, 30, 31, 40, 41]), ("b", [7])]
+    assert batcher.stats == BatcherStats(requests=6, batches=3, merged=1, items=10, largest=4)
+
+
+def test_max_batch_splits_between_whole_requests() -> None:
+    gate = Gate()
+    batcher: Batcher[str, int, str] = Batcher(gate, max_batch=4, max_wait=0)
+    batcher.submit("a", [0])
+    gate.entered.wait()
+    futures = [batcher.submit("a", [i] * 3) for i in (1, 2)] + [batcher.submit("a", [3] * 6)]
+    gate.release.set()
+    assert [f.result() for f in futures] == [["a:10"] * 3, ["a:20"] * 3, ["a:30"] * 6]
+    batcher.close()
+    assert [items for _, items in gate.calls] == [[0], [1, 1, 1], [2, 2, 2], [3] * 6]
+
+
+def test_many_threads_each_get_their_own_results_in_order() -> None:
+    batcher: Batcher[int, int, int] = Batcher(
+        lambda key, items: [key * 1000 + i for i in items], max_batch=32, max_wait=0.002
+    )
+
+    def client(n: int) -> list[int]:
+        return batcher.submit(n % 3, list(range(n, n + 5))).result()
+
+    with ThreadPoolExecutor(16) as pool:
+        results = list(pool.map(client, range(200)))
+    batcher.close()
+    assert results == [[(n % 3) * 1000 + i for i in range(n, n + 5)] for n in range(200)]
+    stats = batcher.stats
+    assert (stats.requests, stats.items) == (200, 1000)
+
+
+def test_an_error_in_run_goes_to_every_request_of_the_call_and_the_worker_goes_on() -> None:
+    def run(key: str, items: list[int]) -> list[int]:
+        if key == "bad":
+            raise ValueError(f"bad items {items}")
+        return items
+
+    batcher: Batcher[str, int, int] = Batcher(run, max_wait=0)
+    with pytest.raises(ValueError, match=r"bad items \[1\]"):
+        batcher.submit("bad", [1]).result()
+    assert batcher.submit("good", [2, 3]).result() == [2, 3]
+    wrong: Batcher[str, int, int] = Batcher(lambda key, items: [1], max_wait=0)
+    with pytest.raises(RuntimeError, match="run gave 1 results for 2 items"):
+        wrong.submit("k", [1, 2]).result()
+    batcher.close()
+    wrong.close()
+
+
+def test_close_runs_what_is_queued_then_refuses() -> None:
+    gate = Gate()
+    batcher: Batcher[str, int, str] = Batcher(gate, max_wait=0)
+    running = batcher.submit("a", [1])
+    gate.entered.wait()
+    queued = batcher.submit("b", [2])
+    closer = threading.Thread(target=batcher.close)
+    closer.start()
+    gate.release.set()
+    closer.join()
+    assert (running.result(), queued.result()) == (["a:10"], ["b:20"])
+    assert batcher.closed
+    with pytest.raises(RuntimeError, match="the batcher is closed: it takes no more requests"):
+        batcher.submit("a", [1])
+    assert batcher.submit("a", []).result() == []  # nothing to run: no refusal needed
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "message"),
+    [
+        ({"max_batch": 0}, ValueError, "max_batch: expected an int >= 1, got 0"),
+        ({"max_batch": True}, ValueError, "max_batch: expected an int >= 1, got True"),
+        (
+            {"max_wait": -1},
+            ValueError,
+            "max_wait: expected a finite number of seconds >= 0, got -1",
+        ),
+        (
+            {"max_wait": float("nan")},
+            ValueError,
+            "max_wait: expected a finite number of seconds >= 0, got nan",
+        ),
+    ],
+)
+def test_bad_options_are_named(options: dict[str, object], error: type, message: str) -> None:
+    with pytest.raises(error) as raised:
+        Batcher(lambda key, items: items, **options)  # type: ignore[arg-type]
+    assert str(raised.value) == message
+
+
+def test_bad_arguments_are_named() -> None:
+    with pytest.raises(TypeError, match="run: expected a callable, got int"):
+        Batcher(3)  # type: ignore[arg-type]
+    batcher: Batcher[str, str, str] = Batcher(lambda key, items: items)
+    with pytest.raises(TypeError, match="items: expected a sequence, got str"):
+        batcher.submit("k", "abc")
+    batcher.close()
