@@ -34,10 +34,11 @@ FLOORS: list[tuple[str, set[str]]] = [
     ("trainer", {"luong.trainer"}),
     ("run", {"luong.run"}),
     ("plot, zoo, run folders", {"luong.plot", "luong.zoo", "luong.runs"}),
+    ("server", {"luong.server"}),
     ("command line: shared", {"luong.cli.common"}),
     ("command line: commands", {
         "luong.cli.train", "luong.cli.evaluate", "luong.cli.translate", "luong.cli.plot",
-        "luong.cli.zoo", "luong.cli.runs",
+        "luong.cli.zoo", "luong.cli.runs", "luong.cli.serve",
     }),
     ("command line", {"luong.cli"}),
     ("the package", {"luong", "luong.__main__"}),

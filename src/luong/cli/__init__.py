@@ -12,6 +12,7 @@
     luong runs runs/ [--format text|json]
     luong curves runs/a runs/b --out curves.png
     luong zoo --task dates --out docs/zoo [--seeds 3] [--steps 200] [--window 4]
+    luong serve runs/dot runs/general [--host 127.0.0.1] [--port 8000] [--max-batch 64]
 
 One module per command (``luong.cli.train``, ...); what they share is ``luong.cli.common``.
 Every error is one line on stderr and a non-zero exit status, never a traceback.
@@ -26,7 +27,7 @@ import sys
 import threading
 from collections.abc import Sequence
 
-from luong.cli import evaluate, plot, runs, train, translate, zoo
+from luong.cli import evaluate, plot, runs, serve, train, translate, zoo
 from luong.cli.common import UsageError
 from luong.version import __version__
 
@@ -46,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     plot.add_parsers(commands)
     runs.add_parsers(commands)
     zoo.add_parser(commands)
+    serve.add_parser(commands)
     return parser
 
 

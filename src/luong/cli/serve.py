@@ -1,0 +1,122 @@
+"""``luong serve``: the translation API and the attention explorer over model folders."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+
+from luong.cli.common import UsageError, say
+from luong.files import read_json
+from luong.server import ServedModel, ServeLimits, create_app
+from luong.translator import Translator
+
+__all__ = ["add_parser", "main", "model_names"]
+
+METRICS = "metrics.json"  # a run folder's scores (luong.run writes it beside the model)
+
+
+def add_parser(commands: Any) -> None:
+    parser = commands.add_parser(
+        "serve",
+        help="a translation server and the attention explorer in the browser",
+        description="Serve model folders over HTTP: POST /api/translate, GET /api/models, "
+        "GET /health, the OpenAPI schema at /docs, and the attention explorer at /. "
+        "Requests that arrive together are decoded in one batch.",
+    )
+    parser.add_argument("models", type=Path, nargs="+", metavar="DIR", help="model folders")
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)"
+    )
+    parser.add_argument("--port", type=int, default=8000, help="the port (default 8000)")
+    parser.add_argument(
+        "--max-batch",
+        type=int,
+        default=64,
+        metavar="N",
+        help="the most sources decoded in one batch (default 64)",
+    )
+    parser.add_argument(
+        "--max-wait-ms",
+        type=float,
+        default=5.0,
+        metavar="M",
+        help="how long a request waits for others to share its batch (default 5)",
+    )
+    parser.add_argument(
+        "--max-sources",
+        type=int,
+        default=ServeLimits.max_sources,
+        metavar="N",
+        help=f"sources per request (default {ServeLimits.max_sources})",
+    )
+    parser.add_argument(
+        "--max-beam",
+        type=int,
+        default=ServeLimits.max_beam,
+        metavar="K",
+        help=f"the widest beam a request may ask for (default {ServeLimits.max_beam})",
+    )
+    parser.set_defaults(handler=main)
+
+
+def model_names(folders: list[Path]) -> list[str]:
+    """A name per folder: its base name, or the path as given where two share one."""
+    bases = [folder.resolve().name or str(folder) for folder in folders]
+    return [
+        base if bases.count(base) == 1 else str(folder)
+        for base, folder in zip(bases, folders, strict=True)
+    ]
+
+
+def _check(args: argparse.Namespace) -> None:
+    if not 0 <= args.port <= 65535:
+        raise UsageError(f"--port: expected 0 to 65535, got {args.port}")
+    if args.max_batch < 1:
+        raise UsageError(f"--max-batch: expected >= 1, got {args.max_batch}")
+    if not 0 <= args.max_wait_ms <= 10_000:
+        raise UsageError(f"--max-wait-ms: expected 0 to 10000, got {args.max_wait_ms:g}")
+    if args.max_sources < 1:
+        raise UsageError(f"--max-sources: expected >= 1, got {args.max_sources}")
+    if args.max_beam < 1:
+        raise UsageError(f"--max-beam: expected >= 1, got {args.max_beam}")
+    if len(set(model_names(args.models))) != len(args.models):
+        raise UsageError("DIR: a model folder is given twice")
+
+
+def main(args: argparse.Namespace) -> int:
+    _check(args)
+    models = []
+    for name, folder in zip(model_names(args.models), args.models, strict=True):
+        metrics = read_json(folder / METRICS) if (folder / METRICS).is_file() else None
+        models.append(ServedModel(name, Translator.from_pretrained(folder), metrics))
+    limits = ServeLimits(
+        max_sources=args.max_sources,
+        max_beam=args.max_beam,
+        max_nbest=args.max_beam,
+    )
+    app = create_app(models, max_batch=args.max_batch, max_wait_ms=args.max_wait_ms, limits=limits)
+    if not _loopback(args.host):
+        say(f"warning: listening on {args.host}, reachable from other machines")
+    say(
+        f"serving {', '.join(m.name for m in models)} at http://{args.host}:{args.port}/ "
+        "(Ctrl-C or SIGTERM stops, after the requests in flight)"
+    )
+    # uvicorn handles SIGINT and SIGTERM itself while it runs: it stops taking connections,
+    # lets the requests in flight finish, then the app's shutdown drains the batcher.
+    uvicorn.run(
+        app, host=args.host, port=args.port, log_level="warning", timeout_graceful_shutdown=30
+    )
+    return 0
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
