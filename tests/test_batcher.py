@@ -34,6 +34,7 @@ def test_requests_queued_during_a_call_run_together_each_with_its_own_results() 
     gate.entered.wait()  # the worker is inside the first call
     later = [batcher.submit("a", [i, i + 1]) for i in range(10, 50, 10)]
     other = batcher.submit("b", [7])
+    assert batcher.queued == 5
     gate.release.set()
     assert first.result() == ["a:10"]
     assert [f.result() for f in later] == [

@@ -99,6 +99,12 @@ class Batcher(Generic[K, I, O]):
             return self._stats
 
     @property
+    def queued(self) -> int:
+        """Requests waiting for the worker (not yet in a call)."""
+        with self._changed:
+            return len(self._pending)
+
+    @property
     def closed(self) -> bool:
         with self._changed:
             return self._closed

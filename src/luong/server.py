@@ -228,7 +228,7 @@ def create_app(
         return {
             "status": "ok",
             "models": list(by_name),
-            "batcher": dataclasses.asdict(batcher.stats),
+            "batcher": {**dataclasses.asdict(batcher.stats), "queued": batcher.queued},
         }
 
     @app.get("/api/models")

@@ -1,0 +1,333 @@
+"""``luong.server``: the API through FastAPI's test client, every field and every error, and
+the dynamic batching under 64 concurrent clients (answers identical to offline decoding)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+from helpers import SRC_SPACE, small_model
+
+from luong import Translator
+from luong.search import decode, source_symbols
+from luong.server import ServedModel, ServeLimits, create_app
+from luong.translator import hypothesis_record, translate
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+TestClient = pytest.importorskip("fastapi.testclient").TestClient
+
+SOURCES = ["abc de", "j", "hij a bc", "", "ff gg hh ii"]
+
+
+def served(name: str = "one", seed: int = 0, **fields: object) -> ServedModel:
+    model = small_model(seed=seed, src=SRC_SPACE, **fields)
+    return ServedModel(name, Translator(model), {"test_exact_match": 0.5})
+
+
+@pytest.fixture(scope="module")
+def models() -> list[ServedModel]:
+    return [served("one", 0), served("two", 1, attention="dot")]
+
+
+@pytest.fixture()
+def client(models: list[ServedModel]) -> Iterator[Any]:
+    with TestClient(create_app(models, max_wait_ms=0)) as test_client:
+        yield test_client
+
+
+def expected(model: ServedModel, sources: list[str], attention: bool, **options: Any) -> list:
+    """What the API must answer, computed offline with ``decode`` and ``hypothesis_record``."""
+    seq2seq = model.translator.model
+    lists = decode(seq2seq, sources, **options)
+    results = []
+    for source, hyps in zip(sources, lists, strict=True):
+        records = [hypothesis_record(seq2seq, h, source) for h in hyps]
+        if not attention:
+            for record in records:
+                del record["attention"]
+        results.append(
+            {
+                "source": source,
+                "source_tokens": source_symbols(seq2seq, source),
+                "prefix_tokens": len(seq2seq.tgt_vocab.tokenize(options.get("prefix", ""))),
+                "hypotheses": records,
+            }
+        )
+    return results
+
+
+def test_greedy_outputs_are_offline_translates(client: Any, models: list[ServedModel]) -> None:
+    answer = client.post("/api/translate", json={"sources": SOURCES})
+    assert answer.status_code == 200
+    body = answer.json()
+    assert body["model"] == "one"
+    texts = [r["hypotheses"][0]["text"] if r["hypotheses"] else "" for r in body["results"]]
+    assert texts == translate(models[0].translator.model, SOURCES)
+    assert body["results"] == expected(models[0], SOURCES, attention=False)
+    assert body["results"][3]["hypotheses"] == []  # an empty source: no hypotheses
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"beam": 3, "nbest": 2},
+        {"beam": 4, "nbest": 4, "alpha": 0.6, "beta": 0.2},
+        {"prefix": "1-"},
+        {"prefix": "7", "beam": 3, "nbest": 3},
+        {"sample": True, "nbest": 3, "seed": 7, "temperature": 0.8, "top_k": 4},
+    ],
+)
+def test_every_option_gives_offline_decodings_with_attention(
+    client: Any, models: list[ServedModel], options: dict[str, Any]
+) -> None:
+    answer = client.post(
+        "/api/translate", json={"sources": SOURCES, "attention": True, "model": "two", **options}
+    )
+    assert answer.status_code == 200, answer.text
+    renamed = {
+        "beam_size": options.get("beam", 1),
+        "n_best": options.get("nbest", 1),
+        "alpha": options.get("alpha", 0.0),
+        "beta": options.get("beta", 0.0),
+        "prefix": options.get("prefix", ""),
+        "sample": options.get("sample", False),
+        "temperature": options.get("temperature", 1.0),
+        "top_k": options.get("top_k"),
+        "seed": options.get("seed"),
+    }
+    body = answer.json()
+    assert body["model"] == "two"
+    assert body["results"] == expected(models[1], SOURCES, attention=True, **renamed)
+    for result in body["results"]:
+        for hypothesis in result["hypotheses"]:
+            rows = hypothesis["attention"]
+            assert len(rows) == len(hypothesis["tokens"])
+            assert all(len(row) == len(result["source_tokens"]) for row in rows)
+            assert hypothesis["text"].startswith(renamed["prefix"])
+
+
+def test_models_health_schema_and_page(client: Any, models: list[ServedModel]) -> None:
+    listed = client.get("/api/models").json()
+    assert [m["name"] for m in listed["models"]] == ["one", "two"]
+    assert listed["models"][1]["config"] == models[1].translator.config.to_json()
+    assert listed["models"][0]["src_vocab_size"] == len(SRC_SPACE)
+    assert listed["models"][0]["tgt_vocab_size"] == len(models[0].translator.tgt_vocab)
+    assert listed["models"][0]["metrics"] == {"test_exact_match": 0.5}
+    assert listed["limits"] == {
+        "max_sources": 64,
+        "max_source_len": 200,
+        "max_beam": 16,
+        "max_nbest": 16,
+        "max_prefix_len": 200,
+        "max_body_bytes": 1_000_000,
+    }
+    health = client.get("/health").json()
+    assert health["status"] == "ok" and health["models"] == ["one", "two"]
+    assert health["batcher"]["queued"] == 0
+    schema = client.get("/openapi.json").json()
+    assert set(schema["paths"]) == {"/health", "/api/models", "/api/translate"}
+    fields = schema["components"]["schemas"]["TranslateRequest"]["properties"]
+    assert set(fields) >= {"sources", "beam", "nbest", "alpha", "beta", "attention", "model"}
+    page = client.get("/")
+    assert page.status_code == 200 and '<script src="/static/explorer.js">' in page.text
+    script = client.get("/static/explorer.js")
+    assert script.status_code == 200 and "text/javascript" in script.headers["content-type"]
+    assert "/api/translate" in script.text
+    assert client.get("/static/explorer.css").status_code == 200
+    assert client.get("/static/server.py").status_code == 404
+    assert client.get("/static/..%2Fserver.py").status_code == 404
+
+
+LIMITS = ServeLimits(max_sources=3, max_source_len=5, max_beam=4, max_nbest=3, max_prefix_len=4)
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "detail"),
+    [
+        ({"sources": ["a"] * 4}, 413, "max_sources: 4 sources, above the limit of 3"),
+        (
+            {"sources": ["a", "abcdef"]},
+            413,
+            "max_source_len: source 1 has 6 symbols, above the limit of 5",
+        ),
+        ({"sources": ["a"], "beam": 5}, 422, "max_beam: beam 5, above the limit of 4"),
+        (
+            {"sources": ["a"], "beam": 4, "nbest": 4},
+            422,
+            "max_nbest: nbest 4, above the limit of 3",
+        ),
+        ({"sources": ["a"], "beam": 2, "nbest": 3}, 422, "nbest: expected at most beam = 2, got 3"),
+        (
+            {"sources": ["a"], "prefix": "12345"},
+            422,
+            "max_prefix_len: the prefix has 5 characters, above the limit of 4",
+        ),
+        (
+            {"sources": ["a"], "prefix": "1x"},
+            422,
+            "prefix: expected symbols of the target vocabulary, got unknown ['x']",
+        ),
+        ({"sources": ["a"], "model": "three"}, 422, "model: expected one of one, two, got 'three'"),
+        (
+            {"sources": ["a"], "sample": True, "beam": 2},
+            422,
+            "beam: sampling draws one token a step, expected 1, got 2",
+        ),
+    ],
+)
+def test_limits_are_named(models: list[ServedModel], body: dict, status: int, detail: str) -> None:
+    with TestClient(create_app(models, limits=LIMITS)) as client:
+        answer = client.post("/api/translate", json=body)
+    assert (answer.status_code, answer.json()) == (status, {"detail": detail})
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({}, "sources"),
+        ({"sources": "abc"}, "sources"),
+        ({"sources": [1]}, "sources"),
+        ({"sources": ["a"], "beam": 0}, "beam"),
+        ({"sources": ["a"], "beam": "2"}, "beam"),
+        ({"sources": ["a"], "nbest": 0}, "nbest"),
+        ({"sources": ["a"], "alpha": -1}, "alpha"),
+        ({"sources": ["a"], "alpha": 6}, "alpha"),
+        ({"sources": ["a"], "beta": 11}, "beta"),
+        ({"sources": ["a"], "attention": "yes"}, "attention"),
+        ({"sources": ["a"], "temperature": 0}, "temperature"),
+        ({"sources": ["a"], "top_k": 0}, "top_k"),
+        ({"sources": ["a"], "seed": -1}, "seed"),
+        ({"sources": ["a"], "file": "/etc/passwd"}, "file"),  # no field names a file
+    ],
+)
+def test_bad_fields_are_422_naming_the_field(client: Any, body: dict, field: str) -> None:
+    answer = client.post("/api/translate", json=body)
+    assert answer.status_code == 422
+    assert field in [error["loc"][-1] for error in answer.json()["detail"]] or field in str(
+        answer.json()["detail"][0]["loc"]
+    )
+
+
+def test_bodies_that_are_not_json_or_not_utf8(models: list[ServedModel]) -> None:
+    limits = ServeLimits(max_body_bytes=100)
+    with TestClient(create_app(models, limits=limits)) as client:
+        headers = {"content-type": "application/json"}
+        broken = client.post("/api/translate", content=b'{"sources": [', headers=headers)
+        assert broken.status_code == 422
+        assert broken.json()["detail"][0]["type"] == "json_invalid"
+        latin = client.post("/api/translate", content=b'{"sources": ["\xe9"]}', headers=headers)
+        assert (latin.status_code, latin.json()) == (
+            400,
+            {"detail": "There was an error parsing the body"},
+        )
+        body = b'{"sources": ["' + b"a" * 200 + b'"]}'
+        large = client.post("/api/translate", content=body, headers=headers)
+        assert (large.status_code, large.json()) == (
+            413,
+            {"detail": "max_body_bytes: the body is 217 bytes, above the limit of 100"},
+        )
+
+
+def test_create_app_checks_its_arguments(models: list[ServedModel]) -> None:
+    with pytest.raises(ValueError, match="models: expected at least one model, got none"):
+        create_app([])
+    with pytest.raises(ValueError, match="models: expected distinct names, got one twice"):
+        create_app([models[0], models[0]])
+    with pytest.raises(TypeError, match="models: expected ServedModel items, got Translator"):
+        create_app([models[0].translator])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="max_batch: expected an int >= 1, got 0"):
+        create_app(models, max_batch=0)
+    with pytest.raises(ValueError, match="max_sources: expected an int >= 1, got 0"):
+        ServeLimits(max_sources=0)
+    with pytest.raises(ValueError, match="name: expected a non-empty str, got ''"):
+        ServedModel("", models[0].translator)
+    with pytest.raises(TypeError, match="translator: expected a Translator, got str"):
+        ServedModel("x", "model")  # type: ignore[arg-type]
+
+
+# -- the batcher under many clients ----------------------------------------------------------
+
+
+def client_sources(n: int) -> list[str]:
+    """Client n's own sources: 1 to 3 of them, all different across clients."""
+    letters = "abcdefghij"
+    return [
+        " ".join(letters[(n + i + j) % 10] * (1 + (n + j) % 4) for j in range(1 + i % 3))
+        + f" {letters[n % 10]}{letters[n // 10]}"
+        for i in range(1 + n % 3)
+    ]
+
+
+def test_64_concurrent_clients_get_their_own_offline_translations_in_one_batch(
+    models: list[ServedModel],
+) -> None:
+    clients = 64
+    sources = [client_sources(n) for n in range(clients)]
+    total = sum(len(s) for s in sources)
+    # The batch is run once it holds every client's sources (max_batch), whatever the timing;
+    # the window is long enough never to close before.
+    app = create_app(models, max_batch=total, max_wait_ms=600_000)
+    offline = translate(models[0].translator.model, [s for own in sources for s in own])
+    with TestClient(app) as client:
+
+        def ask(n: int) -> list[str]:
+            answer = client.post("/api/translate", json={"sources": sources[n]})
+            assert answer.status_code == 200, answer.text
+            return [r["hypotheses"][0]["text"] for r in answer.json()["results"]]
+
+        with ThreadPoolExecutor(clients) as pool:
+            answers = list(pool.map(ask, range(clients)))
+        stats = client.get("/health").json()["batcher"]
+    assert [text for own in answers for text in own] == offline
+    assert stats == {
+        "requests": clients,
+        "batches": 1,
+        "merged": 1,
+        "items": total,
+        "largest": clients,
+        "queued": 0,
+    }
+
+
+def test_requests_with_different_options_are_batched_apart(models: list[ServedModel]) -> None:
+    app = create_app(models, max_batch=8, max_wait_ms=600_000)
+    asks = [({"sources": ["abc", "de"], "beam": beam}) for beam in (1, 2, 1, 2, 1, 2, 1, 2)]
+    with TestClient(app) as client, ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(lambda body: client.post("/api/translate", json=body), asks))
+        stats = client.get("/health").json()["batcher"]
+    model = models[0].translator.model
+    for body, answer in zip(asks, answers, strict=True):
+        texts = [r["hypotheses"][0]["text"] for r in answer.json()["results"]]
+        assert texts == translate(model, ["abc", "de"], beam_size=body["beam"])
+    assert (stats["batches"], stats["merged"], stats["largest"]) == (2, 2, 4)
+
+
+def test_health_answers_while_a_request_waits_and_shutdown_finishes_it(
+    models: list[ServedModel],
+) -> None:
+    app = create_app(models, max_wait_ms=600_000)  # the request waits until shutdown
+    answers: list[Any] = []
+    with TestClient(app) as client:
+        asking = threading.Thread(
+            target=lambda: answers.append(client.post("/api/translate", json={"sources": ["ab"]}))
+        )
+        asking.start()
+        for _ in range(6000):  # until the request is queued (polling, not a timing check)
+            health = client.get("/health")
+            if health.json()["batcher"]["queued"] == 1:
+                break
+            time.sleep(0.01)
+        assert health.status_code == 200 and health.json()["batcher"]["queued"] == 1
+        assert answers == []
+    # Leaving the client runs the shutdown: the batcher drains, the request is answered.
+    asking.join()
+    assert answers[0].status_code == 200
+    assert (
+        answers[0].json()["results"][0]["hypotheses"][0]["text"]
+        == translate(models[0].translator.model, ["ab"])[0]
+    )
+    assert app.state.batcher.closed
