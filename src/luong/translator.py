@@ -136,6 +136,11 @@ def output_lines(
     batch_size: int = 512,
     max_len: int | None = None,
     window: int | None = None,
+    prefix: str = "",
+    sample: bool = False,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    seed: int | None = None,
 ) -> Iterator[str]:
     """The lines ``luong translate`` writes, one per source, in order, handed out as they are
     done: memory holds one window of sources' outputs (``decode_batches``), whatever the
@@ -151,6 +156,8 @@ def output_lines(
         beam_size, n_best, alpha, beta, batch_size, max_len: as ``luong.search.decode``.
         window: sources decoded (and sorted by length) together before their lines are
             handed out; default ``8 * batch_size``.
+        prefix, sample, temperature, top_k, seed: as ``luong.search.decode`` (a target
+            prefix every output starts with; sampling instead of search).
 
     Returns:
         an iterator of lines, without their newline.
@@ -171,6 +178,11 @@ def output_lines(
         max_len=max_len,
         window=window if window is not None else 8 * batch_size,
         attention=format == "jsonl" or replace_unk,
+        prefix=prefix,
+        sample=sample,
+        temperature=temperature,
+        top_k=top_k,
+        seed=seed,
     )
     return _lines_in_order(model, sources, batches, format, replace_unk)
 
