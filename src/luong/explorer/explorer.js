@@ -65,7 +65,7 @@ function drawHypothesis(panel, result, index) {
   const head = element("tr");
   head.append(element("th"));
   source.forEach((symbol) => head.append(element("th", { scope: "col" }, show(symbol))));
-  table.append(element("thead")).append(head);
+  table.appendChild(element("thead")).append(head);
   const body = table.appendChild(element("tbody"));
   const select = (t) => {
     body.querySelectorAll("tr").forEach((row, i) => row.classList.toggle("selected", i === t));
