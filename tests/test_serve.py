@@ -231,6 +231,25 @@ def test_bodies_that_are_not_json_or_not_utf8(models: list[ServedModel]) -> None
             {"detail": "max_body_bytes: the body is 217 bytes, above the limit of 100"},
         )
 
+        def chunks(*parts: bytes) -> Iterator[bytes]:  # no Content-Length: chunked
+            yield from parts
+
+        chunked = client.post(
+            "/api/translate", content=chunks(body[:80], body[80:]), headers=headers
+        )
+        assert "content-length" not in chunked.request.headers
+        assert (chunked.status_code, chunked.json()) == (
+            413,
+            {"detail": "max_body_bytes: the body is more than 100 bytes, above the limit of 100"},
+        )
+        small = b'{"sources": ["abc", "de"]}'
+        fits = client.post(
+            "/api/translate", content=chunks(small[:10], small[10:]), headers=headers
+        )
+        assert fits.status_code == 200
+        texts = [r["hypotheses"][0]["text"] for r in fits.json()["results"]]
+        assert texts == translate(models[0].translator.model, ["abc", "de"])
+
 
 def test_create_app_checks_its_arguments(models: list[ServedModel]) -> None:
     with pytest.raises(ValueError, match="models: expected at least one model, got none"):

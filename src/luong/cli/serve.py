@@ -42,9 +42,10 @@ def add_parser(commands: Any) -> None:
     parser.add_argument(
         "--max-wait-ms",
         type=float,
-        default=5.0,
+        default=2.0,
         metavar="M",
-        help="how long a request waits for others to share its batch (default 5)",
+        help="how long a request that finds the decoder idle waits for others to share "
+        "its batch; under load, batches fill while the decoder works (default 2)",
     )
     parser.add_argument(
         "--max-sources",
