@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import threading
 import time
+import tomllib
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,7 +17,7 @@ from helpers import SRC_SPACE, small_model
 
 from luong import Translator
 from luong.search import decode, source_symbols
-from luong.server import ServedModel, ServeLimits, create_app
+from luong.server import EXPLORER_FILES, ServedModel, ServeLimits, create_app
 from luong.translator import hypothesis_record, translate
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -260,6 +263,8 @@ def test_create_app_checks_its_arguments(models: list[ServedModel]) -> None:
         create_app([models[0].translator])  # type: ignore[list-item]
     with pytest.raises(ValueError, match="max_batch: expected an int >= 1, got 0"):
         create_app(models, max_batch=0)
+    with pytest.raises(ValueError, match="max_wait_ms: expected a finite number >= 0, got -1"):
+        create_app(models, max_wait_ms=-1)
     with pytest.raises(ValueError, match="max_sources: expected an int >= 1, got 0"):
         ServeLimits(max_sources=0)
     with pytest.raises(ValueError, match="name: expected a non-empty str, got ''"):
@@ -325,10 +330,10 @@ def test_requests_with_different_options_are_batched_apart(models: list[ServedMo
     assert (stats["batches"], stats["merged"], stats["largest"]) == (2, 2, 4)
 
 
-def test_health_answers_while_a_request_waits_and_shutdown_finishes_it(
+def test_health_answers_while_a_request_waits_and_closing_finishes_it(
     models: list[ServedModel],
 ) -> None:
-    app = create_app(models, max_wait_ms=600_000)  # the request waits until shutdown
+    app = create_app(models, max_wait_ms=600_000)  # the request waits until the batcher closes
     answers: list[Any] = []
     with TestClient(app) as client:
         asking = threading.Thread(
@@ -342,11 +347,27 @@ def test_health_answers_while_a_request_waits_and_shutdown_finishes_it(
             time.sleep(0.01)
         assert health.status_code == 200 and health.json()["batcher"]["queued"] == 1
         assert answers == []
-    # Leaving the client runs the shutdown: the batcher drains, the request is answered.
-    asking.join()
+        # What the app's shutdown does (after uvicorn has let requests in flight finish):
+        # the batcher decodes what is queued, then takes no more.
+        app.state.batcher.close()
+        asking.join()
+        refused = client.post("/api/translate", json={"sources": ["ab"]})
     assert answers[0].status_code == 200
     assert (
         answers[0].json()["results"][0]["hypotheses"][0]["text"]
         == translate(models[0].translator.model, ["ab"])[0]
     )
-    assert app.state.batcher.closed
+    assert (refused.status_code, refused.json()) == (
+        503,
+        {"detail": "the batcher is closed: it takes no more requests"},
+    )
+
+
+def test_the_explorer_ships_as_package_data() -> None:
+    """Every file the server reads is in luong/explorer/, which pyproject ships with the
+    package (a wheel without it would serve a 500 at /)."""
+    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    assert "explorer/*" in data["tool"]["setuptools"]["package-data"]["luong"]
+    folder = resources.files("luong") / "explorer"
+    assert sorted(p.name for p in folder.iterdir()) == sorted(["index.html", *EXPLORER_FILES])

@@ -16,10 +16,11 @@ attention explorer page.
 
 A request names no file: models are loaded by the command, before the app exists. Limits
 (``ServeLimits``) bound the work one request can ask for: too many sources or a source too
-long is 413; a beam, n-best or prefix above its bound is 422; each with ``{"detail": MESSAGE}``
-naming the limit. A body that is not JSON is 422, text that is not UTF-8 is 400 (FastAPI's
-own answers). Shutting down (uvicorn's graceful shutdown on SIGTERM) closes the batcher after
-the requests in flight have their answers.
+long, or a body above ``max_body_bytes`` (``BodyLimit``), is 413; a beam, n-best or prefix
+above its bound is 422; each with ``{"detail": MESSAGE}`` naming the limit. A body that is
+not JSON is 422, text that is not UTF-8 is 400 (FastAPI's own answers). Shutting down
+(uvicorn's graceful shutdown on SIGTERM) closes the batcher after the requests in flight
+have their answers.
 """
 
 from __future__ import annotations
@@ -169,8 +170,12 @@ def create_app(
     limits = limits if limits is not None else ServeLimits()
     if not isinstance(limits, ServeLimits):
         raise TypeError(f"limits: expected ServeLimits, got {type(limits).__name__}")
-    if isinstance(max_wait_ms, bool) or not isinstance(max_wait_ms, int | float):
-        raise ValueError(f"max_wait_ms: expected a number >= 0, got {max_wait_ms!r}")
+    if (
+        isinstance(max_wait_ms, bool)
+        or not isinstance(max_wait_ms, int | float)
+        or not 0 <= max_wait_ms < float("inf")
+    ):
+        raise ValueError(f"max_wait_ms: expected a finite number >= 0, got {max_wait_ms!r}")
 
     def run(options: DecodeOptions, sources: list[str]) -> list[list[Hypothesis]]:
         model = by_name[options.model].translator.model
