@@ -13,15 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fastapi.testclient import TestClient
 from helpers import SRC_SPACE, small_model
 
 from luong import Translator
 from luong.search import decode, source_symbols
 from luong.server import EXPLORER_FILES, ServedModel, ServeLimits, create_app
 from luong.translator import hypothesis_record, translate
-
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
-TestClient = pytest.importorskip("fastapi.testclient").TestClient
 
 SOURCES = ["abc de", "j", "hij a bc", "", "ff gg hh ii"]
 
@@ -371,3 +369,36 @@ def test_the_explorer_ships_as_package_data() -> None:
     assert "explorer/*" in data["tool"]["setuptools"]["package-data"]["luong"]
     folder = resources.files("luong") / "explorer"
     assert sorted(p.name for p in folder.iterdir()) == sorted(["index.html", *EXPLORER_FILES])
+
+
+def test_health_answers_while_a_batch_decodes(monkeypatch: pytest.MonkeyPatch) -> None:
+    model = served("slow", 3)
+    seq2seq = model.translator.model
+    expected_text = translate(seq2seq, ["abc de"])[0]
+    entered, release = threading.Event(), threading.Event()
+    step = seq2seq.decoder.step
+
+    def held_step(*args: Any) -> Any:  # the decoder stops at its first step until released
+        entered.set()
+        release.wait()
+        return step(*args)
+
+    monkeypatch.setattr(seq2seq.decoder, "step", held_step)
+    answers: list[Any] = []
+    with TestClient(create_app([model], max_wait_ms=0)) as client:
+        asking = threading.Thread(
+            target=lambda: answers.append(
+                client.post("/api/translate", json={"sources": ["abc de"]})
+            )
+        )
+        asking.start()
+        entered.wait()
+        health = client.get("/health")  # the batch is inside the decoder now
+        release.set()
+        asking.join()
+    assert health.status_code == 200
+    assert {k: health.json()["batcher"][k] for k in ("batches", "queued")} == {
+        "batches": 0,
+        "queued": 0,
+    }
+    assert answers[0].json()["results"][0]["hypotheses"][0]["text"] == expected_text
