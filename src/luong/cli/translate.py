@@ -7,8 +7,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from luong.cli.common import UsageError, add_search_flags, check_search_flags, read_lines, say
-from luong.model import Seq2Seq
+from luong.cli.common import (
+    UsageError,
+    add_model_arguments,
+    add_search_flags,
+    check_search_flags,
+    read_lines,
+    say,
+)
+from luong.ensemble import load_models
 from luong.translator import FORMATS, fit_sources, output_lines
 
 __all__ = ["add_parser", "main"]
@@ -16,7 +23,7 @@ __all__ = ["add_parser", "main"]
 
 def add_parser(commands: Any) -> None:
     parser = commands.add_parser("translate", help="one source per line in, one output out")
-    parser.add_argument("model", type=Path, help="a model folder")
+    add_model_arguments(parser)
     parser.add_argument("--input", type=Path, help="read sources from FILE (default: stdin)")
     parser.add_argument("--batch-size", type=int, default=512)
     parser.add_argument("--max-len", type=int, default=None, help="longest output")
@@ -74,7 +81,7 @@ def _check(args: argparse.Namespace) -> None:
 
 def main(args: argparse.Namespace) -> int:
     _check(args)
-    model = Seq2Seq.from_pretrained(args.model)
+    model = load_models(args.model, combine=args.combine)
     fitted = fit_sources(
         model,
         read_lines(args.input),
