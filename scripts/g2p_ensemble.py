@@ -9,7 +9,8 @@ Each member is a folder of ``scripts/g2p_benchmark.py`` (``MEMBER/model`` traine
 is trained on the same split). The rows, each scored on dev and test with greedy search
 and with beam search (``--beam``; plain log P ranking, as the benchmark): every member alone;
 the average of the first member's last ``--average-last`` checkpoints (``luong average``);
-the ensembles of the first 2, 3, ... members (``luong eval DIR1 DIR2 ...``), with the
+the ensembles of the first 2, 3, ... members (``luong eval DIR1 DIR2 ...``) and the ensemble
+of every member's average, with the
 decoding seconds of each, so the cost of K members shows beside one model's. Scoring as
 ``g2p_benchmark.py``: unique words, WER and PER against any reference.
 """
@@ -81,12 +82,18 @@ def main(argv: list[str] | None = None) -> int:
 
     for member, model in zip(args.members, models, strict=True):
         add(f"single {member.name}", model)
+    names = [str(m) for m in args.members]
     with tempfile.TemporaryDirectory() as tmp:
-        folders = run_checkpoints(args.members[0] / "model", args.average_last)
-        averaged = average_checkpoints(folders, Path(tmp) / "avg")
-        add(f"average of the last {len(folders)}", Seq2Seq.from_pretrained(averaged))
+        averages = []
+        for i, member in enumerate(args.members):
+            folders = run_checkpoints(member / "model", args.average_last)
+            averaged = average_checkpoints(folders, Path(tmp) / f"avg{i}")
+            averages.append(Seq2Seq.from_pretrained(averaged))
+    add(f"{args.members[0].name}, average of its last {args.average_last} checkpoints", averages[0])
     for k in range(2, len(models) + 1):
-        add(f"ensemble of {k}", Ensemble(models[:k], names=[str(m) for m in args.members[:k]]))
+        add(f"ensemble of {k}", Ensemble(models[:k], names=names[:k]))
+    if len(models) > 1:
+        add(f"ensemble of {len(models)} averages", Ensemble(averages, names=names))
     report["machine"] = {
         "cpus": os.cpu_count(),
         "torch_threads": torch.get_num_threads(),
