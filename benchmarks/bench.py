@@ -29,7 +29,7 @@ from pathlib import Path
 
 import torch
 
-from luong import Seq2Seq, Seq2SeqConfig, TrainConfig, Vocab
+from luong import Ensemble, Seq2Seq, Seq2SeqConfig, TrainConfig, Vocab
 from luong.batching import Batch, ParallelData, bucketed_batches, encode_sources
 from luong.tasks import load_task
 from luong.trainer import loss_of
@@ -243,6 +243,28 @@ def bench_decoding(model_dir: Path, repeats: int) -> dict[str, object]:
     ref = [_time(reference_greedy) for _ in range(repeats)]
     result["reference_greedy_s"] = round(statistics.median(ref), 3)
     result["greedy_speedup"] = round(statistics.median(ref) / statistics.median(greedy), 2)
+    result.update(bench_ensemble(model_dir, sources, repeats))
+    return result
+
+
+def bench_ensemble(model_dir: Path, sources: list[str], repeats: int) -> dict[str, object]:
+    """Beam 5 with an ensemble of K = 2 and 3 copies of the model against the model alone,
+    interleaved in one loop (copies decode exactly as the model: the same outputs, so the
+    same lengths and steps; only the cost of K members shows). Target: at most K times."""
+    single = Seq2Seq.from_pretrained(model_dir)
+    models = {1: single}
+    for k in (2, 3):
+        models[k] = Ensemble([Seq2Seq.from_pretrained(model_dir) for _ in range(k)])
+    times: dict[int, list[float]] = {k: [] for k in models}
+    for _ in range(repeats):
+        for k, model in models.items():
+            times[k].append(_time(lambda m=model: translate(m, sources, beam_size=5)))
+    result: dict[str, object] = {}
+    for k in (2, 3):
+        result[f"ensemble{k}_beam5_s"] = round(statistics.median(times[k]), 3)
+        result[f"ensemble{k}_over_single_beam5"] = round(
+            statistics.median(times[k]) / statistics.median(times[1]), 2
+        )
     return result
 
 
@@ -329,7 +351,13 @@ def report(new: dict, old: dict) -> None:
         )
     dec, prev_dec = new["decoding"], old.get("decoding", {})
     print("decoding 10,000 dates at batch 512 (median wall time) [last committed]")
-    for key in ("greedy_s", "beam5_s", "reference_greedy_s"):
+    for key in (
+        "greedy_s",
+        "beam5_s",
+        "reference_greedy_s",
+        "ensemble2_beam5_s",
+        "ensemble3_beam5_s",
+    ):
         if dec.get(key) is not None:
             was = f"  [{prev_dec[key]} s]" if prev_dec.get(key) is not None else ""
             print(f"  {key:<22} {dec[key]:>8} s{was}")

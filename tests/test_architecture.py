@@ -25,10 +25,11 @@ FLOORS: list[tuple[str, set[str]]] = [
     }),
     ("batching", {"luong.batching"}),
     ("model", {"luong.model"}),
+    ("ensemble", {"luong.ensemble"}),
     ("search, checkpoints, task data", {"luong.search", "luong.checkpoint", "luong.tasks.data"}),
-    ("translation of strings, the tasks", {
+    ("translation of strings, the tasks, averaging", {
         "luong.translator", "luong.tasks.dates", "luong.tasks.g2p", "luong.tasks.tsv",
-        "luong.tasks.translation",
+        "luong.tasks.translation", "luong.averaging",
     }),
     ("evaluation, task dispatch", {"luong.evaluation", "luong.tasks"}),
     ("trainer", {"luong.trainer"}),
@@ -38,7 +39,7 @@ FLOORS: list[tuple[str, set[str]]] = [
     ("command line: shared", {"luong.cli.common"}),
     ("command line: commands", {
         "luong.cli.train", "luong.cli.evaluate", "luong.cli.translate", "luong.cli.plot",
-        "luong.cli.zoo", "luong.cli.runs", "luong.cli.serve",
+        "luong.cli.zoo", "luong.cli.runs", "luong.cli.average", "luong.cli.serve",
     }),
     ("command line", {"luong.cli"}),
     ("the package", {"luong", "luong.__main__"}),

@@ -12,8 +12,9 @@ BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), 
 
 
 def test_readme_has_the_api_examples() -> None:
-    assert len(BLOCKS) == 2
+    assert len(BLOCKS) == 3
     assert "luong.load" in BLOCKS[0] and "LuongAttention" in BLOCKS[1]
+    assert 'luong.load(["runs/d1", "runs/d2"])' in BLOCKS[2]
 
 
 @pytest.mark.parametrize("index", range(len(BLOCKS)))
@@ -26,3 +27,8 @@ def test_readme_example_runs(index: int, tmp_path: Path, monkeypatch: pytest.Mon
         # One epoch of the dates task already decodes nearly every date.
         assert result.metrics["test_exact_match"] > 0.9  # type: ignore[attr-defined]
         assert (tmp_path / "runs" / "api" / "model.safetensors").is_file()
+    if index == 2:
+        ensemble = namespace["ensemble"]
+        assert [type(m).__name__ for m in ensemble.members] == ["Seq2Seq", "Seq2Seq"]  # type: ignore[attr-defined]
+        outputs = ensemble.translate(["3 May 1979"], beam_size=5, n_best=3)  # type: ignore[attr-defined]
+        assert len(outputs[0]) == 3 and len(set(outputs[0])) == 3

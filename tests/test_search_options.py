@@ -8,6 +8,7 @@ import torch
 from helpers import SRC_SPACE, TGT, small_model, source_batch
 
 from luong import Vocab
+from luong.ensemble import Ensemble
 from luong.search import (
     beam_search,
     constrained_search,
@@ -131,3 +132,31 @@ def test_bad_prefix_ids_are_named() -> None:
         constrained_search(model, src, lengths, 5, prefix=[Vocab.eos_id])
     with pytest.raises(TypeError, match="prefix: expected a str, got list"):
         decode(model, ["abc"], prefix=[5])  # type: ignore[arg-type]
+
+
+def test_prefix_and_sampling_decode_an_ensemble() -> None:
+    """An ensemble of one member decodes as the member does; of two, every output still
+    starts with the prefix and the draws repeat with their seed."""
+    one = small_model(seed=6, src=SRC_SPACE)
+    two = small_model(seed=7, src=SRC_SPACE)
+    texts = ["abc de", "fgh", "ij a"]
+    for options in (
+        {"prefix": "3-"},
+        {"prefix": "3-", "beam_size": 3, "n_best": 2},
+        {"sample": True, "seed": 4, "n_best": 2, "top_k": 3},
+    ):
+        alone = decode(one, texts, **options)  # type: ignore[arg-type]
+        solo = decode(Ensemble([one]), texts, **options)  # type: ignore[arg-type]
+        assert [[h.tokens for h in hyps] for hyps in solo] == [
+            [h.tokens for h in hyps] for hyps in alone
+        ]
+        both = decode(Ensemble([one, two]), texts, **options)  # type: ignore[arg-type]
+        again = decode(Ensemble([one, two]), texts, **options)  # type: ignore[arg-type]
+        assert [[h.tokens for h in hyps] for hyps in both] == [
+            [h.tokens for h in hyps] for hyps in again
+        ]
+        for hyps in both:
+            for h in hyps:
+                assert len(h.tokens) == len(h.log_probs) == h.attention.shape[0]
+                if "prefix" in options:
+                    assert one.tgt_vocab.symbols_of(h.tokens[:2]) == ["3", "-"]

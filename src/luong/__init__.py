@@ -8,6 +8,7 @@ The package's top floor: it gathers the public names of the modules below it
 (``docs/architecture.md``); no module of the package imports it.
 """
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from luong.attention import (
@@ -19,6 +20,7 @@ from luong.attention import (
 )
 from luong.config import Seq2SeqConfig, TrainConfig
 from luong.decoder import DecoderState, Memory
+from luong.ensemble import Ensemble
 from luong.evaluation import evaluate
 from luong.model import Seq2Seq
 from luong.run import RunConfig, TrainResult, configure, run, train
@@ -31,6 +33,7 @@ from luong.vocab import Vocab
 __all__ = [
     "BahdanauAttention",
     "DecoderState",
+    "Ensemble",
     "Hypothesis",
     "LocalAttention",
     "LuongAttention",
@@ -58,6 +61,9 @@ __all__ = [
 ]
 
 
-def load(directory: str | Path, device: str = "cpu") -> Translator:
-    """Load a saved model folder for translation (``Translator.from_pretrained``)."""
-    return Translator.from_pretrained(directory, device=device)
+def load(
+    directory: str | Path | Sequence[str | Path], device: str = "cpu", combine: str = "logprob"
+) -> Translator:
+    """Load a saved model folder for translation, or a list of folders as an ensemble
+    (``Translator.from_pretrained``): ``luong.load(["runs/a", "runs/b"]).translate(...)``."""
+    return Translator.from_pretrained(directory, device=device, combine=combine)

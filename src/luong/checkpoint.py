@@ -28,7 +28,7 @@ from luong.model import SRC_VOCAB, TGT_VOCAB, WEIGHTS, Seq2Seq, load_checked
 from luong.subword import load_vocab
 from luong.vocab import Vocab
 
-__all__ = ["BEST", "find_latest", "read_checkpoint", "write_checkpoint"]
+__all__ = ["BEST", "find_latest", "list_checkpoints", "read_checkpoint", "write_checkpoint"]
 
 OPTIMIZER = "optimizer.safetensors"
 BEST = "best.safetensors"
@@ -106,15 +106,19 @@ def write_checkpoint(
             else "there is no earlier checkpoint"
         )
         raise OSError(f"{target}: checkpoint not written ({reason}); {kept}") from None
-    # By step number: the names are padded to 7 digits, so past step 9,999,999 the text
-    # order is not the step order.
-    complete = sorted(
-        (_step_of(p), p) for p in checkpoints.glob(f"{PREFIX}*") if p.is_dir() and _step_of(p) >= 0
-    )
-    for _, old in complete[: -max(1, keep)]:
+    for old in list_checkpoints(checkpoints)[: -max(1, keep)]:
         if old != folder:  # whatever else the folder holds, ``latest`` must name a checkpoint
             shutil.rmtree(old, ignore_errors=True)
     return folder
+
+
+def list_checkpoints(checkpoints: str | Path) -> list[Path]:
+    """The checkpoint folders ``step-*`` of a checkpoints folder, oldest first (by step
+    number: the names are padded to 7 digits, so past step 9,999,999 the text order is not
+    the step order); none when it does not exist."""
+    checkpoints = Path(checkpoints)
+    found = [(_step_of(p), p) for p in checkpoints.glob(f"{PREFIX}*") if p.is_dir()]
+    return [p for step, p in sorted(found) if step >= 0]
 
 
 def _step_of(folder: Path) -> int:

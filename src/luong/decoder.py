@@ -61,6 +61,14 @@ class Memory:
             self.proj.repeat_interleave(k, dim=0),
         )
 
+    def select(self, rows: Tensor) -> Memory:
+        """The sentences ``rows`` ``[B']`` (a sentence may come several times)."""
+        return Memory(
+            self.keys.index_select(0, rows),
+            self.mask.index_select(0, rows),
+            self.proj.index_select(0, rows),
+        )
+
 
 @dataclass(frozen=True)
 class DecoderState:
@@ -88,6 +96,10 @@ class DecoderState:
             None if self.coverage is None else self.coverage.index_select(0, indices),
             self.step,
         )
+
+    def with_coverage(self, coverage: Tensor) -> DecoderState:
+        """This state, tracking coverage from ``coverage`` ``[B, S]`` (zeros to start)."""
+        return replace(self, coverage=coverage)
 
 
 class Decoder(nn.Module):

@@ -30,6 +30,7 @@ import torch
 import torch.nn.functional as F
 
 from luong.batching import ParallelData
+from luong.ensemble import Decodable
 from luong.metrics import bleu_chrf, char_accuracy, exact_match, reference_scores
 from luong.model import Seq2Seq, evaluating
 from luong.translator import translate
@@ -68,7 +69,7 @@ BLEU_SCORES: tuple[str, ...] = ("bleu", "chrf", "bleu_signature", "chrf_signatur
 
 
 def evaluate(
-    model: Seq2Seq,
+    model: Decodable,
     pairs: Sequence[Pair],
     *,
     references: bool,
@@ -100,7 +101,7 @@ def evaluate(
 
 
 def evaluate_pairs(
-    model: Seq2Seq,
+    model: Decodable,
     pairs: Sequence[Pair],
     *,
     bleu: bool = False,
@@ -155,7 +156,7 @@ def group_references(pairs: Iterable[Pair]) -> list[tuple[str, list[str]]]:
 
 
 def evaluate_references(
-    model: Seq2Seq,
+    model: Decodable,
     pairs: Sequence[Pair],
     *,
     bleu: bool = False,

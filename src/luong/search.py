@@ -3,6 +3,9 @@
 Shapes: ``B`` batch, ``S`` source length, ``T`` output length, ``V`` target vocabulary,
 ``k`` beam size, ``n`` the n-best size.
 
+``decode`` and ``decode_batches`` take a ``Seq2Seq`` or an ``Ensemble`` (``luong.ensemble``):
+the search reads one distribution per step either way.
+
 Beam search keeps ``k`` hypotheses per sentence as rows of one decoder batch ``[B * k]``: the
 keys (and their projection) are repeated over the beams once, and ``DecoderState.reorder``
 follows the surviving beams after every step. Finished hypotheses leave the beam (their slot
@@ -35,8 +38,15 @@ from dataclasses import dataclass, replace
 import torch
 from torch import Tensor
 
-from luong.batching import check_batch, encode_sources
+from luong.batching import check_batch
 from luong.decoder import DecoderState, Memory
+from luong.ensemble import (
+    Decodable,
+    EnsembleMemory,
+    EnsembleState,
+    decoder_step,
+    encode_texts,
+)
 from luong.model import Seq2Seq, evaluating
 from luong.vocab import Vocab
 
@@ -96,6 +106,8 @@ class Hypothesis:
 
 
 MaxLen = int | Tensor  # one limit for every sentence, or a limit per sentence [B]
+AnyMemory = Memory | EnsembleMemory  # what search reads: a model's or an ensemble's
+AnyState = DecoderState | EnsembleState
 
 # Finite weights can still overflow to NaN scores; beam search then stops with this.
 NAN_SCORES = (
@@ -156,19 +168,19 @@ def greedy_search(
 
 
 def greedy_steps(
-    model: Seq2Seq, memory: Memory, state: DecoderState, limits: Tensor
+    model: Decodable, memory: AnyMemory, state: AnyState, limits: Tensor
 ) -> tuple[Tensor, Tensor, Tensor]:
     """The greedy loop from an encoded batch (``model.encode``): tokens, log_probs ``[B, T]``
     and weights ``[B, T, S]``, T <= max(limits). It stops once every row has produced EOS or
     reached its limit ``[B]``; rows go on after that (``greedy_search`` cuts them). No
     validation: the caller checked the batch."""
-    batch = memory.keys.shape[0]
-    device = memory.keys.device
+    batch = memory.mask.shape[0]
+    device = memory.mask.device
     tokens = torch.full((batch,), Vocab.bos_id, dtype=torch.long, device=device)
     done = torch.zeros(batch, dtype=torch.bool, device=device)
     steps_tokens, steps_log_probs, steps_weights = [], [], []
     for t in range(int(limits.max())):
-        logits, state, weights = model.decoder.step(tokens, state, memory)
+        logits, state, weights = decoder_step(model, tokens, state, memory)
         log_probs, tokens = _next_token_log_probs(logits).max(dim=-1)
         steps_tokens.append(tokens)
         steps_log_probs.append(log_probs)
@@ -358,19 +370,37 @@ def beam_search(
     _check_beam_options(beam_size, n_best, alpha, beta, min_len, shortest)
     with torch.inference_mode():
         memory, state = model.encode(src, src_lengths)
-        floor = None
-        if n_best == 1 and beam_size > 1:
-            floor = _greedy_floor(model, memory, state, limits, alpha, beta, min_len)
-        pool, history = _beam_steps(
-            model, memory, state, beam_size, limits, n_best, alpha, beta, min_len, floor
+        return _beam_search(
+            model, memory, state, src_lengths, beam_size, limits, n_best, alpha, beta, min_len
         )
-        return _collect(pool, history, src_lengths, alpha, beta)
+
+
+def _beam_search(
+    model: Decodable,
+    memory: AnyMemory,
+    state: AnyState,
+    src_lengths: Tensor,
+    beam_size: int,
+    limits: Tensor,
+    n_best: int,
+    alpha: float,
+    beta: float,
+    min_len: int,
+) -> list[list[Hypothesis]]:
+    """``beam_search`` from an encoded batch (options checked)."""
+    floor = None
+    if n_best == 1 and beam_size > 1:
+        floor = _greedy_floor(model, memory, state, limits, alpha, beta, min_len)
+    pool, history = _beam_steps(
+        model, memory, state, beam_size, limits, n_best, alpha, beta, min_len, floor
+    )
+    return _collect(pool, history, src_lengths, alpha, beta)
 
 
 def _greedy_floor(
-    model: Seq2Seq,
-    memory: Memory,
-    state: DecoderState,
+    model: Decodable,
+    memory: AnyMemory,
+    state: AnyState,
     limits: Tensor,
     alpha: float,
     beta: float,
@@ -398,9 +428,9 @@ def _greedy_floor(
 
 
 def _beam_steps(
-    model: Seq2Seq,
-    memory: Memory,
-    state: DecoderState,
+    model: Decodable,
+    memory: AnyMemory,
+    state: AnyState,
     k: int,
     limits: Tensor,
     n: int,
@@ -415,7 +445,8 @@ def _beam_steps(
     batch, source_len = memory.mask.shape
     device = memory.mask.device
     dense = batch * k
-    state = replace(state, coverage=memory.keys.new_zeros(batch, source_len))
+    first = memory if isinstance(memory, Memory) else memory.memories[0]
+    state = state.with_coverage(first.keys.new_zeros(batch, source_len))
     sentences = torch.arange(batch, device=device)
     slots = torch.arange(k, device=device).expand(batch, k)
     alive = torch.full((batch, k), float("-inf"), device=device)  # log P of open beams
@@ -432,7 +463,7 @@ def _beam_steps(
     max_len = int(limits.max())
     for t in range(max_len):
         rows_now = live.shape[0]
-        logits, state, weights = model.decoder.step(tokens, state, step_memory)
+        logits, state, weights = decoder_step(model, tokens, state, step_memory)
         log_probs = _next_token_log_probs(logits)  # [R, V]
         vocab = log_probs.shape[-1]
         if t < min_len:
@@ -504,12 +535,7 @@ def _beam_steps(
                 repeated = memory.repeat(k)
             step_memory = repeated
         elif not torch.equal(next_live, live):
-            owner = torch.div(next_live, k, rounding_mode="floor")
-            step_memory = Memory(
-                memory.keys.index_select(0, owner),
-                memory.mask.index_select(0, owner),
-                memory.proj.index_select(0, owner),
-            )
+            step_memory = memory.select(torch.div(next_live, k, rounding_mode="floor"))
         live = next_live
     return pool, history
 
@@ -599,7 +625,7 @@ def _collect(
 
 
 def decode(
-    model: Seq2Seq,
+    model: Decodable,
     texts: Sequence[str],
     *,
     beam_size: int = 1,
@@ -623,7 +649,7 @@ def decode(
     Every hypothesis is kept to the end: ``decode_batches`` hands them out batch by batch.
 
     Args:
-        model: the model.
+        model: the model, or an ``Ensemble``.
         texts: the sources.
         beam_size: k (1: greedy).
         n_best: hypotheses per input, at most ``beam_size``.
@@ -672,7 +698,7 @@ def decode(
 
 
 def decode_batches(
-    model: Seq2Seq,
+    model: Decodable,
     texts: Sequence[str],
     *,
     beam_size: int = 1,
@@ -777,7 +803,7 @@ def decode_batches(
 
 
 def _decode_windows(
-    model: Seq2Seq,
+    model: Decodable,
     texts: Sequence[str],
     beam_size: int,
     n_best: int,
@@ -802,25 +828,30 @@ def _decode_windows(
             todo.sort(key=lambda i: len(texts[i]))
             for start in range(0, len(todo), per_call):
                 chunk = todo[start : start + per_call]
-                sources = [texts[i] for i in chunk]
-                src, lengths = encode_sources(model.src_vocab, sources, model.device)
-                # The default limit is each sentence's own, so no output depends on its batch.
-                limit: MaxLen = max_len if max_len is not None else default_max_len(lengths)
-                shortest = limit if isinstance(limit, int) else int(limit.min())
-                if greedy:
-                    lists = [[h] for h in greedy_search(model, src, lengths, limit)]
-                else:
-                    lists = beam_search(
-                        model,
-                        src,
-                        lengths,
-                        beam_size,
-                        limit,
-                        n_best,
-                        alpha,
-                        beta,
-                        min(min_len, shortest - 1),
+                with torch.inference_mode():
+                    memory, state, lengths = encode_texts(model, [texts[i] for i in chunk])
+                    # The default limit is each sentence's own: no output depends on its batch.
+                    limits = (
+                        default_max_len(lengths)
+                        if max_len is None
+                        else torch.full_like(lengths, max_len)
                     )
+                    if greedy:
+                        steps = greedy_steps(model, memory, state, limits)
+                        lists = [[h] for h in _hypotheses(*steps, lengths, limits)]
+                    else:
+                        lists = _beam_search(
+                            model,
+                            memory,
+                            state,
+                            lengths,
+                            beam_size,
+                            limits,
+                            n_best,
+                            alpha,
+                            beta,
+                            min(min_len, int(limits.min()) - 1),
+                        )
                 if not attention:
                     lists = [[_without_attention(h) for h in hyps] for hyps in lists]
                 yield chunk, lists
@@ -855,30 +886,35 @@ def _check_sampling(beam_size: int, temperature: object, top_k: object, seed: ob
 
 
 def _forced_steps(
-    model: Seq2Seq, memory: Memory, state: DecoderState, prefix: Tensor
-) -> tuple[DecoderState, Tensor, Tensor, Tensor]:
+    model: Decodable, memory: AnyMemory, state: AnyState, prefix: Tensor
+) -> tuple[AnyState, Tensor, Tensor, Tensor]:
     """Teacher-force the target ``prefix`` ``[P]`` (the same for every row) through the
     decoder, step by step: the state after it, the next input token ``[B]`` (its last
     token, BOS when empty), and the log-probability ``[B, P]`` and attention ``[B, P, S]``
     the model gave each forced token, so a caller can score and show them."""
     batch, source_len = memory.mask.shape
-    tokens = torch.full((batch,), Vocab.bos_id, dtype=torch.long, device=memory.keys.device)
+    device = memory.mask.device
+    tokens = torch.full((batch,), Vocab.bos_id, dtype=torch.long, device=device)
     log_probs, weights = [], []
     for token in prefix.tolist():
-        logits, state, step_weights = model.decoder.step(tokens, state, memory)
+        logits, state, step_weights = decoder_step(model, tokens, state, memory)
         tokens = torch.full_like(tokens, token)
         log_probs.append(_next_token_log_probs(logits)[:, token])
         weights.append(step_weights)
     if not log_probs:
-        empty = memory.keys.new_zeros(batch, 0)
-        return state, tokens, empty.float(), memory.keys.new_zeros(batch, 0, source_len)
+        return (
+            state,
+            tokens,
+            torch.zeros(batch, 0, device=device),
+            torch.zeros(batch, 0, source_len, device=device),
+        )
     return state, tokens, torch.stack(log_probs, 1), torch.stack(weights, 1)
 
 
 def _free_steps(
-    model: Seq2Seq,
-    memory: Memory,
-    state: DecoderState,
+    model: Decodable,
+    memory: AnyMemory,
+    state: AnyState,
     tokens: Tensor,
     steps: int,
     limits: Tensor,
@@ -894,7 +930,7 @@ def _free_steps(
     done = torch.zeros(batch, dtype=torch.bool, device=tokens.device)
     out_tokens, out_log_probs, out_weights = [], [], []
     for t in range(steps):
-        logits, state, weights = model.decoder.step(tokens, state, memory)
+        logits, state, weights = decoder_step(model, tokens, state, memory)
         log_probs = _next_token_log_probs(logits)
         if temperature is None:
             tokens = log_probs.argmax(dim=-1)
@@ -914,8 +950,8 @@ def _free_steps(
     if not out_tokens:
         return (
             tokens.new_zeros(batch, 0),
-            memory.keys.new_zeros(batch, 0).float(),
-            memory.keys.new_zeros(batch, 0, source_len),
+            torch.zeros(batch, 0, device=tokens.device),
+            torch.zeros(batch, 0, source_len, device=tokens.device),
         )
     return torch.stack(out_tokens, 1), torch.stack(out_log_probs, 1), torch.stack(out_weights, 1)
 
@@ -986,54 +1022,89 @@ def constrained_search(
             f"prefix: expected target ids below {len(model.tgt_vocab)}, not PAD, BOS or EOS, "
             f"got {ids}"
         )
-    forced = torch.tensor(ids, dtype=torch.long, device=src.device)
-    length = len(ids)
-    limits = limits.clamp(min=length + 1)
     with torch.inference_mode():
         memory, state = model.encode(src, src_lengths)
-        copies = n_best if sample else 1
-        if copies > 1:  # independent draws: each sentence's rows repeated
-            memory = memory.repeat(copies)
-            state = state.reorder(
-                torch.arange(src.shape[0], device=src.device).repeat_interleave(copies)
-            )
-            limits = limits.repeat_interleave(copies)
-        state, tokens, forced_lp, forced_weights = _forced_steps(model, memory, state, forced)
-        if beam_size == 1:
-            steps = _free_steps(
-                model,
-                memory,
-                state,
-                tokens,
-                int(limits.max()) - length,
-                limits - length,
-                temperature if sample else None,
-                top_k,
-                generator,
-            )
-            whole = (
-                torch.cat([forced.expand(tokens.shape[0], length), steps[0]], 1),
-                torch.cat([forced_lp, steps[1]], 1),
-                torch.cat([forced_weights.to(steps[2].dtype), steps[2]], 1),
-            )
-            lengths = src_lengths.repeat_interleave(copies)
-            flat = _hypotheses(*whole, lengths, limits)
-            lists = [flat[b * copies : (b + 1) * copies] for b in range(src.shape[0])]
-            return [sorted(hyps, key=lambda h: -h.score) for hyps in lists]
-        pool, history = _beam_steps(
+        return _constrained(
             model,
             memory,
             state,
+            src_lengths,
+            limits,
+            ids,
             beam_size,
-            limits - length,
             n_best,
             alpha,
             beta,
-            0,
-            None,
-            start=tokens,
+            temperature if sample else None,
+            top_k,
+            generator,
         )
-        lists = _collect(pool, history, src_lengths, alpha, beta)
+
+
+def _constrained(
+    model: Decodable,
+    memory: AnyMemory,
+    state: AnyState,
+    src_lengths: Tensor,
+    limits: Tensor,
+    ids: list[int],
+    beam_size: int,
+    n_best: int,
+    alpha: float,
+    beta: float,
+    temperature: float | None,
+    top_k: int | None,
+    generator: torch.Generator | None,
+) -> list[list[Hypothesis]]:
+    """``constrained_search`` from an encoded batch (options checked); ``temperature`` None:
+    no sampling. Call it under ``torch.inference_mode``."""
+    sample = temperature is not None
+    device = memory.mask.device
+    batch = memory.mask.shape[0]
+    forced = torch.tensor(ids, dtype=torch.long, device=device)
+    length = len(ids)
+    limits = limits.clamp(min=length + 1)
+    copies = n_best if sample else 1
+    if copies > 1:  # independent draws: each sentence's rows repeated
+        memory = memory.repeat(copies)
+        state = state.reorder(torch.arange(batch, device=device).repeat_interleave(copies))
+        limits = limits.repeat_interleave(copies)
+    state, tokens, forced_lp, forced_weights = _forced_steps(model, memory, state, forced)
+    if beam_size == 1:
+        steps = _free_steps(
+            model,
+            memory,
+            state,
+            tokens,
+            int(limits.max()) - length,
+            limits - length,
+            temperature,
+            top_k,
+            generator,
+        )
+        whole = (
+            torch.cat([forced.expand(tokens.shape[0], length), steps[0]], 1),
+            torch.cat([forced_lp, steps[1]], 1),
+            torch.cat([forced_weights.to(steps[2].dtype), steps[2]], 1),
+        )
+        lengths = src_lengths.repeat_interleave(copies)
+        flat = _hypotheses(*whole, lengths, limits)
+        lists = [flat[b * copies : (b + 1) * copies] for b in range(batch)]
+        return [sorted(hyps, key=lambda h: -h.score) for hyps in lists]
+    pool, history = _beam_steps(
+        model,
+        memory,
+        state,
+        beam_size,
+        limits - length,
+        n_best,
+        alpha,
+        beta,
+        0,
+        None,
+        start=tokens,
+    )
+    lists = _collect(pool, history, src_lengths, alpha, beta)
     result = []
     for b, hyps in enumerate(lists):
         head = forced_weights[b, :, : int(src_lengths[b])].cpu()
@@ -1055,7 +1126,7 @@ def constrained_search(
 
 
 def _decode_constrained(
-    model: Seq2Seq,
+    model: Decodable,
     texts: Sequence[str],
     beam_size: int,
     n_best: int,
@@ -1086,25 +1157,28 @@ def _decode_constrained(
                 todo.sort(key=lambda i: len(texts[i]))
             for start in range(0, len(todo), per_call):
                 chunk = todo[start : start + per_call]
-                src, lengths = encode_sources(
-                    model.src_vocab, [texts[i] for i in chunk], model.device
-                )
-                limit: MaxLen = max_len if max_len is not None else default_max_len(lengths)
-                lists = constrained_search(
-                    model,
-                    src,
-                    lengths,
-                    limit,
-                    prefix=prefix,
-                    beam_size=beam_size,
-                    n_best=n_best,
-                    alpha=alpha,
-                    beta=beta,
-                    sample=sample,
-                    temperature=temperature,
-                    top_k=top_k,
-                    generator=generator,
-                )
+                with torch.inference_mode():
+                    memory, state, lengths = encode_texts(model, [texts[i] for i in chunk])
+                    limits = (
+                        default_max_len(lengths)
+                        if max_len is None
+                        else torch.full_like(lengths, max_len)
+                    )
+                    lists = _constrained(
+                        model,
+                        memory,
+                        state,
+                        lengths,
+                        limits,
+                        prefix,
+                        beam_size,
+                        n_best,
+                        alpha,
+                        beta,
+                        temperature if sample else None,
+                        top_k,
+                        generator,
+                    )
                 if not attention:
                     lists = [[_without_attention(h) for h in hyps] for hyps in lists]
                 yield chunk, lists
@@ -1113,7 +1187,7 @@ def _decode_constrained(
 # -- symbols, unknown-word replacement ------------------------------------------------------
 
 
-def source_symbols(model: Seq2Seq, text: str) -> list[str]:
+def source_symbols(model: Decodable, text: str) -> list[str]:
     """The symbols the model reads for ``text``, one per attention column ``S_real``: its
     tokens as written after the vocabulary's normalisation (unknown ones included) and
     ``"</s>"``."""
@@ -1152,7 +1226,7 @@ def replace_unknowns(
 
 
 def hypothesis_symbols(
-    model: Seq2Seq, hypothesis: Hypothesis, source: str | None = None
+    model: Decodable, hypothesis: Hypothesis, source: str | None = None
 ) -> list[str]:
     """The output symbols of ``hypothesis``, one per token and attention row (EOS as
     ``"</s>"``). With ``source`` (the input text), each ``<unk>`` becomes the source token it
@@ -1164,7 +1238,7 @@ def hypothesis_symbols(
     return replace_unknowns(symbols, sources, hypothesis.attention)
 
 
-def hypothesis_text(model: Seq2Seq, hypothesis: Hypothesis, source: str | None = None) -> str:
+def hypothesis_text(model: Decodable, hypothesis: Hypothesis, source: str | None = None) -> str:
     """The output text of ``hypothesis`` as ``Vocab.decode`` writes it (up to EOS, without PAD
     and BOS); with ``source`` given, unknowns replaced (``hypothesis_symbols``)."""
     symbols = hypothesis_symbols(model, hypothesis, source)

@@ -2,7 +2,8 @@
 sources a user passes (too long, unknown symbols).
 
 ``luong.load(folder)`` returns a ``Translator``; ``translate(model, texts)`` does the same for
-a ``Seq2Seq`` in hand (a model just trained, say). Search itself is ``luong.search``.
+a ``Seq2Seq`` in hand (a model just trained, say). Both take an ``Ensemble`` as well
+(``luong.load([folder, ...])``). Search itself is ``luong.search``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any, overload
 import torch
 
 from luong.config import Seq2SeqConfig
+from luong.ensemble import Decodable, Ensemble, members_of
 from luong.model import Seq2Seq
 from luong.search import Hypothesis, decode, decode_batches, hypothesis_symbols, hypothesis_text
 from luong.vocab import Vocab
@@ -37,7 +39,7 @@ FORMATS: tuple[str, ...] = ("text", "jsonl")
 
 @overload
 def translate(
-    model: Seq2Seq,
+    model: Decodable,
     texts: Sequence[str],
     *,
     beam_size: int = 1,
@@ -52,7 +54,7 @@ def translate(
 
 @overload
 def translate(
-    model: Seq2Seq,
+    model: Decodable,
     texts: Sequence[str],
     *,
     beam_size: int = 1,
@@ -66,7 +68,7 @@ def translate(
 
 
 def translate(
-    model: Seq2Seq,
+    model: Decodable,
     texts: Sequence[str],
     *,
     beam_size: int = 1,
@@ -124,7 +126,7 @@ def translate(
 
 
 def output_lines(
-    model: Seq2Seq,
+    model: Decodable,
     sources: Sequence[str],
     *,
     format: str = "text",
@@ -188,7 +190,7 @@ def output_lines(
 
 
 def _lines_in_order(
-    model: Seq2Seq,
+    model: Decodable,
     sources: Sequence[str],
     batches: Iterator[tuple[list[int], list[list[Hypothesis]]]],
     format: str,
@@ -205,7 +207,7 @@ def _lines_in_order(
 
 
 def _output_line(
-    model: Seq2Seq, source: str, hyps: list[Hypothesis], format: str, replace_unk: bool
+    model: Decodable, source: str, hyps: list[Hypothesis], format: str, replace_unk: bool
 ) -> str:
     if format == "text":
         copy_from = source if replace_unk else None
@@ -219,7 +221,7 @@ def _output_line(
 
 
 def hypothesis_record(
-    model: Seq2Seq, hypothesis: Hypothesis, source: str, replace_unk: bool = False
+    model: Decodable, hypothesis: Hypothesis, source: str, replace_unk: bool = False
 ) -> dict[str, Any]:
     """A hypothesis as JSON-ready data: ``text``, ``score``, ``tokens`` (output symbols, EOS
     included) and ``attention`` ``[T][S]`` over the source symbols and its EOS; numbers
@@ -260,7 +262,7 @@ def truncate_source(vocab: Vocab, text: str, limit: int) -> str:
 
 
 def fit_sources(
-    model: Seq2Seq,
+    model: Decodable,
     sources: Sequence[str],
     *,
     max_src_len: int | None = None,
@@ -271,10 +273,12 @@ def fit_sources(
     symbols; one source per input, in order.
 
     Args:
-        model: the model.
+        model: the model, or an ensemble (the limits of all its members hold; unknown symbols
+            are counted with the first member's vocabulary).
         sources: the inputs.
         max_src_len: the longest source, in symbols (EOS not counted); default the model's
-            ``max_src_len``. A location-score model takes no more than its own.
+            ``max_src_len`` (the smallest of an ensemble's). A location-score model takes no
+            more than its own.
         truncate: cut longer sources to the limit instead of raising.
         name: the input's name in messages (a file name, ``<stdin>``).
 
@@ -282,13 +286,16 @@ def fit_sources(
         ValueError: ``max_src_len`` below 1 or above a location model's own; a source longer
             than the limit without ``truncate`` (``NAME:LINE: N symbols, above ...``).
     """
-    own = model.config.max_src_len
+    configs = [member.config for member in members_of(model)]
+    own = min(config.max_src_len for config in configs)
     limit = own if max_src_len is None else max_src_len
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise ValueError(f"max_src_len: expected an int >= 1, got {limit!r}")
-    if model.config.attention == "location" and limit > own:
+    location = [c.max_src_len for c in configs if c.attention == "location"]
+    if location and limit > min(location):
         raise ValueError(
-            f"max_src_len: a location-score model reads at most {own} symbols, got {limit}"
+            f"max_src_len: a location-score model reads at most {min(location)} symbols, "
+            f"got {limit}"
         )
     vocab = model.src_vocab
     lengths = [source_length(vocab, text) for text in sources]
@@ -309,27 +316,44 @@ def fit_sources(
 
 
 class Translator:
-    """A trained model with ``translate``: what ``luong.load`` returns.
+    """A trained model, or an ensemble of them, with ``translate``: what ``luong.load``
+    returns.
 
     Args:
-        model: the model to translate with.
+        model: the ``Seq2Seq`` or ``Ensemble`` to translate with.
     """
 
-    def __init__(self, model: Seq2Seq) -> None:
-        if not isinstance(model, Seq2Seq):
-            raise TypeError(f"model: expected a Seq2Seq, got {type(model).__name__}")
+    def __init__(self, model: Decodable) -> None:
+        if not isinstance(model, Seq2Seq | Ensemble):
+            raise TypeError(f"model: expected a Seq2Seq or an Ensemble, got {type(model).__name__}")
         self.model = model
 
     @classmethod
     def from_pretrained(
-        cls, directory: str | Path, device: str | torch.device = "cpu"
+        cls,
+        directory: str | Path | Sequence[str | Path],
+        device: str | torch.device = "cpu",
+        combine: str = "logprob",
     ) -> Translator:
-        """Load a model folder (``Seq2Seq.from_pretrained``)."""
-        return cls(Seq2Seq.from_pretrained(directory, device=device))
+        """Load a model folder (``Seq2Seq.from_pretrained``), or a list of them as an
+        ``Ensemble`` (a list of one too; ``combine`` as ``Ensemble``)."""
+        if isinstance(directory, str | Path):
+            return cls(Seq2Seq.from_pretrained(directory, device=device))
+        if not isinstance(directory, Sequence):
+            raise TypeError(
+                f"directory: expected a model folder or a list of them, got {type(directory)}"
+            )
+        return cls(Ensemble.from_pretrained(directory, device=device, combine=combine))
 
     @property
     def config(self) -> Seq2SeqConfig:
-        return self.model.config
+        """The model's config (an ensemble's first member's)."""
+        return members_of(self.model)[0].config
+
+    @property
+    def members(self) -> list[Seq2Seq]:
+        """The models it translates with: one, or an ensemble's members."""
+        return members_of(self.model)
 
     @property
     def src_vocab(self) -> Vocab:

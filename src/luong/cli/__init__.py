@@ -7,6 +7,8 @@
     luong eval DIR --data FILE.tsv [--skip-bad-lines] [--json] [--beam 5]
     luong translate runs/dates [--input FILE] [--beam 5 --nbest 3 --alpha 0.6 --beta 0.2]
         [--format text|jsonl] [--replace-unk] < sources.txt > outputs.txt
+    luong translate runs/a runs/b runs/c [--combine logprob|prob] ...   (an ensemble)
+    luong average runs/dates --last 5 --out runs/dates-avg
     luong plot runs/dates "Monday, March 5, 1979" --out attn.png [--beam 5]
     luong plot-scores --out scores.png [DIR ...] [--text TEXT] [--step N] [--pad N]
     luong runs runs/ [--format text|json]
@@ -27,7 +29,7 @@ import sys
 import threading
 from collections.abc import Sequence
 
-from luong.cli import evaluate, plot, runs, serve, train, translate, zoo
+from luong.cli import average, evaluate, plot, runs, serve, train, translate, zoo
 from luong.cli.common import UsageError
 from luong.version import __version__
 
@@ -47,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     plot.add_parsers(commands)
     runs.add_parsers(commands)
     zoo.add_parser(commands)
+    average.add_parser(commands)
     serve.add_parser(commands)
     return parser
 

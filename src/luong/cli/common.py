@@ -25,12 +25,14 @@ from luong.config import (
     SUBWORD_KINDS,
 )
 from luong.distributed import DEVICES
+from luong.ensemble import COMBINE
 from luong.files import read_text_lines, text_lines
 from luong.search import MAX_ALPHA, MAX_BEAM, MAX_BETA
 
 __all__ = [
     "UsageError",
     "add_config_flags",
+    "add_model_arguments",
     "add_search_flags",
     "check_search_flags",
     "overrides",
@@ -117,6 +119,25 @@ def overrides(args: argparse.Namespace, cls: type) -> dict[str, Any]:
         for f in dataclasses.fields(cls)
         if getattr(args, f.name) is not None
     }
+
+
+def add_model_arguments(parser: argparse.ArgumentParser) -> None:
+    """The model folders (several: an ensemble, ``luong.ensemble``) and --combine."""
+    parser.add_argument(
+        "model",
+        type=Path,
+        nargs="+",
+        metavar="DIR",
+        help="a model folder; several decode as an ensemble (the same target vocabulary)",
+    )
+    parser.add_argument(
+        "--combine",
+        choices=COMBINE,
+        default=COMBINE[0],
+        help="an ensemble's next-token distribution: the mean of the members' "
+        "log-probabilities, renormalised (logprob), or of their probabilities (prob) "
+        f"(default {COMBINE[0]})",
+    )
 
 
 def add_search_flags(parser: argparse.ArgumentParser) -> None:

@@ -7,9 +7,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-from luong.cli.common import UsageError, add_search_flags, check_search_flags, say
+from luong.cli.common import (
+    UsageError,
+    add_model_arguments,
+    add_search_flags,
+    check_search_flags,
+    say,
+)
+from luong.ensemble import load_models
 from luong.evaluation import evaluate
-from luong.model import Seq2Seq
 from luong.subword import SubwordVocab
 from luong.tasks import TASKS, load_task
 from luong.tasks.tsv import read_split
@@ -21,7 +27,7 @@ Pair = tuple[str, str]
 
 def add_parser(commands: Any) -> None:
     parser = commands.add_parser("eval", help="score a model on a task's test set or a file")
-    parser.add_argument("model", type=Path, help="a model folder")
+    add_model_arguments(parser)
     parser.add_argument("--task", choices=TASKS, help="a built-in task's test set")
     parser.add_argument("--data", type=Path, metavar="FILE.tsv", help="source<TAB>target pairs")
     parser.add_argument("--data-src", type=Path, metavar="FILE", help="sources, a line each")
@@ -82,7 +88,7 @@ def _pairs(args: argparse.Namespace) -> tuple[list[Pair], bool, dict[str, Any]]:
 def main(args: argparse.Namespace) -> int:
     _check(args)
     pairs, references, what = _pairs(args)
-    model = Seq2Seq.from_pretrained(args.model)
+    model = load_models(args.model, combine=args.combine)
     scores = evaluate(
         model,
         pairs,

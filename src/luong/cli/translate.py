@@ -8,9 +8,16 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from luong.cli.common import UsageError, add_search_flags, check_search_flags, read_lines, say
+from luong.cli.common import (
+    UsageError,
+    add_model_arguments,
+    add_search_flags,
+    check_search_flags,
+    read_lines,
+    say,
+)
+from luong.ensemble import Decodable, load_models
 from luong.files import text_lines
-from luong.model import Seq2Seq
 from luong.search import MAX_TEMPERATURE
 from luong.translator import FORMATS, fit_sources, output_lines
 
@@ -19,7 +26,7 @@ __all__ = ["add_parser", "main"]
 
 def add_parser(commands: Any) -> None:
     parser = commands.add_parser("translate", help="one source per line in, one output out")
-    parser.add_argument("model", type=Path, help="a model folder")
+    add_model_arguments(parser)
     parser.add_argument("--input", type=Path, help="read sources from FILE (default: stdin)")
     parser.add_argument("--batch-size", type=int, default=512)
     parser.add_argument("--max-len", type=int, default=None, help="longest output")
@@ -141,7 +148,7 @@ def _check(args: argparse.Namespace) -> None:
 
 def main(args: argparse.Namespace) -> int:
     _check(args)
-    model = Seq2Seq.from_pretrained(args.model)
+    model = load_models(args.model, combine=args.combine)
     if args.stream:
         return _stream(args, model)
     fitted = fit_sources(
@@ -185,7 +192,7 @@ def main(args: argparse.Namespace) -> int:
     return 0
 
 
-def _stream(args: argparse.Namespace, model: Seq2Seq) -> int:
+def _stream(args: argparse.Namespace, model: Decodable) -> int:
     """One line at a time: read it, translate it, write its output and flush, before the
     next line is read (so a pipe or a person typing sees each output at once)."""
     name = str(args.input) if args.input is not None else "<stdin>"

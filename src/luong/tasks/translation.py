@@ -2,8 +2,9 @@
 translation``), for your own parallel data, such as the English-German software messages of
 ``docs/results.md``. There is no built-in translation data: it comes from your files.
 
-The settings were chosen on the dev set of that corpus (``docs/results.md``, the exploration
-table): a model of the size a 2-core machine trains in under an hour.
+The model is the size of the JoeyNMT run that ``docs/results.md`` compares with (a 2-core
+machine trains it in about an hour); the training settings were set on that corpus's dev
+set. The exploration of the preset's settings on dev (issue 14) is still to be done.
 """
 
 from __future__ import annotations

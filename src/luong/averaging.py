@@ -1,0 +1,141 @@
+"""Checkpoint averaging: the mean of the weights of several checkpoints of one run.
+
+The last checkpoints of a training run lie close together in weight space; their mean is
+often a better model than any of them (Junczys-Dowmunt et al. 2016; every peer toolkit ships
+a script for it). The mean is taken tensor by tensor in float64 and written back in each
+tensor's own dtype; the result is a model folder (``Seq2Seq.save_pretrained``) that
+``luong eval``, ``luong translate`` and ``luong.load`` read like any other, with
+``averaged.json`` saying which checkpoints went into it.
+
+Only checkpoints of one architecture average: the same config, the same vocabularies, the
+same tensor names and shapes. Anything else is refused with the folders and what differs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import fields
+from pathlib import Path
+
+import torch
+from torch import Tensor
+
+from luong.checkpoint import list_checkpoints
+from luong.files import write_text
+from luong.model import Seq2Seq, load_checked
+
+__all__ = ["AVERAGED", "average_checkpoints", "average_models", "run_checkpoints"]
+
+AVERAGED = "averaged.json"
+"""The file of an averaged model folder that names its checkpoints."""
+
+
+def run_checkpoints(run: str | Path, last: int | None = None) -> list[Path]:
+    """The checkpoint folders of a run folder (``RUN/checkpoints/step-*``), oldest first; the
+    ``last`` newest of them when given.
+
+    Raises:
+        ValueError: ``last`` below 1, a folder without checkpoints, or fewer than ``last``
+            (the message says how many the run kept: ``--keep-checkpoints``).
+    """
+    if last is not None and (isinstance(last, bool) or not isinstance(last, int) or last < 1):
+        raise ValueError(f"last: expected an int >= 1, got {last!r}")
+    run = Path(run)
+    if not run.is_dir():
+        raise ValueError(f"{run}: no such run folder")
+    found = list_checkpoints(run / "checkpoints")
+    if not found:
+        raise ValueError(f"{run}: no checkpoints (expected {run / 'checkpoints'}/step-*)")
+    if last is not None and len(found) < last:
+        raise ValueError(
+            f"{run}: expected at least {last} checkpoints, got {len(found)} "
+            "(train with --keep-checkpoints N to keep more)"
+        )
+    return found if last is None else found[-last:]
+
+
+def _differences(first: Seq2Seq, other: Seq2Seq) -> list[str]:
+    config = [
+        f"{f.name} {getattr(first.config, f.name)!r} against {getattr(other.config, f.name)!r}"
+        for f in fields(first.config)
+        if getattr(first.config, f.name) != getattr(other.config, f.name)
+    ]
+    vocab = [
+        f"the {side} vocabulary"
+        for side, a, b in (
+            ("source", first.src_vocab, other.src_vocab),
+            ("target", first.tgt_vocab, other.tgt_vocab),
+        )
+        if a != b
+    ]
+    return config + vocab
+
+
+def average_models(models: Sequence[Seq2Seq], names: Sequence[str] | None = None) -> Seq2Seq:
+    """A new model whose every weight is the mean of ``models``' (float64 sums, each tensor
+    back in its dtype); the models are left as they are.
+
+    Args:
+        models: at least one ``Seq2Seq``, of one architecture.
+        names: a name per model for messages (its folder).
+
+    Raises:
+        TypeError: a model is not a ``Seq2Seq``.
+        ValueError: no models, or models that differ in config or vocabularies (the message
+            names the two and every field that differs).
+    """
+    if isinstance(models, Seq2Seq) or not isinstance(models, Sequence):
+        raise TypeError(f"models: expected a sequence of Seq2Seq, got {type(models)}")
+    if not models:
+        raise ValueError("models: expected at least one model, got none")
+    for i, model in enumerate(models):
+        if not isinstance(model, Seq2Seq):
+            raise TypeError(f"models[{i}]: expected a Seq2Seq, got {type(model).__name__}")
+    labels = list(names) if names is not None else [f"model {i + 1}" for i in range(len(models))]
+    first = models[0]
+    for model, name in zip(models[1:], labels[1:], strict=True):
+        differ = _differences(first, model)
+        if differ:
+            raise ValueError(
+                f"{labels[0]} and {name}: not one architecture ({'; '.join(differ)}); only "
+                "checkpoints of one run can be averaged"
+            )
+    weights = [model.weights() for model in models]
+    mean: dict[str, Tensor] = {}
+    for tensor_name, tensor in weights[0].items():
+        if not tensor.is_floating_point():
+            mean[tensor_name] = tensor.clone()
+            continue
+        total = torch.zeros(tensor.shape, dtype=torch.float64, device=tensor.device)
+        for w in weights:
+            total += w[tensor_name].double()
+        mean[tensor_name] = (total / len(weights)).to(tensor.dtype)
+    averaged = Seq2Seq(first.config, first.src_vocab, first.tgt_vocab).to(first.device)
+    load_checked(averaged, mean, Path(labels[0]))
+    return averaged.eval()
+
+
+def average_checkpoints(folders: Sequence[str | Path], out: str | Path) -> Path:
+    """Average the model folders ``folders`` (checkpoint folders of one run, or any model
+    folders of one architecture) into the model folder ``out``; returns its path.
+
+    Raises:
+        ValueError: fewer than one folder, ``out`` among them, or models that cannot be
+            averaged (``average_models``).
+        FileNotFoundError: a folder or one of its files is missing.
+    """
+    if isinstance(folders, str | Path) or not isinstance(folders, Sequence):
+        raise TypeError(f"folders: expected a sequence of model folders, got {type(folders)}")
+    if not folders:
+        raise ValueError("folders: expected at least one model folder, got none")
+    out = Path(out)
+    paths = [Path(f) for f in folders]
+    if any(p.resolve() == out.resolve() for p in paths):
+        raise ValueError(f"{out}: the output is one of the folders being averaged")
+    models = [Seq2Seq.from_pretrained(p) for p in paths]
+    averaged = average_models(models, [str(p) for p in paths])
+    averaged.save_pretrained(out)
+    record = {"averaged": [str(p) for p in paths], "count": len(paths)}
+    write_text(out / AVERAGED, json.dumps(record, indent=2) + "\n")
+    return out

@@ -1,0 +1,300 @@
+"""Several trained models decoding as one (Luong et al.'s best results are ensembles of 8).
+
+At every output step each member runs its own decoder step (its own encoder memory,
+attention and input feed) on the same rows, and the members' next-token distributions are
+combined into one:
+
+    "logprob" (the default):  log p(y) = mean_k log p_k(y), renormalised over y
+                              (a normalised geometric mean of the members' distributions)
+    "prob":                   log p(y) = log mean_k p_k(y)   (the arithmetic mean)
+
+Search (``luong.search``) then treats the combination as one model's distribution: greedy
+search, beam search, n-best lists and the penalties work unchanged. The attention an
+ensemble reports, and the coverage its coverage penalty reads, is the mean of its members'
+attention weights.
+
+Members must share the target vocabulary (the rows of every member's output layer mean the
+same symbols; for subwords, the same sentencepiece model). The source side may differ per
+member (its own vocabulary, its own ids) as long as every member cuts a source into the same
+number of symbols: the attention matrices are averaged position by position.
+
+An ensemble of one member decodes exactly as the member does (its logits are passed on
+untouched).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from torch import Tensor, nn
+
+from luong.batching import encode_sources
+from luong.decoder import DecoderState, Memory
+from luong.model import Seq2Seq
+from luong.subword import SubwordVocab
+from luong.vocab import Vocab
+
+__all__ = [
+    "COMBINE",
+    "Ensemble",
+    "EnsembleMemory",
+    "EnsembleState",
+    "decoder_step",
+    "encode_texts",
+    "load_models",
+    "members_of",
+]
+
+COMBINE: tuple[str, ...] = ("logprob", "prob")
+"""How an ensemble combines its members' distributions (module docstring)."""
+
+
+@dataclass(frozen=True)
+class EnsembleMemory:
+    """Each member's ``Memory`` of the same rows; ``mask`` ``[B, S]`` is common to all."""
+
+    memories: tuple[Memory, ...]
+
+    @property
+    def mask(self) -> Tensor:
+        return self.memories[0].mask
+
+    def repeat(self, k: int) -> EnsembleMemory:
+        """Every member's rows repeated k times in a row (``Memory.repeat``)."""
+        return EnsembleMemory(tuple(m.repeat(k) for m in self.memories))
+
+    def select(self, rows: Tensor) -> EnsembleMemory:
+        """Every member's rows ``rows`` ``[B']`` (``Memory.select``)."""
+        return EnsembleMemory(tuple(m.select(rows) for m in self.memories))
+
+
+@dataclass(frozen=True)
+class EnsembleState:
+    """Each member's ``DecoderState`` of the same rows."""
+
+    states: tuple[DecoderState, ...]
+
+    @property
+    def coverage(self) -> Tensor | None:
+        """The mean of the members' coverage ``[B, S]`` (the attention of the ensemble summed
+        over the steps), or None when not tracked."""
+        covered = [s.coverage for s in self.states]
+        if any(c is None for c in covered):
+            return None
+        return torch.stack(covered).mean(dim=0)  # type: ignore[arg-type]
+
+    def with_coverage(self, coverage: Tensor) -> EnsembleState:
+        """Every member tracks coverage from ``coverage`` ``[B, S]``."""
+        return EnsembleState(tuple(s.with_coverage(coverage) for s in self.states))
+
+    def reorder(self, indices: Tensor) -> EnsembleState:
+        """The rows ``indices`` ``[B']`` of every member's state: one index for all members."""
+        return EnsembleState(tuple(s.reorder(indices) for s in self.states))
+
+
+def _tokenization(vocab: Vocab) -> tuple[object, ...]:
+    """What decides how a vocabulary cuts a text into symbols (not which ids it gives them)."""
+    if isinstance(vocab, SubwordVocab):
+        return ("subword", vocab.kind, vocab.lowercase, vocab.model)
+    return (vocab.tokens, vocab.lowercase, vocab.normalization)
+
+
+def _describe(vocab: Vocab) -> str:
+    if isinstance(vocab, SubwordVocab):
+        return f"{len(vocab)} {vocab.kind} subword pieces"
+    return f"{len(vocab)} {vocab.tokens} symbols"
+
+
+class Ensemble(nn.Module):
+    """Members that decode as one model (module docstring); search takes it in place of a
+    ``Seq2Seq``.
+
+    Args:
+        members: the models, at least one, all on one device.
+        combine: ``"logprob"`` (mean of log-probabilities, renormalised) or ``"prob"``
+            (mean of probabilities).
+        names: a name per member for messages (its folder); default ``member 1``, ...
+
+    Raises:
+        TypeError: a member is not a ``Seq2Seq``.
+        ValueError: no members; an unknown ``combine``; members whose target vocabularies
+            differ, whose sources are cut into symbols differently, or on different devices
+            (the message names the members and what differs).
+    """
+
+    def __init__(
+        self,
+        members: Sequence[Seq2Seq],
+        combine: str = "logprob",
+        names: Sequence[str] | None = None,
+    ) -> None:
+        super().__init__()
+        if isinstance(members, Seq2Seq) or not isinstance(members, Sequence):
+            raise TypeError(f"members: expected a sequence of Seq2Seq, got {type(members)}")
+        if not members:
+            raise ValueError("members: expected at least one model, got none")
+        for i, member in enumerate(members):
+            if not isinstance(member, Seq2Seq):
+                raise TypeError(f"members[{i}]: expected a Seq2Seq, got {type(member).__name__}")
+        if combine not in COMBINE:
+            raise ValueError(f"combine: expected one of {', '.join(COMBINE)}, got {combine!r}")
+        labels = (
+            list(names) if names is not None else [f"member {i + 1}" for i in range(len(members))]
+        )
+        if len(labels) != len(members):
+            raise ValueError(f"names: expected {len(members)}, got {len(labels)}")
+        first, name = members[0], labels[0]
+        for member, other in zip(members[1:], labels[1:], strict=True):
+            if member.tgt_vocab != first.tgt_vocab:
+                raise ValueError(
+                    f"{name} and {other}: the target vocabularies differ "
+                    f"({_describe(first.tgt_vocab)} against {_describe(member.tgt_vocab)}"
+                    f"{'' if len(first.tgt_vocab) != len(member.tgt_vocab) else ', other symbols'}"
+                    "); the members of an ensemble must share the target vocabulary"
+                )
+            if _tokenization(member.src_vocab) != _tokenization(first.src_vocab):
+                raise ValueError(
+                    f"{name} and {other}: the sources are cut into symbols differently "
+                    f"({_describe(first.src_vocab)} against {_describe(member.src_vocab)}); "
+                    "the members' attention could not be averaged"
+                )
+            if member.device != first.device:
+                raise ValueError(
+                    f"{name} and {other}: on different devices ({first.device}, {member.device})"
+                )
+        self.members = nn.ModuleList(members)
+        self.combine = combine
+        self.names = labels
+
+    @classmethod
+    def from_pretrained(
+        cls,
+        directories: Sequence[str | Path],
+        device: str | torch.device = "cpu",
+        combine: str = "logprob",
+    ) -> Ensemble:
+        """Load each model folder (``Seq2Seq.from_pretrained``) as a member."""
+        if isinstance(directories, str | Path) or not isinstance(directories, Sequence):
+            raise TypeError(
+                f"directories: expected a sequence of model folders, got {type(directories)}"
+            )
+        models = [Seq2Seq.from_pretrained(d, device=device) for d in directories]
+        return cls(models, combine, [str(d) for d in directories])
+
+    def member_list(self) -> list[Seq2Seq]:
+        return [m for m in self.members if isinstance(m, Seq2Seq)]
+
+    @property
+    def device(self) -> torch.device:
+        return self.member_list()[0].device
+
+    @property
+    def src_vocab(self) -> Vocab:
+        """The first member's source vocabulary (the symbols an output's attention is over)."""
+        return self.member_list()[0].src_vocab
+
+    @property
+    def tgt_vocab(self) -> Vocab:
+        return self.member_list()[0].tgt_vocab
+
+    def encode_texts(self, texts: Sequence[str]) -> tuple[EnsembleMemory, EnsembleState, Tensor]:
+        """Encode ``texts`` with every member's own vocabulary and encoder: the memory, the
+        initial state and the source lengths ``[B]`` (EOS included).
+
+        Raises:
+            ValueError: members that read a text as different numbers of symbols.
+        """
+        memories, states = [], []
+        lengths: Tensor | None = None
+        for member, name in zip(self.member_list(), self.names, strict=True):
+            src, own = encode_sources(member.src_vocab, texts, member.device)
+            if lengths is not None and not torch.equal(own, lengths):
+                row = int((own != lengths).nonzero()[0, 0])
+                raise ValueError(
+                    f"{self.names[0]} and {name} read source {texts[row]!r} as "
+                    f"{int(lengths[row]) - 1} and {int(own[row]) - 1} symbols"
+                )
+            lengths = own
+            memory, state = member.encode(src, own)
+            memories.append(memory)
+            states.append(state)
+        assert lengths is not None
+        return EnsembleMemory(tuple(memories)), EnsembleState(tuple(states)), lengths
+
+    def step(
+        self, tokens: Tensor, state: EnsembleState, memory: EnsembleMemory
+    ) -> tuple[Tensor, EnsembleState, Tensor]:
+        """One search step of every member on the same rows: the combined log-probabilities
+        ``[R, V]`` (a single member's logits as they are), the new state and the mean
+        attention ``[R, S]``."""
+        outputs = [
+            member.decoder.step(tokens, s, m)
+            for member, s, m in zip(self.member_list(), state.states, memory.memories, strict=True)
+        ]
+        new_state = EnsembleState(tuple(s for _, s, _ in outputs))
+        if len(outputs) == 1:
+            logits, _, weights = outputs[0]
+            return logits, new_state, weights
+        log_probs = torch.stack([torch.log_softmax(o.float(), dim=-1) for o, _, _ in outputs])
+        if self.combine == "prob":
+            combined = torch.logsumexp(log_probs, dim=0) - math.log(len(outputs))
+        else:
+            combined = log_probs.mean(dim=0)
+        weights = torch.stack([w for _, _, w in outputs]).mean(dim=0)
+        return combined, new_state, weights
+
+
+Decodable = Seq2Seq | Ensemble
+"""What search decodes with: one model or an ensemble."""
+
+
+def members_of(model: Decodable) -> list[Seq2Seq]:
+    """The models of ``model``: itself, or an ensemble's members."""
+    return model.member_list() if isinstance(model, Ensemble) else [model]
+
+
+def encode_texts(
+    model: Decodable, texts: Sequence[str]
+) -> tuple[Memory | EnsembleMemory, DecoderState | EnsembleState, Tensor]:
+    """Encode raw ``texts`` (non-empty) for search: memory, initial state, lengths ``[B]``."""
+    if isinstance(model, Ensemble):
+        return model.encode_texts(texts)
+    src, lengths = encode_sources(model.src_vocab, texts, model.device)
+    memory, state = model.encode(src, lengths)
+    return memory, state, lengths
+
+
+def decoder_step(
+    model: Decodable,
+    tokens: Tensor,
+    state: DecoderState | EnsembleState,
+    memory: Memory | EnsembleMemory,
+) -> tuple[Tensor, DecoderState | EnsembleState, Tensor]:
+    """One search step of a model or an ensemble: logits (or combined log-probabilities)
+    ``[R, V]``, the new state, attention ``[R, S]``."""
+    if isinstance(model, Ensemble):
+        assert isinstance(state, EnsembleState) and isinstance(memory, EnsembleMemory)
+        return model.step(tokens, state, memory)
+    assert isinstance(state, DecoderState) and isinstance(memory, Memory)
+    return model.decoder.step(tokens, state, memory)
+
+
+def load_models(
+    directories: Sequence[str | Path], device: str | torch.device = "cpu", combine: str = "logprob"
+) -> Decodable:
+    """One model folder -> its ``Seq2Seq``; several -> an ``Ensemble`` of them."""
+    if isinstance(directories, str | Path) or not isinstance(directories, Sequence):
+        raise TypeError(
+            f"directories: expected a sequence of model folders, got {type(directories)}"
+        )
+    if not directories:
+        raise ValueError("directories: expected at least one model folder, got none")
+    if len(directories) == 1:
+        if combine not in COMBINE:
+            raise ValueError(f"combine: expected one of {', '.join(COMBINE)}, got {combine!r}")
+        return Seq2Seq.from_pretrained(directories[0], device=device)
+    return Ensemble.from_pretrained(directories, device=device, combine=combine)
