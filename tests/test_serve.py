@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
 from fastapi.testclient import TestClient
 from helpers import SRC_SPACE, small_model
 
@@ -402,3 +403,22 @@ def test_health_answers_while_a_batch_decodes(monkeypatch: pytest.MonkeyPatch) -
         "queued": 0,
     }
     assert answers[0].json()["results"][0]["hypotheses"][0]["text"] == expected_text
+
+
+def test_a_search_error_is_422_and_the_server_goes_on() -> None:
+    broken = served("broken", 2)
+    with torch.no_grad():  # finite weights too large to compute with: NaN scores
+        for name, parameter in broken.translator.model.named_parameters():
+            if name.startswith("decoder"):
+                parameter.fill_(1e38)
+    with TestClient(create_app([broken, served("fine", 0)], max_wait_ms=0)) as client:
+        answer = client.post("/api/translate", json={"sources": ["abc"], "beam": 2})
+        after = client.post("/api/translate", json={"sources": ["abc"], "model": "fine"})
+    assert (answer.status_code, answer.json()) == (
+        422,
+        {
+            "detail": "the model's scores are NaN at output step 1: its weights overflow "
+            "(finite values in model.safetensors too large to compute with)"
+        },
+    )
+    assert after.status_code == 200

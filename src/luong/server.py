@@ -265,9 +265,11 @@ def create_app(
             next(tickets) if body.sample else 0,
         )
         try:
-            lists = await asyncio.wrap_future(batcher.submit(options, body.sources))
+            future = batcher.submit(options, body.sources)
         except RuntimeError as error:  # closed: the server is shutting down
             raise HTTPException(503, str(error)) from error
+        try:
+            lists = await asyncio.wrap_future(future)
         except ValueError as error:  # an option the search refuses
             raise HTTPException(422, str(error)) from error
         model = served.translator.model
