@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from helpers import SRC_SPACE, assert_one_line_error, luong, small_model
 
+from luong.cli.serve import model_names
 from luong.search import decode, hypothesis_text
 
 SOURCES = ["abc de", "j", "hij a bc", "ff gg"]
@@ -209,3 +210,15 @@ def test_sigterm_finishes_the_request_in_flight_then_exits(folder: Path) -> None
     err = process.stderr.read().decode() if process.stderr else ""
     assert "Traceback" not in err
     assert f"serving {folder.name} at http://127.0.0.1:{port}/" in err
+
+
+def test_model_names_are_folder_names_or_paths_where_two_share_one(tmp_path: Path) -> None:
+    a, b = tmp_path / "x" / "dates", tmp_path / "y" / "dates"
+    assert model_names([tmp_path / "dot", tmp_path / "general"]) == ["dot", "general"]
+    assert model_names([a, b, tmp_path / "dot"]) == [str(a), str(b), "dot"]
+
+
+def test_serve_the_same_folder_twice_is_a_usage_error(folder: Path) -> None:
+    assert_one_line_error(
+        luong("serve", str(folder), str(folder)), "DIR: a model folder is given twice"
+    )
