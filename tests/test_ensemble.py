@@ -354,3 +354,28 @@ def test_decoder_state_with_coverage_keeps_everything_else() -> None:
     tracked = state.with_coverage(torch.zeros(2, 5))
     assert tracked.coverage is not None and tracked.coverage.shape == (2, 5)
     assert tracked.step == 4 and tracked.hidden is state.hidden
+
+
+@pytest.mark.parametrize("search", [{"beam_size": 1}, {"beam_size": 3, "n_best": 2}])
+def test_an_ensemble_continues_a_prefix_as_its_model_does(search: dict[str, int]) -> None:
+    model = small_model(9, cell="lstm")
+    ensemble = Ensemble([model, small_model(9, cell="lstm")])
+    expected = decode(model, TEXTS, prefix="12", **search)
+    assert all(
+        h.tokens[:2] == model.tgt_vocab.encode("12", eos=False) for hs in expected for h in hs
+    )
+    assert_same(decode(ensemble, TEXTS, prefix="12", **search), expected, 1e-6)
+
+
+def test_an_ensemble_samples_with_its_combined_distribution() -> None:
+    ensemble = Ensemble([small_model(1), small_model(2)])
+    draws = decode(ensemble, TEXTS[:3], sample=True, n_best=4, seed=7, top_k=3)
+    again = decode(ensemble, TEXTS[:3], sample=True, n_best=4, seed=7, top_k=3)
+    assert [[h.tokens for h in hs] for hs in draws] == [[h.tokens for h in hs] for hs in again]
+    for text, hyps in zip(TEXTS[:3], draws, strict=True):
+        assert len(hyps) == 4
+        for h in hyps:  # each draw's log-probabilities are the ensemble's own, teacher-forced
+            forced = [member_log_probs(m, text, h.tokens)[0] for m in ensemble.member_list()]
+            combined = torch.log_softmax(torch.stack(forced).mean(0), dim=-1)
+            expected = combined.gather(1, torch.tensor(h.tokens)[:, None])[:, 0]
+            assert h.log_probs == pytest.approx(expected.tolist(), abs=2e-5)
