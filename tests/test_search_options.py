@@ -14,8 +14,10 @@ from luong.search import (
     constrained_search,
     decode,
     greedy_search,
+    hypothesis_text,
     length_penalty,
 )
+from luong.translator import Translator, translate
 
 
 def _forced_log_probs(model, src, lengths, tokens: list[int]) -> list[float]:
@@ -160,3 +162,17 @@ def test_prefix_and_sampling_decode_an_ensemble() -> None:
                 assert len(h.tokens) == len(h.log_probs) == h.attention.shape[0]
                 if "prefix" in options:
                     assert one.tgt_vocab.symbols_of(h.tokens[:2]) == ["3", "-"]
+
+
+def test_translate_and_the_translator_take_the_prefix_and_sampling_options() -> None:
+    model = small_model(3, src=SRC_SPACE)
+    texts = ["abc", "", "jihg"]
+    continued = translate(model, texts, prefix="1-", beam_size=2)
+    expected = [
+        hypothesis_text(model, hyps[0]) if hyps else ""
+        for hyps in decode(model, texts, prefix="1-", beam_size=2)
+    ]
+    assert continued == expected and all(out.startswith("1-") for out in continued if out)
+    drawn = Translator(model).translate(texts, sample=True, n_best=3, seed=5, top_k=4)
+    again = translate(model, texts, sample=True, n_best=3, seed=5, top_k=4)
+    assert drawn == again and [len(d) for d in drawn] == [3, 0, 3]

@@ -49,6 +49,11 @@ def translate(
     replace_unk: bool = False,
     batch_size: int = 512,
     max_len: int | None = None,
+    prefix: str = "",
+    sample: bool = False,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    seed: int | None = None,
 ) -> list[str]: ...
 
 
@@ -64,6 +69,11 @@ def translate(
     replace_unk: bool = False,
     batch_size: int = 512,
     max_len: int | None = None,
+    prefix: str = "",
+    sample: bool = False,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    seed: int | None = None,
 ) -> list[list[str]]: ...
 
 
@@ -78,6 +88,11 @@ def translate(
     replace_unk: bool = False,
     batch_size: int = 512,
     max_len: int | None = None,
+    prefix: str = "",
+    sample: bool = False,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    seed: int | None = None,
 ) -> list[str] | list[list[str]]:
     """Translate raw strings, batched; one output per input, in order.
 
@@ -96,6 +111,9 @@ def translate(
             to most (Luong et al. 2015, "Addressing the Rare Word Problem").
         batch_size: sentences per search call.
         max_len: the most output tokens; default twice the source length plus 10.
+        prefix: target text every output starts with (the search continues from it).
+        sample, temperature, top_k, seed: draw outputs instead of searching
+            (``luong.search.decode``; ``n_best`` draws per input).
 
     Returns:
         one output per input. An empty (or whitespace-only) input gives ``""`` (with
@@ -115,6 +133,11 @@ def translate(
         beta=beta,
         batch_size=batch_size,
         max_len=max_len,
+        prefix=prefix,
+        sample=sample,
+        temperature=temperature,
+        top_k=top_k,
+        seed=seed,
     )
     outputs = [
         [hypothesis_text(model, h, text if replace_unk else None) for h in hyps]
@@ -375,6 +398,11 @@ class Translator:
         replace_unk: bool = False,
         batch_size: int = 512,
         max_len: int | None = None,
+        prefix: str = "",
+        sample: bool = False,
+        temperature: float = 1.0,
+        top_k: int | None = None,
+        seed: int | None = None,
     ) -> list[str]: ...
 
     @overload
@@ -389,6 +417,11 @@ class Translator:
         replace_unk: bool = False,
         batch_size: int = 512,
         max_len: int | None = None,
+        prefix: str = "",
+        sample: bool = False,
+        temperature: float = 1.0,
+        top_k: int | None = None,
+        seed: int | None = None,
     ) -> list[list[str]]: ...
 
     def translate(
@@ -402,6 +435,11 @@ class Translator:
         replace_unk: bool = False,
         batch_size: int = 512,
         max_len: int | None = None,
+        prefix: str = "",
+        sample: bool = False,
+        temperature: float = 1.0,
+        top_k: int | None = None,
+        seed: int | None = None,
     ) -> list[str] | list[list[str]]:
         """``translate(self.model, texts, ...)``: one output per input, in order."""
         return translate(
@@ -414,4 +452,9 @@ class Translator:
             replace_unk=replace_unk,
             batch_size=batch_size,
             max_len=max_len,
+            prefix=prefix,
+            sample=sample,
+            temperature=temperature,
+            top_k=top_k,
+            seed=seed,
         )
