@@ -1,7 +1,12 @@
 """The benchmark suite (``make bench``): matmul peak, training throughput and model-FLOPs
 utilisation against a straightforward reference, decoding speed, peak memory.
 
-    python benchmarks/bench.py [--model runs/dates] [--out bench.json] [--quick]
+    python benchmarks/bench.py [--model runs/dates] [--out bench.json] [--quick] [--device cuda]
+
+On a GPU (``--device cuda``, ``benchmarks/gpu.sh``) the same suite runs there: the matmul
+peak is measured in float32 and in bfloat16 (MFU is against the float32 peak, the dtype the
+steps run in), every timed call ends with a device synchronisation, and peak memory is the
+device's.
 
 Every figure is a median of timed steps after warm-up, measured in this one run, side by side
 with the reference (``benchmarks/reference.py``), on the same machine and thread count. The
@@ -76,17 +81,28 @@ CONFIGS: dict[str, tuple[str, Seq2SeqConfig, int]] = {
 }
 
 
-def matmul_peak(n: int = 2048, repeats: int = 7) -> float:
-    """GFLOP/s of the best of several large float32 matrix multiplies."""
-    a, b = torch.randn(n, n), torch.randn(n, n)
+def matmul_peak(
+    n: int = 2048, repeats: int = 7, device: str = "cpu", dtype: torch.dtype = torch.float32
+) -> float:
+    """GFLOP/s of the best of several large matrix multiplies (float32 by default)."""
+    a = torch.randn(n, n, device=device, dtype=dtype)
+    b = torch.randn(n, n, device=device, dtype=dtype)
     torch.mm(a, b)
-    best = min(_time(lambda: torch.mm(a, b)) for _ in range(repeats))
+    best = min(_time(lambda: torch.mm(a, b), device) for _ in range(repeats))
     return 2 * n**3 / best / 1e9
 
 
-def _time(fn: Callable[[], object]) -> float:
+def _sync(device: str) -> None:
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def _time(fn: Callable[[], object], device: str = "cpu") -> float:
+    """Seconds ``fn`` takes, the device's queued work included."""
+    _sync(device)
     start = time.perf_counter()
     fn()
+    _sync(device)
     return time.perf_counter() - start
 
 
@@ -140,26 +156,34 @@ def vocabularies() -> tuple[Vocab, Vocab]:
     )
 
 
-def train_step_times(model: torch.nn.Module, batches: list[Batch], warmup: int) -> list[float]:
+def train_step_times(
+    model: torch.nn.Module, batches: list[Batch], warmup: int, device: str = "cpu"
+) -> list[float]:
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     times = []
     for i, batch in enumerate(batches):
-        start = time.perf_counter()
-        loss = loss_of(model, batch)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
+
+        def step(batch: Batch = batch) -> None:
+            loss = loss_of(model, batch)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+
+        seconds = _time(step, device)
         if i >= warmup:
-            times.append(time.perf_counter() - start)
+            times.append(seconds)
     return times
 
 
-def bench_training(key: str, peak: float, steps: int, warmup: int) -> dict[str, object]:
+def bench_training(
+    key: str, peak: float, steps: int, warmup: int, device: str = "cpu"
+) -> dict[str, object]:
     name, cfg, batch_size = CONFIGS[key]
     src_vocab, tgt_vocab = vocabularies()
     batches = dates_batches(batch_size, steps + warmup, src_vocab, tgt_vocab)
-    ours_model = Seq2Seq(cfg, src_vocab, tgt_vocab, seed=0)
+    batches = [b.to(device) for b in batches]
+    ours_model = Seq2Seq(cfg, src_vocab, tgt_vocab, seed=0).to(device)
     reference = ReferenceSeq2Seq(
         len(src_vocab),
         len(tgt_vocab),
@@ -170,7 +194,7 @@ def bench_training(key: str, peak: float, steps: int, warmup: int) -> dict[str, 
         cfg.attention,
         cfg.input_feed,
         cfg.enc_layers,
-    )
+    ).to(device)
     # Side by side: alternate whole runs so drifting load hits both alike. The batches are
     # length-bucketed, so their sizes differ: every figure is a median of per-step rates
     # (this step's tokens or FLOPs over this step's time), never a median time over a mean
@@ -181,8 +205,8 @@ def bench_training(key: str, peak: float, steps: int, warmup: int) -> dict[str, 
     ours_rates, ref_rates, flop_rates, ratios = [], [], [], []
     ours_times, ref_times = [], []
     for _ in range(2):
-        ours = train_step_times(ours_model, batches, warmup)
-        ref = train_step_times(reference, batches, warmup)
+        ours = train_step_times(ours_model, batches, warmup, device)
+        ref = train_step_times(reference, batches, warmup, device)
         ours_times += ours
         ref_times += ref
         ours_rates += [n / t for n, t in zip(tokens, ours, strict=True)]
@@ -203,34 +227,40 @@ def bench_training(key: str, peak: float, steps: int, warmup: int) -> dict[str, 
     }
 
 
-def bench_decoding(model_dir: Path, repeats: int) -> dict[str, object]:
-    model = Seq2Seq.from_pretrained(model_dir)
+def bench_decoding(model_dir: Path, repeats: int, device: str = "cpu") -> dict[str, object]:
+    model = Seq2Seq.from_pretrained(model_dir, device=device)
     test = load_task("dates", n_train=0, n_dev=0).test
     sources = [s for s, _ in test]
     result: dict[str, object] = {"sentences": len(sources)}
-    greedy = [_time(lambda: translate(model, sources, batch_size=512)) for _ in range(repeats)]
+    greedy = [
+        _time(lambda: translate(model, sources, batch_size=512), device) for _ in range(repeats)
+    ]
     result["greedy_s"] = round(statistics.median(greedy), 3)
     result["greedy_sentences_per_s"] = round(len(sources) / statistics.median(greedy))
     beam = [
-        _time(lambda: translate(model, sources, batch_size=512, beam_size=5))
+        _time(lambda: translate(model, sources, batch_size=512, beam_size=5), device)
         for _ in range(repeats)
     ]
     result["beam5_s"] = round(statistics.median(beam), 3)
     result["beam5_sentences_per_s"] = round(len(sources) / statistics.median(beam))
     result["beam5_over_greedy"] = round(statistics.median(beam) / statistics.median(greedy), 2)
     cfg = model.config
-    reference = ReferenceSeq2Seq(
-        len(model.src_vocab),
-        len(model.tgt_vocab),
-        cfg.emb_dim,
-        cfg.enc_hidden,
-        cfg.dec_hidden,
-        cfg.cell,
-        cfg.attention,
-        cfg.input_feed,
-        cfg.enc_layers,
-    ).eval()
-    src, lengths = encode_sources(model.src_vocab, sources)
+    reference = (
+        ReferenceSeq2Seq(
+            len(model.src_vocab),
+            len(model.tgt_vocab),
+            cfg.emb_dim,
+            cfg.enc_hidden,
+            cfg.dec_hidden,
+            cfg.cell,
+            cfg.attention,
+            cfg.input_feed,
+            cfg.enc_layers,
+        )
+        .to(device)
+        .eval()
+    )
+    src, lengths = encode_sources(model.src_vocab, sources, device)
 
     def reference_greedy() -> None:
         for start in range(0, len(sources), 512):
@@ -240,25 +270,27 @@ def bench_decoding(model_dir: Path, repeats: int) -> dict[str, object]:
             n = int(lengths[part].max())
             reference.greedy(src[part, :n], lengths[part], 11, Vocab.bos_id, -1)
 
-    ref = [_time(reference_greedy) for _ in range(repeats)]
+    ref = [_time(reference_greedy, device) for _ in range(repeats)]
     result["reference_greedy_s"] = round(statistics.median(ref), 3)
     result["greedy_speedup"] = round(statistics.median(ref) / statistics.median(greedy), 2)
-    result.update(bench_ensemble(model_dir, sources, repeats))
+    result.update(bench_ensemble(model_dir, sources, repeats, device))
     return result
 
 
-def bench_ensemble(model_dir: Path, sources: list[str], repeats: int) -> dict[str, object]:
+def bench_ensemble(
+    model_dir: Path, sources: list[str], repeats: int, device: str = "cpu"
+) -> dict[str, object]:
     """Beam 5 with an ensemble of K = 2 and 3 copies of the model against the model alone,
     interleaved in one loop (copies decode exactly as the model: the same outputs, so the
     same lengths and steps; only the cost of K members shows). Target: at most K times."""
-    single = Seq2Seq.from_pretrained(model_dir)
+    single = Seq2Seq.from_pretrained(model_dir, device=device)
     models = {1: single}
     for k in (2, 3):
-        models[k] = Ensemble([Seq2Seq.from_pretrained(model_dir) for _ in range(k)])
+        models[k] = Ensemble([Seq2Seq.from_pretrained(model_dir, device=device) for _ in range(k)])
     times: dict[int, list[float]] = {k: [] for k in models}
     for _ in range(repeats):
         for k, model in models.items():
-            times[k].append(_time(lambda m=model: translate(m, sources, beam_size=5)))
+            times[k].append(_time(lambda m=model: translate(m, sources, beam_size=5), device))
     result: dict[str, object] = {}
     for k in (2, 3):
         result[f"ensemble{k}_beam5_s"] = round(statistics.median(times[k]), 3)
@@ -312,8 +344,12 @@ def main() -> None:
     parser.add_argument("--model", type=Path, default=ROOT / "runs" / "dates")
     parser.add_argument("--out", type=Path, default=ROOT / "bench.json")
     parser.add_argument("--quick", action="store_true", help="fewer steps (a smoke test)")
+    parser.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     args = parser.parse_args()
     steps, warmup, repeats = (3, 1, 1) if args.quick else (20, 3, 3)
+    device = str(args.device)
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        parser.error("--device cuda: no CUDA device is visible to torch")
 
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {platform.machine()}")
     results: dict[str, object] = {
@@ -322,16 +358,27 @@ def main() -> None:
             "threads": torch.get_num_threads(),
             "torch": torch.__version__,
             "platform": platform.platform(),
+            "device": device,
         }
     }
-    peak = matmul_peak()
+    if device.startswith("cuda"):
+        results["machine"]["gpu"] = torch.cuda.get_device_name()  # type: ignore[index]
+        bf16 = matmul_peak(8192, device=device, dtype=torch.bfloat16)
+        results["matmul_peak_bf16_gflops"] = round(bf16, 1)
+        print(f"matmul peak: {bf16:.1f} GFLOP/s (bfloat16, 8192^3, best of 7)")
+    size = 8192 if device.startswith("cuda") else 2048
+    peak = matmul_peak(size, device=device)
     results["matmul_peak_gflops"] = round(peak, 1)
-    print(f"matmul peak: {peak:.1f} GFLOP/s (float32, 2048^3, best of 7)")
-    training = [bench_training(key, peak, steps, warmup) for key in CONFIGS]
+    print(f"matmul peak: {peak:.1f} GFLOP/s (float32, {size}^3, best of 7)")
+    training = [bench_training(key, peak, steps, warmup, device) for key in CONFIGS]
     results["training"] = training
     ensure_model(args.model)
-    results["decoding"] = bench_decoding(args.model, repeats)
-    results["peak_memory_mb_c"] = peak_memory_mb()
+    results["decoding"] = bench_decoding(args.model, repeats, device)
+    if device.startswith("cuda"):
+        # the whole run's peak on the device: shapes (c) and (d) at batch 512 set it
+        results["peak_memory_mb_c"] = round(torch.cuda.max_memory_allocated() / 2**20, 1)
+    else:
+        results["peak_memory_mb_c"] = peak_memory_mb()
     args.out.write_text(json.dumps(results, indent=2) + "\n")
     report(results, previous_figures())
     print(f"written to {args.out}")
