@@ -59,6 +59,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--members", type=Path, nargs="+", required=True)
     parser.add_argument("--average-last", type=int, default=5)
     parser.add_argument("--beam", type=int, default=5)
+    parser.add_argument(
+        "--sizes", type=int, nargs="+", help="only the ensembles of these sizes (default 2 .. N)"
+    )
+    parser.add_argument(
+        "--ensembles-only",
+        action="store_true",
+        help="skip the single models and the averages (a later run with more members)",
+    )
     parser.add_argument("--out", type=Path, required=True, help="the JSON to write")
     args = parser.parse_args(argv)
     dev = read_pairs(args.members[0] / "data" / "dev.tsv").pairs
@@ -80,19 +88,21 @@ def main(argv: list[str] | None = None) -> int:
         )
         (args.out).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
 
-    for member, model in zip(args.members, models, strict=True):
-        add(f"single {member.name}", model)
     names = [str(m) for m in args.members]
-    with tempfile.TemporaryDirectory() as tmp:
-        averages = []
-        for i, member in enumerate(args.members):
-            folders = run_checkpoints(member / "model", args.average_last)
-            averaged = average_checkpoints(folders, Path(tmp) / f"avg{i}")
-            averages.append(Seq2Seq.from_pretrained(averaged))
-    add(f"{args.members[0].name}, average of its last {args.average_last} checkpoints", averages[0])
-    for k in range(2, len(models) + 1):
+    if not args.ensembles_only:
+        for member, model in zip(args.members, models, strict=True):
+            add(f"single {member.name}", model)
+        with tempfile.TemporaryDirectory() as tmp:
+            averages = []
+            for i, member in enumerate(args.members):
+                folders = run_checkpoints(member / "model", args.average_last)
+                averaged = average_checkpoints(folders, Path(tmp) / f"avg{i}")
+                averages.append(Seq2Seq.from_pretrained(averaged))
+        first = f"{args.members[0].name}, average of its last {args.average_last} checkpoints"
+        add(first, averages[0])
+    for k in args.sizes or range(2, len(models) + 1):
         add(f"ensemble of {k}", Ensemble(models[:k], names=names[:k]))
-    if len(models) > 1:
+    if len(models) > 1 and not args.ensembles_only:
         add(f"ensemble of {len(models)} averages", Ensemble(averages, names=names))
     report["machine"] = {
         "cpus": os.cpu_count(),
