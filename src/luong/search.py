@@ -32,7 +32,7 @@ sentences at a time (``SEARCH_ROWS``). A sentence's n-best list is never empty.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 import torch
@@ -769,63 +769,73 @@ def decode_batches(
                 generator.seed()
             else:
                 generator.manual_seed(seed)
-        return _decode_constrained(
-            model,
-            texts,
-            beam_size,
-            n_best,
-            alpha,
-            beta,
-            batch_size,
-            max_len,
-            len(texts) if window is None else window,
-            attention,
-            model.tgt_vocab.encode(prefix, eos=False),
-            sample,
-            float(temperature),
-            top_k,
-            generator,
+        ids = model.tgt_vocab.encode(prefix, eos=False)
+        scale = float(temperature) if sample else None
+
+        def constrained(
+            memory: AnyMemory, state: AnyState, lengths: Tensor, limits: Tensor
+        ) -> list[list[Hypothesis]]:
+            return _constrained(
+                model, memory, state, lengths, limits, ids, beam_size, n_best, alpha, beta,
+                scale, top_k, generator,
+            )  # fmt: skip
+
+        # Sampling draws in input order, so a seed gives the same outputs for one input list
+        # whatever the sentences' lengths.
+        rows = max(beam_size, n_best)
+        return _decode_windows(
+            model, texts, rows, batch_size, max_len, window, attention, not sample, constrained
         )
     _check_beam_options(beam_size, n_best, alpha, beta, min_len, max_len)
+    greedy = beam_size == 1 and not alpha and not beta and not min_len
+
+    def search(
+        memory: AnyMemory, state: AnyState, lengths: Tensor, limits: Tensor
+    ) -> list[list[Hypothesis]]:
+        if greedy:
+            return [
+                [h]
+                for h in _hypotheses(*greedy_steps(model, memory, state, limits), lengths, limits)
+            ]
+        shortest = min(min_len, int(limits.min()) - 1)
+        return _beam_search(
+            model, memory, state, lengths, beam_size, limits, n_best, alpha, beta, shortest
+        )
+
     return _decode_windows(
-        model,
-        texts,
-        beam_size,
-        n_best,
-        alpha,
-        beta,
-        min_len,
-        batch_size,
-        max_len,
-        len(texts) if window is None else window,
-        attention,
+        model, texts, beam_size, batch_size, max_len, window, attention, True, search
     )
+
+
+Search = Callable[[AnyMemory, AnyState, Tensor, Tensor], list[list[Hypothesis]]]
+"""A search over an encoded chunk: (memory, state, source lengths [B], output limits [B])."""
 
 
 def _decode_windows(
     model: Decodable,
     texts: Sequence[str],
-    beam_size: int,
-    n_best: int,
-    alpha: float,
-    beta: float,
-    min_len: int,
+    rows: int,
     batch_size: int,
     max_len: int | None,
-    window: int,
+    window: int | None,
     attention: bool,
+    by_length: bool,
+    search: Search,
 ) -> Iterator[tuple[list[int], list[list[Hypothesis]]]]:
-    greedy = beam_size == 1 and not alpha and not beta and not min_len
-    per_call = min(batch_size, max(1, SEARCH_ROWS // beam_size))  # wide beams: fewer
+    """The windows, chunks and encoding of ``decode_batches``, with ``search`` run on each
+    chunk: ``rows`` decoder rows per sentence (fewer sentences per call when wide), sorted by
+    length within a window when ``by_length``."""
+    per_call = min(batch_size, max(1, SEARCH_ROWS // rows))  # wide beams: fewer
+    size = len(texts) if window is None else window
     with evaluating(model):
-        for first in range(0, len(texts), max(window, 1)):
-            span = range(first, min(first + window, len(texts)))
+        for first in range(0, len(texts), max(size, 1)):
+            span = range(first, min(first + size, len(texts)))
             empty = [i for i in span if not texts[i].strip()]
             if empty:
                 yield empty, [[] for _ in empty]
             todo = [i for i in span if texts[i].strip()]
-            # Similar lengths together: less padding; the caller restores the order.
-            todo.sort(key=lambda i: len(texts[i]))
+            if by_length:  # similar lengths together: less padding; the caller restores order
+                todo.sort(key=lambda i: len(texts[i]))
             for start in range(0, len(todo), per_call):
                 chunk = todo[start : start + per_call]
                 with torch.inference_mode():
@@ -836,22 +846,7 @@ def _decode_windows(
                         if max_len is None
                         else torch.full_like(lengths, max_len)
                     )
-                    if greedy:
-                        steps = greedy_steps(model, memory, state, limits)
-                        lists = [[h] for h in _hypotheses(*steps, lengths, limits)]
-                    else:
-                        lists = _beam_search(
-                            model,
-                            memory,
-                            state,
-                            lengths,
-                            beam_size,
-                            limits,
-                            n_best,
-                            alpha,
-                            beta,
-                            min(min_len, int(limits.min()) - 1),
-                        )
+                    lists = search(memory, state, lengths, limits)
                 if not attention:
                     lists = [[_without_attention(h) for h in hyps] for hyps in lists]
                 yield chunk, lists
@@ -1123,65 +1118,6 @@ def _constrained(
         ]
         result.append(sorted(whole_hyps, key=lambda h: -h.score))
     return result
-
-
-def _decode_constrained(
-    model: Decodable,
-    texts: Sequence[str],
-    beam_size: int,
-    n_best: int,
-    alpha: float,
-    beta: float,
-    batch_size: int,
-    max_len: int | None,
-    window: int,
-    attention: bool,
-    prefix: list[int],
-    sample: bool,
-    temperature: float,
-    top_k: int | None,
-    generator: torch.Generator | None,
-) -> Iterator[tuple[list[int], list[list[Hypothesis]]]]:
-    """``_decode_windows`` for ``constrained_search``: the same windows and order."""
-    per_call = min(batch_size, max(1, SEARCH_ROWS // max(beam_size, n_best)))
-    with evaluating(model):
-        for first in range(0, len(texts), max(window, 1)):
-            span = range(first, min(first + window, len(texts)))
-            empty = [i for i in span if not texts[i].strip()]
-            if empty:
-                yield empty, [[] for _ in empty]
-            todo = [i for i in span if texts[i].strip()]
-            # Sampling draws in input order, so a seed gives the same outputs for one input
-            # list whatever the sentences' lengths.
-            if not sample:
-                todo.sort(key=lambda i: len(texts[i]))
-            for start in range(0, len(todo), per_call):
-                chunk = todo[start : start + per_call]
-                with torch.inference_mode():
-                    memory, state, lengths = encode_texts(model, [texts[i] for i in chunk])
-                    limits = (
-                        default_max_len(lengths)
-                        if max_len is None
-                        else torch.full_like(lengths, max_len)
-                    )
-                    lists = _constrained(
-                        model,
-                        memory,
-                        state,
-                        lengths,
-                        limits,
-                        prefix,
-                        beam_size,
-                        n_best,
-                        alpha,
-                        beta,
-                        temperature if sample else None,
-                        top_k,
-                        generator,
-                    )
-                if not attention:
-                    lists = [[_without_attention(h) for h in hyps] for hyps in lists]
-                yield chunk, lists
 
 
 # -- symbols, unknown-word replacement ------------------------------------------------------
