@@ -64,8 +64,8 @@ def test_summarize_and_report_keep_the_text_around_the_table(tmp_path: Path) -> 
         ("global (dot)", False, 1),
         ("local-p (dot)", True, 1),
     ]
-    assert rows[0].em_mean == pytest.approx(0.7) and rows[0].em_sd == pytest.approx(0.2)
-    assert (rows[0].em_min, rows[0].em_max, rows[0].seconds_mean) == (0.5, 0.9, 3.0)
+    assert rows[0].score_mean == pytest.approx(70.0) and rows[0].score_sd == pytest.approx(20.0)
+    assert (rows[0].score_min, rows[0].score_max, rows[0].seconds_mean) == (50.0, 90.0, 3.0)
     settings = ZooSettings(steps=10, seeds=3)
     md, png = zoo.write_report(runs, settings, tmp_path, command="luong zoo --out X")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -108,7 +108,7 @@ def test_run_zoo_trains_records_and_continues(tmp_path: Path, monkeypatch) -> No
     ("field", "value", "message"),
     [
         ("steps", 0, "steps: expected an int >= 1, got 0"),
-        ("task", "poems", "task: expected one of dates, g2p (the zoo's tasks), got 'poems'"),
+        ("task", "poems", "task: expected one of dates, g2p, translation (the zoo's tasks), got 'poems'"),
         ("seeds", True, "seeds: expected an int >= 1, got True"),
     ],
 )
@@ -116,6 +116,77 @@ def test_settings_validate(field: str, value: object, message: str) -> None:
     with pytest.raises(ValueError) as info:
         ZooSettings(**{field: value})  # type: ignore[arg-type]
     assert str(info.value) == message
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"task": "translation"}, "translation: expected train, dev and test TSV files, missing "
+         "train, dev, test"),
+        ({"task": "translation", "train": "a.tsv", "dev": "b.tsv"},
+         "translation: expected train, dev and test TSV files, missing test"),
+        ({"task": "dates", "train": "a.tsv"},
+         "train: files only for the translation zoo, got task 'dates'"),
+        ({"task": "g2p", "vocab_size": 500},
+         "vocab_size: expected 0, or pieces for the translation zoo, got 500"),
+    ],
+)  # fmt: skip
+def test_translation_settings_need_their_files(fields: dict, message: str) -> None:
+    with pytest.raises(ValueError) as info:
+        ZooSettings(**fields)
+    assert str(info.value) == message
+
+
+def write_pairs(path: Path, pairs: list[tuple[str, str]]) -> str:
+    path.write_text("".join(f"{s}\t{t}\n" for s, t in pairs), encoding="utf-8")
+    return str(path)
+
+
+def translation_settings(tmp_path: Path, **fields) -> ZooSettings:
+    """A translation zoo on dates written as TSV files: 60 training pairs, 12 dev, 10 test."""
+    pairs = load_task("dates", n_train=60, n_dev=12, n_test=10)
+    files = {
+        split: write_pairs(tmp_path / f"{split}.tsv", list(getattr(pairs, split)))
+        for split in ("train", "dev", "test")
+    }
+    return ZooSettings(task="translation", vocab_size=320, **files, **fields)
+
+
+def test_translation_zoo_data_repeats_the_shuffled_corpus_to_fill_the_budget(
+    tmp_path: Path,
+) -> None:
+    from luong.tasks import task_configs
+    from luong.zoo import zoo_data
+
+    settings = translation_settings(tmp_path, steps=2, seeds=1, n_dev=5)
+    data = zoo_data(settings)
+    corpus = list(load_task("dates", n_train=60, n_dev=12, n_test=10).train)
+    batch = task_configs("translation").train.batch_size
+    assert len(data.train) == 2 * batch
+    # Whole passes first, each a permutation of the corpus, then the start of another.
+    passes = len(data.train) // len(corpus)
+    for k in range(passes):
+        assert sorted(data.train[k * 60 : (k + 1) * 60]) == sorted(corpus)
+    assert set(data.train[passes * 60 :]) <= set(corpus)
+    assert data.train[:60] != corpus  # shuffled
+    assert len(data.dev) == 5 and len(data.test) == 10
+    assert zoo_data(settings) == data
+
+
+def test_translation_zoo_scores_by_bleu(tmp_path: Path) -> None:
+    settings = translation_settings(tmp_path, steps=2, seeds=1, window=2)
+    runs = zoo.run_zoo(settings, variants=[Variant("general")], feeds=(True,))
+    (run,) = runs
+    assert run.test_bleu is not None and 0.0 <= run.test_bleu <= 100.0
+    assert run.test_chrf is not None and run.dev_bleu is not None
+    assert run.score == run.test_bleu and run.steps == 2
+    md, _ = zoo.write_report(
+        runs, settings, tmp_path / "out", command="luong zoo --task translation"
+    )
+    text = md.read_text()
+    assert "| test BLEU, mean ± sd (min - max) |" in text
+    assert f"| global (general) | yes | {run.test_bleu:.1f} ± 0.0 " in text
+    assert "sacreBLEU" in text and "passes over the shuffled corpus" in text
 
 
 def test_cli_zoo_reports_bad_settings(tmp_path: Path, capsys) -> None:

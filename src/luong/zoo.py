@@ -10,6 +10,12 @@ parameter count; ``write_report`` turns the runs into a Markdown table and a fig
 The budget is a number of optimizer steps N: one epoch over the first N x batch_size training
 pairs (so every run sees the same pairs in the same seeded order), the task's other training
 settings unchanged except the warm-up, a tenth of N.
+
+Translation (``ZooSettings(task="translation", train=..., dev=..., test=...)``) runs on your
+own TSV files with the translation preset (``luong.tasks.translation``: its subword model,
+architecture and optimizer) in batches of ``batch_size`` pairs: the N x batch_size training
+pairs are as many passes over the shuffled corpus as that takes, each run is scored by test
+BLEU and chrF (sacreBLEU, greedy search) and the table ranks by BLEU.
 """
 
 from __future__ import annotations
@@ -31,10 +37,12 @@ from luong.evaluation import dev_loss
 from luong.files import read_json, write_text
 from luong.model import Seq2Seq
 from luong.run import train
-from luong.tasks import TaskData, load_task, task_configs
+from luong.tasks import OWN_DATA, TaskData, load_task, task_configs
 
 __all__ = [
+    "FILES",
     "VARIANTS",
+    "ZOO_TASKS",
     "Variant",
     "ZooRun",
     "ZooSettings",
@@ -80,25 +88,48 @@ VARIANTS: tuple[Variant, ...] = (
 )
 
 
-ZOO_TASKS = ("dates", "g2p")
+ZOO_TASKS = ("dates", "g2p", "translation")
+FILES = ("train", "dev", "test")  # translation's data: TSV files of the user's
 
 
 @dataclass(frozen=True)
 class ZooSettings:
     """What every run of one zoo shares (runs are reused only under the same settings)."""
 
-    task: str = "dates"  # "dates" or "g2p"
+    task: str = "dates"  # "dates", "g2p" or "translation"
     steps: int = 200  # N: optimizer steps per run (one epoch over N x batch_size pairs)
     seeds: int = 3  # seeds 0 .. seeds - 1 (model initialisation and data order)
     window: int = 4  # D of local attention
     n_dev: int = 1000  # dev sources (dates: pairs; g2p: words, with all their pronunciations)
     n_test: int = 2000  # test sources, as n_dev
     data_seed: int = 0  # the task's data
+    train: str = ""  # translation: the training pairs, a source<TAB>target file
+    dev: str = ""  # translation: the dev pairs (dev perplexity and BLEU)
+    test: str = ""  # translation: the test pairs (the table's BLEU)
+    vocab_size: int = 0  # translation: subword pieces (0: the preset's)
 
     def __post_init__(self) -> None:
         if self.task not in ZOO_TASKS:
             raise ValueError(
                 f"task: expected one of {', '.join(ZOO_TASKS)} (the zoo's tasks), got {self.task!r}"
+            )
+        files = {name: getattr(self, name) for name in FILES}
+        for name, value in files.items():
+            if not isinstance(value, str):
+                raise TypeError(f"{name}: expected a file name (str), got {type(value).__name__}")
+        if self.task == "translation" and not all(files.values()):
+            missing = ", ".join(name for name, value in files.items() if not value)
+            raise ValueError(
+                f"translation: expected train, dev and test TSV files, missing {missing}"
+            )
+        if self.task != "translation" and any(files.values()):
+            given = ", ".join(name for name, value in files.items() if value)
+            raise ValueError(f"{given}: files only for the translation zoo, got task {self.task!r}")
+        if isinstance(self.vocab_size, bool) or not isinstance(self.vocab_size, int):
+            raise ValueError(f"vocab_size: expected an int >= 0, got {self.vocab_size!r}")
+        if self.vocab_size < 0 or (self.vocab_size and self.task != "translation"):
+            raise ValueError(
+                f"vocab_size: expected 0, or pieces for the translation zoo, got {self.vocab_size}"
             )
         for name in ("steps", "seeds", "window", "n_dev", "n_test"):
             value = getattr(self, name)
@@ -124,6 +155,14 @@ class ZooRun:
     parameters: int
     steps: int
     seconds: float = 0.0  # the whole run: training, test decoding, dev perplexity
+    test_bleu: float | None = None  # translation: sacreBLEU of the test outputs
+    test_chrf: float | None = None
+    dev_bleu: float | None = None
+
+    @property
+    def score(self) -> float:
+        """What the table ranks by, 0 to 100: test BLEU for translation, else exact match."""
+        return self.test_bleu if self.test_bleu is not None else 100 * self.test_exact_match
 
 
 def dev_perplexity(model: Seq2Seq, pairs: Sequence[Pair], batch_size: int = 500) -> float:
@@ -142,7 +181,21 @@ def zoo_data(settings: ZooSettings) -> TaskData:
     that follows from ``data_seed``."""
     train_config = task_configs(settings.task).train
     n_train = settings.steps * train_config.batch_size
-    if settings.task == "dates":
+    if settings.task == "translation":
+        data = load_task(OWN_DATA, train=settings.train, dev=settings.dev, test=settings.test)
+        rng = random.Random(settings.data_seed)
+        train_pairs: list[Pair] = []
+        while len(train_pairs) < n_train:  # as many shuffled passes as the budget takes
+            corpus = list(data.train)
+            rng.shuffle(corpus)
+            train_pairs += corpus
+        data = dataclasses.replace(
+            data,
+            train=train_pairs[:n_train],
+            dev=_first_sources(data.dev, settings.n_dev, rng),
+            test=_first_sources(data.test, settings.n_test, rng),
+        )
+    elif settings.task == "dates":
         data = load_task(
             "dates",
             seed=settings.data_seed,
@@ -209,7 +262,10 @@ def run_zoo(
         for run in _read_results(path, settings):
             done[(run.variant, run.input_feed, run.seed)] = run
     data = zoo_data(settings)
-    base_model, base_train, _ = task_configs(settings.task)
+    base_model, base_train, vocab_config = task_configs(settings.task)
+    if settings.vocab_size:
+        vocab_config = dataclasses.replace(vocab_config, vocab_size=settings.vocab_size)
+    task = OWN_DATA if settings.task == "translation" else settings.task
     # The location score's fixed length must cover every source (EOS included).
     longest = max(len(s) for s, _ in (*data.train, *data.dev, *data.test))
     runs: list[ZooRun] = []
@@ -232,22 +288,29 @@ def run_zoo(
                 train_config = dataclasses.replace(
                     base_train,
                     epochs=1,
+                    batch_tokens=0,  # batches of batch_size pairs: N steps are one epoch
                     warmup_steps=max(1, settings.steps // 10),
                     eval_every=settings.steps,  # one dev evaluation, at the end
+                    test_beam=1,  # greedy search, as for the other tasks
                     seed=seed,
                     progress=False,
                 )
                 started = time.perf_counter()
                 result = train(
-                    settings.task,
+                    task,
                     None,
                     model_config=model_config,
                     train_config=train_config,
+                    vocab_config=vocab_config,
                     data=data,
                     log=say,
                 )
                 m = result.metrics
                 perplexity = dev_perplexity(result.model, data.dev)
+                bleu = {
+                    key: float(m[key]) if m.get(key) is not None else None
+                    for key in ("test_bleu", "test_chrf", "dev_bleu")
+                }
                 run = ZooRun(
                     variant=variant.name,
                     attention=variant.attention,
@@ -261,12 +324,14 @@ def run_zoo(
                     parameters=int(m["parameters"]),
                     steps=int(m["steps"]),
                     seconds=time.perf_counter() - started,
+                    **bleu,
                 )
                 runs.append(run)
                 done[key] = run
+                scored = "BLEU" if run.test_bleu is not None else "EM"
                 say(
                     f"[{len(done)}/{total}] {variant.name:22s} feed={int(input_feed)} "
-                    f"seed={seed}: test EM {run.test_exact_match:.4f}, dev ppl "
+                    f"seed={seed}: test {scored} {run.score:.2f}, dev ppl "
                     f"{run.dev_perplexity:.3f}, {run.train_seconds:.1f} s train, "
                     f"{run.seconds:.1f} s in all"
                 )
@@ -316,10 +381,10 @@ class Row:
     variant: str
     input_feed: bool
     seeds: int
-    em_mean: float
-    em_sd: float  # sample standard deviation over seeds (0 for one seed)
-    em_min: float
-    em_max: float
+    score_mean: float  # ZooRun.score: test BLEU, or test exact match in %
+    score_sd: float  # sample standard deviation over seeds (0 for one seed)
+    score_min: float
+    score_max: float
     ppl_mean: float
     seconds_mean: float
     parameters: int
@@ -332,16 +397,16 @@ def summarize(runs: Sequence[ZooRun]) -> list[Row]:
         groups.setdefault((run.variant, run.input_feed), []).append(run)
     rows = []
     for (variant, feed), group in groups.items():
-        em = [r.test_exact_match for r in group]
+        scores = [r.score for r in group]
         rows.append(
             Row(
                 variant=variant,
                 input_feed=feed,
                 seeds=len(group),
-                em_mean=statistics.fmean(em),
-                em_sd=statistics.stdev(em) if len(em) > 1 else 0.0,
-                em_min=min(em),
-                em_max=max(em),
+                score_mean=statistics.fmean(scores),
+                score_sd=statistics.stdev(scores) if len(scores) > 1 else 0.0,
+                score_min=min(scores),
+                score_max=max(scores),
                 ppl_mean=statistics.fmean(r.dev_perplexity for r in group),
                 seconds_mean=statistics.fmean(r.train_seconds for r in group),
                 parameters=group[0].parameters,
@@ -350,25 +415,32 @@ def summarize(runs: Sequence[ZooRun]) -> list[Row]:
     return rows
 
 
-def _table(rows: Sequence[Row]) -> str:
+def _table(rows: Sequence[Row], measure: str) -> str:
     lines = [
-        "| attention | input feeding | test exact match, mean ± sd (min - max) "
+        f"| attention | input feeding | {measure}, mean ± sd (min - max) "
         "| dev perplexity | training s | parameters |",
         "|---|---|---|---:|---:|---:|",
     ]
     for r in rows:
         lines.append(
             f"| {r.variant} | {'yes' if r.input_feed else 'no'} "
-            f"| {100 * r.em_mean:.1f} ± {100 * r.em_sd:.1f} "
-            f"({100 * r.em_min:.1f} - {100 * r.em_max:.1f}) "
+            f"| {r.score_mean:.1f} ± {r.score_sd:.1f} "
+            f"({r.score_min:.1f} - {r.score_max:.1f}) "
             f"| {r.ppl_mean:.3f} | {r.seconds_mean:.1f} | {r.parameters:,} |"
         )
     return "\n".join(lines)
 
 
-def plot_zoo(rows: Sequence[Row], path: str | Path, *, title: str = "", dpi: int = 100) -> Path:
-    """Two panels: test exact match (bars: mean; whiskers: min to max over seeds) and dev
-    perplexity, per variant, with and without input feeding. PNG, Agg, no pyplot."""
+def plot_zoo(
+    rows: Sequence[Row],
+    path: str | Path,
+    *,
+    title: str = "",
+    measure: str = "test exact match (%)",
+    dpi: int = 100,
+) -> Path:
+    """Two panels: the score (``measure``; bars: mean; whiskers: min to max over seeds) and
+    dev perplexity, per variant, with and without input feeding. PNG, Agg, no pyplot."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -385,15 +457,15 @@ def plot_zoo(rows: Sequence[Row], path: str | Path, *, title: str = "", dpi: int
             if row is None:
                 continue
             xs.append(i + offset)
-            means.append(100 * row.em_mean)
-            lows.append(100 * (row.em_mean - row.em_min))
-            highs.append(100 * (row.em_max - row.em_mean))
+            means.append(row.score_mean)
+            lows.append(row.score_mean - row.score_min)
+            highs.append(row.score_max - row.score_mean)
             ppls.append(row.ppl_mean)
         label = "input feeding" if feed else "no input feeding"
         axes[0].bar(xs, means, width, yerr=[lows, highs], capsize=2, color=colour, label=label)
         axes[1].bar(xs, ppls, width, color=colour, label=label)
-    axes[0].set_ylabel("test exact match (%), whiskers: min to max over seeds")
-    axes[0].set_ylim(0, 100)
+    axes[0].set_ylabel(f"{measure}, whiskers: min to max over seeds")
+    axes[0].set_ylim(0, 100 if "exact" in measure else None)
     axes[1].set_ylabel("dev perplexity (mean over seeds)")
     axes[1].set_ylim(bottom=1.0)
     for axis in axes:
@@ -430,11 +502,14 @@ def write_report(
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     rows = summarize(runs)
+    translation = settings.task == "translation"
+    measure = "test BLEU" if translation else "test exact match (%)"
     png = plot_zoo(
         rows,
         folder / f"{settings.task}.png",
         title=f"{settings.task}: {settings.steps} steps, {settings.seeds} seeds, D = "
         f"{settings.window}",
+        measure=measure,
     )
     md = folder / f"{settings.task}.md"
     model_config, train_config, _ = task_configs(settings.task)
@@ -447,12 +522,23 @@ def write_report(
         f"{model_config.dec_hidden}-unit {model_config.cell.upper()} decoder, dropout "
         f"{model_config.dropout})"
     )
-    unit = "pairs" if settings.task == "dates" else "words (all their pronunciations)"
-    measure = (
-        "greedy search on the test pairs"
-        if settings.task == "dates"
-        else "greedy search, a word right when its output equals any of its pronunciations "
-        "(word accuracy, 100 - WER)"
+    if translation:
+        model = (
+            f"the translation preset otherwise ({model_config.enc_layers} x "
+            f"{model_config.enc_hidden} bi-LSTM encoder, {model_config.dec_hidden}-unit LSTM "
+            f"decoder, dropout {model_config.dropout}, label smoothing "
+            f"{train_config.label_smoothing}, {settings.vocab_size or 'the preset'}'s joint "
+            "unigram pieces)"
+        )
+    unit = {"dates": "pairs", "g2p": "words (all their pronunciations)"}.get(settings.task, "pairs")
+    how = {
+        "dates": "Test exact match: greedy search on the test pairs",
+        "g2p": "Test exact match: greedy search, a word right when its output equals any of its "
+        "pronunciations (word accuracy, 100 - WER)",
+    }.get(
+        settings.task,
+        "Test BLEU: sacreBLEU (its default 13a tokenizer) of the greedy outputs of the test "
+        f"pairs of `{settings.test}`, trained on `{settings.train}`",
     )
     total = sum(r.seconds for r in runs)
     took = f" The runs took {total / 60:.0f} minutes in all, one after another." if total else ""
@@ -463,19 +549,20 @@ def write_report(
             f"{platform.python_version()}, {torch.get_num_threads()} CPU thread(s)).{took}",
             "",
             f"Budget per run: {settings.steps} optimizer steps, one epoch over the first "
-            f"{settings.steps * batch:,} training pairs (batch {batch}), Adam at lr "
+            f"{settings.steps * batch:,} training pairs (batch {batch}"
+            f"{'; passes over the shuffled corpus' if translation else ''}), Adam at lr "
             f"{train_config.lr} with {max(1, settings.steps // 10)} warm-up steps and linear "
             f"decay; {model}. Local attention: D = {settings.window}. Seeds 0 to "
             f"{settings.seeds - 1} (initialisation and data order); the same data for every "
             f"run: {settings.n_dev:,} dev and {settings.n_test:,} test {unit} (data seed "
-            f"{settings.data_seed}). Test exact match: {measure}; dev "
+            f"{settings.data_seed}). {how}; dev "
             "perplexity: exp of the mean per-token cross-entropy of the teacher-forced dev "
             "set; training seconds: the training loop with its one dev evaluation; "
             f"{len(runs)} runs.",
             "",
-            _table(rows),
+            _table(rows, measure),
             "",
-            f"![test exact match and dev perplexity per attention]({png.name})",
+            f"![{measure} and dev perplexity per attention]({png.name})",
             END,
         ]
     )
