@@ -209,6 +209,30 @@ def test_load_a_list_of_folders_as_an_ensemble(tmp_path: Path) -> None:
         Translator.from_pretrained(3)  # type: ignore[arg-type]
 
 
+SEQUENCE = "directories: expected a sequence of model folders, got <class"
+
+
+@pytest.mark.parametrize(
+    ("folders", "error", "message"),
+    [
+        ("runs/a", TypeError, SEQUENCE + " 'str'>"),
+        (Path("runs/a"), TypeError, SEQUENCE),
+        ([], ValueError, "directories: expected at least one model folder, got none"),
+        (["runs/a", 3], TypeError, "directories: expected folder names (str or path), got <class"),
+    ],
+)
+def test_a_list_of_folders_is_checked_before_anything_loads(
+    folders: object, error: type, message: str
+) -> None:
+    for load in (load_models, Ensemble.from_pretrained):
+        with pytest.raises(error) as info:
+            load(folders)  # type: ignore[arg-type]
+        assert str(info.value).startswith(message)
+    with pytest.raises(error) as info:
+        average_checkpoints(folders, "out")  # type: ignore[arg-type]
+    assert str(info.value).startswith(message.replace("directories", "folders"))
+
+
 # -- averaging -----------------------------------------------------------------------------
 
 

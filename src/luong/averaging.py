@@ -22,7 +22,7 @@ import torch
 from torch import Tensor
 
 from luong.checkpoint import list_checkpoints
-from luong.files import write_text
+from luong.files import folder_list, write_text
 from luong.model import Seq2Seq, load_checked
 
 __all__ = ["AVERAGED", "average_checkpoints", "average_models", "run_checkpoints"]
@@ -125,12 +125,8 @@ def average_checkpoints(folders: Sequence[str | Path], out: str | Path) -> Path:
             averaged (``average_models``).
         FileNotFoundError: a folder or one of its files is missing.
     """
-    if isinstance(folders, str | Path) or not isinstance(folders, Sequence):
-        raise TypeError(f"folders: expected a sequence of model folders, got {type(folders)}")
-    if not folders:
-        raise ValueError("folders: expected at least one model folder, got none")
+    paths = folder_list("folders", folders)
     out = Path(out)
-    paths = [Path(f) for f in folders]
     if any(p.resolve() == out.resolve() for p in paths):
         raise ValueError(f"{out}: the output is one of the folders being averaged")
     models = [Seq2Seq.from_pretrained(p) for p in paths]

@@ -34,6 +34,7 @@ from torch import Tensor, nn
 
 from luong.batching import encode_sources
 from luong.decoder import DecoderState, Memory
+from luong.files import folder_list
 from luong.model import Seq2Seq
 from luong.subword import SubwordVocab
 from luong.vocab import Vocab
@@ -178,12 +179,9 @@ class Ensemble(nn.Module):
         combine: str = "logprob",
     ) -> Ensemble:
         """Load each model folder (``Seq2Seq.from_pretrained``) as a member."""
-        if isinstance(directories, str | Path) or not isinstance(directories, Sequence):
-            raise TypeError(
-                f"directories: expected a sequence of model folders, got {type(directories)}"
-            )
-        models = [Seq2Seq.from_pretrained(d, device=device) for d in directories]
-        return cls(models, combine, [str(d) for d in directories])
+        folders = folder_list("directories", directories)
+        models = [Seq2Seq.from_pretrained(d, device=device) for d in folders]
+        return cls(models, combine, [str(d) for d in folders])
 
     def member_list(self) -> list[Seq2Seq]:
         return [m for m in self.members if isinstance(m, Seq2Seq)]
@@ -287,14 +285,9 @@ def load_models(
     directories: Sequence[str | Path], device: str | torch.device = "cpu", combine: str = "logprob"
 ) -> Decodable:
     """One model folder -> its ``Seq2Seq``; several -> an ``Ensemble`` of them."""
-    if isinstance(directories, str | Path) or not isinstance(directories, Sequence):
-        raise TypeError(
-            f"directories: expected a sequence of model folders, got {type(directories)}"
-        )
-    if not directories:
-        raise ValueError("directories: expected at least one model folder, got none")
-    if len(directories) == 1:
+    folders = folder_list("directories", directories)
+    if len(folders) == 1:
         if combine not in COMBINE:
             raise ValueError(f"combine: expected one of {', '.join(COMBINE)}, got {combine!r}")
-        return Seq2Seq.from_pretrained(directories[0], device=device)
-    return Ensemble.from_pretrained(directories, device=device, combine=combine)
+        return Seq2Seq.from_pretrained(folders[0], device=device)
+    return Ensemble.from_pretrained(folders, device=device, combine=combine)

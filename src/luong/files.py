@@ -29,7 +29,7 @@ import os
 import re
 import shutil
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -39,6 +39,7 @@ from safetensors.torch import load_file, save_file
 from torch import Tensor
 
 __all__ = [
+    "folder_list",
     "BOM",
     "LOCK",
     "MAX_JSON_BYTES",
@@ -71,6 +72,24 @@ MAX_JSON_BYTES = 64 << 20
 
 MAX_TEXT_BYTES = 1 << 20
 """The largest text file read whole, such as a TOML config (1 MiB)."""
+
+
+def folder_list(name: str, folders: object) -> list[Path]:
+    """``folders`` as a list of paths: a sequence of folder names (a str or a path alone is
+    refused, so a folder named "runs/a" is never read as the folders "r", "u", ...).
+
+    Raises:
+        TypeError: ``folders`` is a single name or not a sequence of names.
+        ValueError: the sequence is empty.
+    """
+    if isinstance(folders, str | os.PathLike) or not isinstance(folders, Sequence):
+        raise TypeError(f"{name}: expected a sequence of model folders, got {type(folders)}")
+    if not folders:
+        raise ValueError(f"{name}: expected at least one model folder, got none")
+    for folder in folders:
+        if not isinstance(folder, str | os.PathLike):
+            raise TypeError(f"{name}: expected folder names (str or path), got {type(folder)}")
+    return [Path(folder) for folder in folders]
 
 
 def iter_lines(
