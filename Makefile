@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup test lint typecheck pytest demo mutation bench clean
+.PHONY: setup test lint typecheck pytest demo mutation bench joeynmt clean
 
 setup: $(STAMP)
 
@@ -44,3 +44,9 @@ demo: setup
 # Speed: training throughput and MFU against a straightforward reference, decoding, memory.
 bench: setup
 	$(BIN)/python benchmarks/bench.py
+
+# luong and JoeyNMT 2.3 trained side by side on gettext-en-de for an hour each (one thread
+# each), then devtest decoded by both: benchmarks/joeynmt.json and docs/joeynmt.png.
+JOEYNMT_DATA ?= ../shared/data/gettext-en-de
+joeynmt: setup
+	$(BIN)/python benchmarks/joeynmt.py --data $(JOEYNMT_DATA) --work runs/joeynmt

@@ -1,5 +1,7 @@
 """The benchmark suite (``make bench``): matmul peak, training throughput and model-FLOPs
-utilisation against a straightforward reference, decoding speed, peak memory.
+utilisation against a straightforward reference, decoding speed, peak memory, and the step of
+the translation preset (its 4,000-piece vocabulary makes the output layer and the loss a large
+share of the step).
 
     python benchmarks/bench.py [--model runs/dates] [--out bench.json] [--quick] [--device cuda]
 
@@ -35,8 +37,8 @@ from pathlib import Path
 import torch
 
 from luong import Ensemble, Seq2Seq, Seq2SeqConfig, TrainConfig, Vocab
-from luong.batching import Batch, ParallelData, bucketed_batches, encode_sources
-from luong.tasks import load_task
+from luong.batching import Batch, ParallelData, bucketed_batches, encode_sources, token_batches
+from luong.tasks import load_task, translation
 from luong.trainer import loss_of
 from luong.translator import translate
 
@@ -227,6 +229,64 @@ def bench_training(
     }
 
 
+def translation_batches(count: int, max_tokens: int) -> tuple[Vocab, list[Batch]]:
+    """Batches shaped like the translation preset's: a joint vocabulary of 4,000 symbols
+    and token batches of ``max_tokens`` (padding counted) of sentence pairs whose lengths in
+    pieces follow a log-normal law (median 13, a long tail, capped at 120; targets 0.9 to
+    1.4 times their source), like the software messages of docs/results.md. Synthetic, so the
+    benchmark reads no corpus; the symbols are drawn uniformly (the step's cost does not
+    depend on which)."""
+    import random
+
+    rng = random.Random(0)
+    size = translation.VOCAB_CONFIG.vocab_size
+    words = [f"w{i}" for i in range(size - len(Vocab.SPECIALS))]
+    vocab = Vocab.build([" ".join(words)], tokens="space")
+    pairs = []
+    for _ in range(count * 150):
+        n = min(120, max(2, round(rng.lognormvariate(2.56, 0.6))))
+        m = min(120, max(2, round(n * rng.uniform(0.9, 1.4))))
+        pairs.append((" ".join(rng.choices(words, k=n)), " ".join(rng.choices(words, k=m))))
+    data = ParallelData(pairs, vocab, vocab)
+    order = token_batches(
+        data.src_lengths.tolist(), data.tgt_lengths.tolist(), max_tokens, random.Random(1)
+    )
+    return vocab, [data.batch(rows) for rows in order[:count]]
+
+
+def bench_translation(peak: float, steps: int, warmup: int, device: str = "cpu") -> dict:
+    """The translation preset's training step (``luong.tasks.translation``) on batches of
+    its shape: median step, target tokens/s, MFU, and the peak memory of a process that
+    trains it (on the CPU)."""
+    cfg, batch_tokens = translation.MODEL_CONFIG, translation.TRAIN_CONFIG.batch_tokens
+    vocab, batches = translation_batches(steps + warmup, batch_tokens)
+    model = Seq2Seq(cfg, vocab, vocab, seed=0).to(device)
+    batches = [b.to(device) for b in batches]
+    times = train_step_times(model, batches, warmup, device)
+    timed = batches[warmup:]
+    flops = [model_flops(cfg, b, len(vocab), len(vocab)) for b in timed]
+    tokens = [b.target_tokens for b in timed]
+    return {
+        "name": "translation preset (bi-LSTM 2x128, LSTM 256, general, feed, V 4000)",
+        "batch_tokens": batch_tokens,
+        "mean_pairs_per_batch": round(statistics.mean(len(b.src) for b in timed), 1),
+        "step_ms": round(1e3 * statistics.median(times), 2),
+        "tokens_per_s": round(statistics.median(n / t for n, t in zip(tokens, times, strict=True))),
+        "mfu": round(
+            statistics.median(f / t for f, t in zip(flops, times, strict=True)) / 1e9 / peak, 4
+        ),
+        "gflop_per_step": round(statistics.mean(flops) / 1e9, 3),
+        "output_layer_share_of_flops": round(
+            statistics.mean(
+                3 * 2 * cfg.dec_hidden * len(vocab) * b.tgt.shape[0] * (b.tgt.shape[1] - 1) / f
+                for b, f in zip(timed, flops, strict=True)
+            ),
+            3,
+        ),
+        "peak_memory_mb": peak_memory_mb("translation") if device == "cpu" else None,
+    }
+
+
 def bench_decoding(model_dir: Path, repeats: int, device: str = "cpu") -> dict[str, object]:
     model = Seq2Seq.from_pretrained(model_dir, device=device)
     test = load_task("dates", n_train=0, n_dev=0).test
@@ -305,19 +365,25 @@ import resource, sys
 sys.path.insert(0, {here!r})
 import bench
 from luong import Seq2Seq
-name, cfg, batch_size = bench.CONFIGS["c"]
-src_vocab, tgt_vocab = bench.vocabularies()
-batches = bench.dates_batches(batch_size, 4, src_vocab, tgt_vocab)
+if {shape!r} == "translation":
+    cfg = bench.translation.MODEL_CONFIG
+    src_vocab, batches = bench.translation_batches(4, bench.translation.TRAIN_CONFIG.batch_tokens)
+    tgt_vocab = src_vocab
+else:
+    name, cfg, batch_size = bench.CONFIGS[{shape!r}]
+    src_vocab, tgt_vocab = bench.vocabularies()
+    batches = bench.dates_batches(batch_size, 4, src_vocab, tgt_vocab)
 bench.train_step_times(Seq2Seq(cfg, src_vocab, tgt_vocab, seed=0), batches, 0)
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
 
 
-def peak_memory_mb() -> float:
-    """Peak resident memory of a process that trains a few steps at shape (c)."""
+def peak_memory_mb(shape: str = "c") -> float:
+    """Peak resident memory of a process that trains a few steps at ``shape`` (a key of
+    ``CONFIGS``, or "translation")."""
     here = str(Path(__file__).resolve().parent)
     out = subprocess.run(
-        [sys.executable, "-c", MEMORY_CHILD.format(here=here)],
+        [sys.executable, "-c", MEMORY_CHILD.format(here=here, shape=shape)],
         capture_output=True,
         text=True,
         check=True,
@@ -372,6 +438,7 @@ def main() -> None:
     print(f"matmul peak: {peak:.1f} GFLOP/s (float32, {size}^3, best of 7)")
     training = [bench_training(key, peak, steps, warmup, device) for key in CONFIGS]
     results["training"] = training
+    results["translation_step"] = bench_translation(peak, steps, warmup, device)
     ensure_model(args.model)
     results["decoding"] = bench_decoding(args.model, repeats, device)
     if device.startswith("cuda"):
@@ -408,6 +475,14 @@ def report(new: dict, old: dict) -> None:
         if dec.get(key) is not None:
             was = f"  [{prev_dec[key]} s]" if prev_dec.get(key) is not None else ""
             print(f"  {key:<22} {dec[key]:>8} s{was}")
+    t, prev_t = new["translation_step"], old.get("translation_step")
+    was = f"  [{prev_t['tokens_per_s']} tok/s, MFU {100 * prev_t['mfu']:.1f}%]" if prev_t else ""
+    print(
+        f"translation preset step ({t['batch_tokens']} tokens, {t['mean_pairs_per_batch']} "
+        f"pairs): {t['step_ms']:.1f} ms, {t['tokens_per_s']} tok/s, MFU {100 * t['mfu']:.1f}%, "
+        f"output layer {100 * t['output_layer_share_of_flops']:.0f}% of FLOPs, peak memory "
+        f"{t['peak_memory_mb']} MB{was}"
+    )
     print(f"peak memory training at (c): {new['peak_memory_mb_c']} MB")
 
 

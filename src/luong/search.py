@@ -172,27 +172,37 @@ def greedy_steps(
 ) -> tuple[Tensor, Tensor, Tensor]:
     """The greedy loop from an encoded batch (``model.encode``): tokens, log_probs ``[B, T]``
     and weights ``[B, T, S]``, T <= max(limits). It stops once every row has produced EOS or
-    reached its limit ``[B]``; rows go on after that (``greedy_search`` cuts them). No
-    validation: the caller checked the batch."""
+    reached its limit ``[B]``. A row that is done leaves the batch once half of the rows
+    still decoded are done (sentences differ in length, and one long output would otherwise
+    keep the whole batch stepping); after it is done its tokens are PAD, its log_probs and
+    weights 0 (``greedy_search`` cuts them). No validation: the caller checked the batch."""
     batch = memory.mask.shape[0]
     device = memory.mask.device
     tokens = torch.full((batch,), Vocab.bos_id, dtype=torch.long, device=device)
-    done = torch.zeros(batch, dtype=torch.bool, device=device)
-    steps_tokens, steps_log_probs, steps_weights = [], [], []
+    rows = torch.arange(batch, device=device)  # the batch rows still decoded
+    done = torch.zeros(batch, dtype=torch.bool, device=device)  # of those rows
+    steps: list[tuple[Tensor, Tensor, Tensor, Tensor]] = []
     for t in range(int(limits.max())):
         logits, state, weights = decoder_step(model, tokens, state, memory)
         log_probs, tokens = _next_token_log_probs(logits).max(dim=-1)
-        steps_tokens.append(tokens)
-        steps_log_probs.append(log_probs)
-        steps_weights.append(weights)
-        done = done | (tokens == Vocab.eos_id) | (limits <= t + 1)
-        if bool(done.all()):
+        steps.append((rows, tokens, log_probs, weights))
+        done = done | (tokens == Vocab.eos_id) | (limits[rows] <= t + 1)
+        remaining = int((~done).sum())
+        if remaining == 0:
             break
-    return (
-        torch.stack(steps_tokens, 1),
-        torch.stack(steps_log_probs, 1),
-        torch.stack(steps_weights, 1),
-    )
+        if 2 * remaining <= rows.shape[0]:
+            keep = (~done).nonzero().squeeze(1)
+            rows, tokens, done = rows[keep], tokens[keep], done[keep]
+            memory, state = memory.select(keep), state.reorder(keep)
+    out_tokens = torch.full((batch, len(steps)), Vocab.pad_id, dtype=torch.long, device=device)
+    out_log_probs = torch.zeros(batch, len(steps), device=device)
+    first_weights = steps[0][3]
+    out_weights = first_weights.new_zeros(batch, len(steps), first_weights.shape[1])
+    for t, (at, step_tokens, step_log_probs, step_weights) in enumerate(steps):
+        out_tokens[at, t] = step_tokens
+        out_log_probs[at, t] = step_log_probs
+        out_weights[at, t] = step_weights
+    return out_tokens, out_log_probs, out_weights
 
 
 def _next_token_log_probs(logits: Tensor) -> Tensor:
