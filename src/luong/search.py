@@ -401,10 +401,9 @@ def _beam_search(
     floor = None
     if n_best == 1 and beam_size > 1:
         floor = _greedy_floor(model, memory, state, limits, alpha, beta, min_len)
-    pool, history = _beam_steps(
-        model, memory, state, beam_size, limits, n_best, alpha, beta, min_len, floor
+    return _beam_steps(
+        model, memory, state, src_lengths, beam_size, limits, n_best, alpha, beta, min_len, floor
     )
-    return _collect(pool, history, src_lengths, alpha, beta)
 
 
 def _greedy_floor(
@@ -441,6 +440,7 @@ def _beam_steps(
     model: Decodable,
     memory: AnyMemory,
     state: AnyState,
+    src_lengths: Tensor,
     k: int,
     limits: Tensor,
     n: int,
@@ -449,11 +449,18 @@ def _beam_steps(
     min_len: int,
     floor: Tensor | None,
     start: Tensor | None = None,
-) -> tuple[_Pool, list[_Step]]:
-    """The search loop. The bookkeeping is dense, ``[B, k]`` slots; the decoder runs on the
-    R open slots only (``live``: their dense indices ``b * k + j``, in row order)."""
+) -> list[list[Hypothesis]]:
+    """The search loop, and each sentence's n-best list (``_collect``). The bookkeeping is
+    dense, ``[B, k]`` slots; the decoder runs on the R open slots only (``live``: their dense
+    indices ``b * k + j``, in row order). Once half of the sentences still searched are
+    done, their lists are collected and they leave every tensor of the loop (sentences differ
+    in length, and the dense ``[B, k x V]`` candidates would otherwise be scored for all of
+    them until the longest ends)."""
     batch, source_len = memory.mask.shape
     device = memory.mask.device
+    ids = torch.arange(batch, device=device)  # the original sentence of each batch row
+    lists: list[list[Hypothesis] | None] = [None] * batch
+    compacted = False
     dense = batch * k
     first = memory if isinstance(memory, Memory) else memory.memories[0]
     state = state.with_coverage(first.keys.new_zeros(batch, source_len))
@@ -534,6 +541,32 @@ def _beam_steps(
             break
         alive = alive.masked_fill(done[:, None], float("-inf"))
         greedy = greedy.masked_fill(done, -1)
+        remaining = int((~done).sum())
+        if 2 * remaining <= batch:  # the done sentences leave the loop
+            out, keep = done.nonzero().squeeze(1), (~done).nonzero().squeeze(1)
+            finished = _collect(
+                pool.select(out),
+                [step.select(out) for step in history],
+                src_lengths[out],
+                alpha,
+                beta,
+            )
+            for i, hyps in zip(ids[out].tolist(), finished, strict=True):
+                lists[i] = hyps
+            ids, src_lengths, limits, last_lp = (
+                ids[keep],
+                src_lengths[keep],
+                limits[keep],
+                last_lp[keep],
+            )
+            alive, greedy, token, row = alive[keep], greedy[keep], token[keep], row[keep]
+            floor = None if floor is None else floor[keep]
+            pool = pool.select(keep)
+            history = [step.select(keep) for step in history]
+            memory = memory.select(keep)
+            batch, dense, repeated, compacted = remaining, remaining * k, None, True
+            sentences = torch.arange(batch, device=device)
+            slots = torch.arange(k, device=device).expand(batch, k)
         next_live = torch.isfinite(alive).view(-1).nonzero().squeeze(1)  # [R']
         if next_live.numel() == 0:  # no open beam anywhere (scores that are not numbers)
             break
@@ -544,10 +577,14 @@ def _beam_steps(
             if repeated is None:
                 repeated = memory.repeat(k)
             step_memory = repeated
-        elif not torch.equal(next_live, live):
+        elif compacted or not torch.equal(next_live, live):
             step_memory = memory.select(torch.div(next_live, k, rounding_mode="floor"))
-        live = next_live
-    return pool, history
+        live, compacted = next_live, False
+    for i, hyps in zip(
+        ids.tolist(), _collect(pool, history, src_lengths, alpha, beta), strict=True
+    ):
+        lists[i] = hyps
+    return [hyps if hyps is not None else [] for hyps in lists]
 
 
 @dataclass(frozen=True)
@@ -562,6 +599,16 @@ class _Step:
     row: Tensor
     weights: Tensor
 
+    def select(self, sentences: Tensor) -> _Step:
+        """The step of ``sentences`` ``[B']``; ``row`` still points into ``weights``."""
+        return _Step(
+            self.token[sentences],
+            self.parent[sentences],
+            self.token_lp[sentences],
+            self.row[sentences],
+            self.weights,
+        )
+
 
 class _Pool:
     """The n best ended hypotheses per sentence: score ``[B, n]`` sorted best first, filled
@@ -574,6 +621,13 @@ class _Pool:
         self.filled = torch.zeros(batch, n, dtype=torch.bool, device=device)
         self.step = torch.zeros(batch, n, dtype=torch.long, device=device)
         self.slot = torch.zeros(batch, n, dtype=torch.long, device=device)
+
+    def select(self, sentences: Tensor) -> _Pool:
+        """The pool of ``sentences`` ``[B']``."""
+        pool = _Pool(0, self.score.shape[1], self.score.device)
+        pool.score, pool.filled = self.score[sentences], self.filled[sentences]
+        pool.step, pool.slot = self.step[sentences], self.slot[sentences]
+        return pool
 
     def add(self, score: Tensor, ended: Tensor, step: int, slots: Tensor) -> None:
         """Merge candidates score ``[B, k]`` that ended (``ended`` ``[B, k]``) at ``step``."""
@@ -1096,10 +1150,11 @@ def _constrained(
         flat = _hypotheses(*whole, lengths, limits)
         lists = [flat[b * copies : (b + 1) * copies] for b in range(batch)]
         return [sorted(hyps, key=lambda h: -h.score) for hyps in lists]
-    pool, history = _beam_steps(
+    lists = _beam_steps(
         model,
         memory,
         state,
+        src_lengths,
         beam_size,
         limits - length,
         n_best,
@@ -1109,7 +1164,6 @@ def _constrained(
         None,
         start=tokens,
     )
-    lists = _collect(pool, history, src_lengths, alpha, beta)
     result = []
     for b, hyps in enumerate(lists):
         head = forced_weights[b, :, : int(src_lengths[b])].cpu()
