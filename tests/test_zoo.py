@@ -108,7 +108,11 @@ def test_run_zoo_trains_records_and_continues(tmp_path: Path, monkeypatch) -> No
     ("field", "value", "message"),
     [
         ("steps", 0, "steps: expected an int >= 1, got 0"),
-        ("task", "poems", "task: expected one of dates, g2p, translation (the zoo's tasks), got 'poems'"),
+        (
+            "task",
+            "poems",
+            "task: expected one of dates, g2p, translation (the zoo's tasks), got 'poems'",
+        ),
         ("seeds", True, "seeds: expected an int >= 1, got True"),
     ],
 )
