@@ -226,13 +226,13 @@ def decode_speed(python: Path, config: Path, work: Path, repeats: int, lines: in
         if not model.exists():
             run([luong_bin, "average", str(work / "luong"), "--last", "1", "--out", str(model)])
     for beam in (1, 5):
-        greedy_config = config.with_name(f"config-beam{beam}.yaml")
+        beam_config = config.with_name(f"config-beam{beam}.yaml")
         text = config.read_text(encoding="utf-8")
-        greedy_config.write_text(re.sub(r"beam_size: \d+", f"beam_size: {beam}", text))
+        beam_config.write_text(re.sub(r"beam_size: \d+", f"beam_size: {beam}", text))
         commands = {
             "luong": [luong_bin, "translate", str(model), "--beam", str(beam)]
             + (["--alpha", str(translation.TRAIN_CONFIG.test_alpha)] if beam > 1 else []),
-            "joeynmt": [str(python), "-m", "joeynmt", "translate", str(greedy_config)],
+            "joeynmt": [str(python), "-m", "joeynmt", "translate", str(beam_config)],
         }
         for name, command in commands.items():
             out = work / f"{name}.devtest.beam{beam}.de"

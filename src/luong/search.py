@@ -459,8 +459,8 @@ def _beam_steps(
     batch, source_len = memory.mask.shape
     device = memory.mask.device
     ids = torch.arange(batch, device=device)  # the original sentence of each batch row
-    lists: list[list[Hypothesis] | None] = [None] * batch
-    compacted = False
+    lists: dict[int, list[Hypothesis]] = {}  # by original sentence, as each is collected
+    sentence_count = batch
     dense = batch * k
     first = memory if isinstance(memory, Memory) else memory.memories[0]
     state = state.with_coverage(first.keys.new_zeros(batch, source_len))
@@ -551,8 +551,7 @@ def _beam_steps(
                 alpha,
                 beta,
             )
-            for i, hyps in zip(ids[out].tolist(), finished, strict=True):
-                lists[i] = hyps
+            lists.update(zip(ids[out].tolist(), finished, strict=True))
             ids, src_lengths, limits, last_lp = (
                 ids[keep],
                 src_lengths[keep],
@@ -564,7 +563,8 @@ def _beam_steps(
             pool = pool.select(keep)
             history = [step.select(keep) for step in history]
             memory = memory.select(keep)
-            batch, dense, repeated, compacted = remaining, remaining * k, None, True
+            batch, dense, repeated = remaining, remaining * k, None
+            live = live[:0]  # numbered in the old slots: never equal to the new live rows
             sentences = torch.arange(batch, device=device)
             slots = torch.arange(k, device=device).expand(batch, k)
         next_live = torch.isfinite(alive).view(-1).nonzero().squeeze(1)  # [R']
@@ -577,14 +577,11 @@ def _beam_steps(
             if repeated is None:
                 repeated = memory.repeat(k)
             step_memory = repeated
-        elif compacted or not torch.equal(next_live, live):
+        elif not torch.equal(next_live, live):
             step_memory = memory.select(torch.div(next_live, k, rounding_mode="floor"))
-        live, compacted = next_live, False
-    for i, hyps in zip(
-        ids.tolist(), _collect(pool, history, src_lengths, alpha, beta), strict=True
-    ):
-        lists[i] = hyps
-    return [hyps if hyps is not None else [] for hyps in lists]
+        live = next_live
+    lists.update(zip(ids.tolist(), _collect(pool, history, src_lengths, alpha, beta), strict=True))
+    return [lists[i] for i in range(sentence_count)]
 
 
 @dataclass(frozen=True)
