@@ -190,6 +190,51 @@ def test_every_attention_row_sums_to_one_over_real_positions(
             )
 
 
+FAMILY = (
+    [(attention, "none") for attention in ("location", "dot", "scaled_dot", "general", "concat")]
+    + [("bahdanau", "none")]
+    + [
+        (attention, local)
+        for local in ("monotonic", "predictive")
+        for attention in ("dot", "general")
+    ]
+)
+
+
+@pytest.mark.parametrize(("attention", "local"), FAMILY)
+@pytest.mark.parametrize("input_feed", [True, False])
+def test_beam_log_probs_and_attention_equal_teacher_forcing(
+    attention: str, local: str, input_feed: bool
+) -> None:
+    """The beams of a sentence attend to its memory together, in one batched product
+    (``Memory.for_beams``), open slots or all: every hypothesis of the n-best lists has the
+    log-probabilities and attention rows of the teacher-forced forward pass over its tokens,
+    for the whole attention family (local-m's window at the step's position for every beam)."""
+    model = small_model(
+        5, SRC_SPACE, attention=attention, local=local, window=2, input_feed=input_feed
+    ).double()
+    with torch.no_grad():
+        for param in model.parameters():
+            param.mul_(3.0)
+    src, lengths = source_batch((7, 3, 9, 5, 8), seed=2, vocab=SRC_SPACE, eos=True)
+    lists = beam_search(model, src, lengths, 4, MAX_LEN, 3)
+    checked = 0
+    for b, hyps in enumerate(lists):
+        length = int(lengths[b])
+        for hyp in hyps:
+            tgt_in = torch.tensor([[Vocab.bos_id, *hyp.tokens[:-1]]])
+            with torch.no_grad():
+                memory, state = model.encode(src[b : b + 1, :length], lengths[b : b + 1])
+                logits, weights = model.decoder(tgt_in, state, memory)
+            log_probs = logits[0].log_softmax(-1)[torch.arange(len(hyp.tokens)), hyp.tokens]
+            torch.testing.assert_close(
+                torch.tensor(hyp.log_probs, dtype=torch.float64), log_probs, atol=1e-6, rtol=0
+            )
+            torch.testing.assert_close(hyp.attention.double(), weights[0], atol=1e-9, rtol=0)
+            checked += 1
+    assert checked == 3 * len(lists)
+
+
 @SETTINGS
 @given(cases(), st.integers(2, 5), st.sampled_from([(0.0, 0.0), (0.6, 0.0), (0.0, 0.3)]))
 def test_greedy_bound_pruning_keeps_the_best_hypothesis(

@@ -224,12 +224,20 @@ class _Attention(nn.Module):
     # which attends every target step in one batched operation.
 
     def attend_unchecked(
-        self, query: Tensor, keys: Tensor, mask: Tensor, proj: Tensor, step: int = 0
+        self,
+        query: Tensor,
+        keys: Tensor,
+        mask: Tensor,
+        proj: Tensor,
+        step: int = 0,
+        *,
+        beams: bool = False,
     ) -> tuple[Tensor, Tensor]:
         """``forward`` without its checks: query ``[B, d]`` (or ``[B, T, d]``), keys
         ``[B, S, K]``, mask ``[B, S]``, proj ``project_keys_unchecked(keys)`` -> context
         ``[B, K]`` and weights ``[B, S]`` (or ``[B, T, K]``, ``[B, T, S]``). ``step`` is the
-        target position t of the (first) query; only local-m reads it."""
+        target position t of the (first) query; only local-m reads it. The T queries of a
+        sentence are T consecutive steps, or with ``beams`` T beams at the same step."""
         if query.dim() == 3:
             mask = mask.unsqueeze(1)  # [B, 1, S], the same mask for every step
         weights = masked_softmax(self._scores(query, keys, proj), mask)
@@ -600,7 +608,14 @@ class LocalAttention(LuongAttention):
         return lengths * torch.sigmoid(gate)
 
     def attend_unchecked(
-        self, query: Tensor, keys: Tensor, mask: Tensor, proj: Tensor, step: int = 0
+        self,
+        query: Tensor,
+        keys: Tensor,
+        mask: Tensor,
+        proj: Tensor,
+        step: int = 0,
+        *,
+        beams: bool = False,
     ) -> tuple[Tensor, Tensor]:
         scores = self._scores(query, keys, proj)  # [B, S], or [B, T, S] for T queries
         source_len = keys.shape[1]
@@ -609,7 +624,7 @@ class LocalAttention(LuongAttention):
         if self.mode == "monotonic":
             # s - t, exact small integers: [S], or [T, S] for the steps step .. step + T - 1.
             distance = torch.arange(-step, source_len - step, device=keys.device)
-            if query.dim() == 3:
+            if query.dim() == 3 and not beams:
                 steps = torch.arange(query.shape[1], device=keys.device)
                 distance = distance - steps.unsqueeze(1)
             weights = masked_softmax(scores, mask & (distance.abs() <= self.window))

@@ -47,19 +47,31 @@ class Memory:
 
     keys ``[B, S, K]``, mask ``[B, S]`` (True at real positions) and proj ``[B, S, d]``,
     the attention's per-sentence key projection, computed once.
+
+    For beam search (``for_beams``) the decoder's rows are beams: with ``beams`` k, the
+    slots ``b * k + j`` (j < k) of the dense layout ``[B * k]`` belong to sentence b, and
+    ``slots`` ``[R]`` lists the slots of the decoder's rows in order (None: all of them).
     """
 
     keys: Tensor
     mask: Tensor
     proj: Tensor
+    beams: int = 1
+    slots: Tensor | None = None
 
     def repeat(self, k: int) -> Memory:
-        """Each sentence's rows repeated k times in a row (beams): ``[B, ...] -> [B * k, ...]``."""
+        """Each sentence's rows copied k times in a row: ``[B, ...] -> [B * k, ...]``."""
         return Memory(
             self.keys.repeat_interleave(k, dim=0),
             self.mask.repeat_interleave(k, dim=0),
             self.proj.repeat_interleave(k, dim=0),
         )
+
+    def for_beams(self, k: int, slots: Tensor | None = None) -> Memory:
+        """This memory read by beams (see above), without a copy: each sentence's k queries
+        attend to its keys in one batched product, where a copy per row would move
+        R x S x (K + d) numbers every step."""
+        return replace(self, beams=k, slots=slots)
 
     def select(self, rows: Tensor) -> Memory:
         """The sentences ``rows`` ``[B']`` (a sentence may come several times)."""
@@ -260,19 +272,33 @@ class Decoder(nn.Module):
             gates = gates + F.linear(state.feed, feed_weight)
         if context_weight is not None:
             # Bahdanau: attend with the state from before the step; the context joins the input.
-            context, weights = self.attention.attend_unchecked(
-                state.hidden[-1], memory.keys, memory.mask, memory.proj, state.step
-            )
+            context, weights = self._attend(state.hidden[-1], memory, state.step)
             gates = gates + F.linear(context, context_weight)
         hidden, cell = self._cells(gates, state)
         if not self.before:
             # Luong: attend with the new top state.
-            context, weights = self.attention.attend_unchecked(
-                hidden[-1], memory.keys, memory.mask, memory.proj, state.step
-            )
+            context, weights = self._attend(hidden[-1], memory, state.step)
         attentional = self.attention.attentional_unchecked(hidden[-1], context)
         next_state = DecoderState(hidden, cell, attentional, state.coverage, state.step + 1)
         return next_state, attentional, weights
+
+    def _attend(self, query: Tensor, memory: Memory, step: int) -> tuple[Tensor, Tensor]:
+        """Context ``[R, K]`` and weights ``[R, S]`` for the rows' queries ``[R, d]``."""
+        if memory.beams == 1 and memory.slots is None:
+            return self.attention.attend_unchecked(
+                query, memory.keys, memory.mask, memory.proj, step
+            )
+        batch, k = memory.mask.shape[0], memory.beams
+        if memory.slots is not None:  # closed slots attend with a zero query, then drop out
+            dense = query.new_zeros(batch * k, query.shape[-1])
+            query = dense.index_copy_(0, memory.slots, query)
+        context, weights = self.attention.attend_unchecked(
+            query.view(batch, k, -1), memory.keys, memory.mask, memory.proj, step, beams=True
+        )
+        context, weights = context.flatten(0, 1), weights.flatten(0, 1)  # [B * k, ...]
+        if memory.slots is not None:
+            context, weights = context[memory.slots], weights[memory.slots]
+        return context, weights
 
     def _cells(self, gates0: Tensor, state: DecoderState) -> tuple[Tensor, Tensor | None]:
         """Step every layer; layer 0's input gates are given, the others are computed."""

@@ -68,6 +68,10 @@ class EnsembleMemory:
         """Every member's rows repeated k times in a row (``Memory.repeat``)."""
         return EnsembleMemory(tuple(m.repeat(k) for m in self.memories))
 
+    def for_beams(self, k: int, slots: Tensor | None = None) -> EnsembleMemory:
+        """Every member's memory read by beams (``Memory.for_beams``)."""
+        return EnsembleMemory(tuple(m.for_beams(k, slots) for m in self.memories))
+
     def select(self, rows: Tensor) -> EnsembleMemory:
         """Every member's rows ``rows`` ``[B']`` (``Memory.select``)."""
         return EnsembleMemory(tuple(m.select(rows) for m in self.memories))

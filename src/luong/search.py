@@ -7,9 +7,11 @@ Shapes: ``B`` batch, ``S`` source length, ``T`` output length, ``V`` target voca
 the search reads one distribution per step either way.
 
 Beam search keeps ``k`` hypotheses per sentence as rows of one decoder batch ``[B * k]``: the
-keys (and their projection) are repeated over the beams once, and ``DecoderState.reorder``
-follows the surviving beams after every step. Finished hypotheses leave the beam (their slot
-is refilled at the next step) and join a pool of the ``n`` best per sentence.
+open beams' rows step the decoder, each sentence's beams attend to its keys together
+(``Memory.for_beams``: one batched product, no copy of the keys per beam), and
+``DecoderState.reorder`` follows the surviving beams after every step. Finished hypotheses
+leave the beam (their slot is refilled at the next step) and join a pool of the ``n`` best
+per sentence.
 
 Scoring, after Wu et al. (2016), "Google's Neural Machine Translation System", eq. 14:
 
@@ -473,7 +475,7 @@ def _beam_steps(
     tokens = torch.full((batch,), Vocab.bos_id, dtype=torch.long, device=device)
     if start is not None:  # the last token of a forced prefix (constrained_search)
         tokens = start
-    step_memory, repeated = memory, None
+    step_memory = memory
     pool = _Pool(batch, n, device)
     history: list[_Step] = []
     last_lp = _length_penalties(limits, alpha)  # [B], at each sentence's limit
@@ -485,35 +487,37 @@ def _beam_steps(
         vocab = log_probs.shape[-1]
         if t < min_len:
             log_probs[:, Vocab.eos_id] = float("-inf")
-        candidates = alive.view(-1)[live][:, None] + log_probs  # [R, V]
+        # The k best of the B x k x V extensions are among each row's own k best (adding the
+        # row's log P keeps the row's order): a top-k per row, then over [B, k x k].
+        width = min(k, vocab)
+        row_lp, row_token = log_probs.topk(width, dim=1)  # [R, w]
+        candidates = alive.view(-1)[live][:, None] + row_lp
         if rows_now == dense:
             position = None  # row r is slot r
         else:
-            candidates = candidates.new_full((dense, vocab), float("-inf")).index_copy_(
+            candidates = candidates.new_full((dense, width), float("-inf")).index_copy_(
                 0, live, candidates
             )
             position = torch.zeros(dense, dtype=torch.long, device=device)
             position[live] = torch.arange(rows_now, device=device)
-        candidates = candidates.view(batch, k * vocab)
-        score, index = candidates.topk(min(k, k * vocab), dim=1)  # [B, k]
-        if score.shape[1] < k:  # a vocabulary smaller than the beam: dead slots
-            pad = k - score.shape[1]
-            score = torch.cat([score, score.new_full((batch, pad), float("-inf"))], 1)
-            index = torch.cat([index, index[:, :1].expand(batch, pad)], 1)
+        score, index = candidates.view(batch, k * width).topk(k, dim=1)  # [B, k]
+        parent = torch.div(index, width, rounding_mode="floor")
         # Keep the greedy path: its argmax extension takes the last slot when it fell out.
         g_slot = greedy.clamp(min=0)
         g_row = sentences * k + g_slot
         g_row = g_row if position is None else position[g_row]
-        g_index = g_slot * vocab + log_probs[g_row].argmax(dim=-1)  # [B]
-        missing = (greedy >= 0) & (index != g_index[:, None]).all(dim=1)
-        index[:, -1] = torch.where(missing, g_index, index[:, -1])
-        g_score = candidates.gather(1, g_index[:, None])[:, 0]
-        score[:, -1] = torch.where(missing, g_score, score[:, -1])
-        g_kept = (greedy >= 0)[:, None] & (index == g_index[:, None])  # [B, k]
-        parent = torch.div(index, vocab, rounding_mode="floor")
-        token = index - parent * vocab
+        g_token = log_probs[g_row].argmax(dim=-1)  # [B]
         source = sentences[:, None] * k + parent  # [B, k] each slot's parent, dense
         row = source if position is None else position[source]  # ... its row in this step
+        token = row_token[row, index - parent * width]
+        g_kept = (greedy >= 0)[:, None] & (parent == g_slot[:, None]) & (token == g_token[:, None])
+        missing = (greedy >= 0) & ~g_kept.any(dim=1)
+        g_score = alive.view(-1)[sentences * k + g_slot] + log_probs[g_row, g_token]
+        score[:, -1] = torch.where(missing, g_score, score[:, -1])
+        parent[:, -1] = torch.where(missing, g_slot, parent[:, -1])
+        token[:, -1] = torch.where(missing, g_token, token[:, -1])
+        row[:, -1] = torch.where(missing, g_row, row[:, -1])
+        g_kept[:, -1] |= missing
         token_lp = log_probs[row, token]  # [B, k]
         live_slot = torch.isfinite(score)
         ends = live_slot & (token == Vocab.eos_id)
@@ -534,7 +538,7 @@ def _beam_steps(
         # No open beam can beat the n-th in the pool: the sentence is done.
         done = (pool.score[:, -1] >= alive.max(dim=1).values / last_lp) | (limits <= t + 1)
         # NaN scores (weights that overflow) would close every beam: checked at the same sync.
-        broken = torch.isnan(log_probs).any()
+        broken = torch.isnan(row_lp).any()  # top-k ranks NaN first
         if t == max_len - 1 or bool(done.all() | broken):
             if bool(broken):
                 raise ValueError(NAN_SCORES.format(step=t + 1))
@@ -563,8 +567,7 @@ def _beam_steps(
             pool = pool.select(keep)
             history = [step.select(keep) for step in history]
             memory = memory.select(keep)
-            batch, dense, repeated = remaining, remaining * k, None
-            live = live[:0]  # numbered in the old slots: never equal to the new live rows
+            batch, dense = remaining, remaining * k
             sentences = torch.arange(batch, device=device)
             slots = torch.arange(k, device=device).expand(batch, k)
         next_live = torch.isfinite(alive).view(-1).nonzero().squeeze(1)  # [R']
@@ -572,13 +575,8 @@ def _beam_steps(
             break
         state = state.reorder(row.view(-1)[next_live])
         tokens = token.view(-1)[next_live]
-        # The memory of the new rows: the beams' copy when every slot is open, else a gather.
-        if next_live.shape[0] == dense:
-            if repeated is None:
-                repeated = memory.repeat(k)
-            step_memory = repeated
-        elif not torch.equal(next_live, live):
-            step_memory = memory.select(torch.div(next_live, k, rounding_mode="floor"))
+        # The new rows read each sentence's memory as beams: every slot, or the open ones.
+        step_memory = memory.for_beams(k, None if next_live.shape[0] == dense else next_live)
         live = next_live
     lists.update(zip(ids.tolist(), _collect(pool, history, src_lengths, alpha, beta), strict=True))
     return [lists[i] for i in range(sentence_count)]
