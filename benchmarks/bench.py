@@ -27,6 +27,7 @@ import argparse
 import json
 import os
 import platform
+import random
 import statistics
 import subprocess
 import sys
@@ -136,16 +137,19 @@ def model_flops(cfg: Seq2SeqConfig, batch: Batch, src_vocab: int, tgt_vocab: int
         flops += steps * 2 * S * d  # h . proj_s
     flops += steps * 2 * S * K  # the context read
     flops += steps * 2 * (K + d) * d  # W_c [c ; h]
-    flops += steps * 2 * d * tgt_vocab  # the output layer
+    flops += output_layer_flops(cfg, batch, tgt_vocab) / 3
     flops += 0 * src_vocab  # embeddings are lookups
     return 3 * flops
+
+
+def output_layer_flops(cfg: Seq2SeqConfig, batch: Batch, tgt_vocab: int) -> float:
+    """``model_flops``' share of the output layer: W_o h~ for every decoder row and step."""
+    return 3 * 2 * cfg.dec_hidden * tgt_vocab * batch.tgt.shape[0] * (batch.tgt.shape[1] - 1)
 
 
 def dates_batches(batch_size: int, count: int, src_vocab: Vocab, tgt_vocab: Vocab) -> list[Batch]:
     data = load_task("dates", n_train=batch_size * count, n_dev=0, n_test=0)
     parallel = ParallelData(data.train, src_vocab, tgt_vocab)
-    import random
-
     order = bucketed_batches(parallel.src_lengths.tolist(), batch_size, random.Random(0))
     return [parallel.batch(i) for i in order if len(i) == batch_size][:count]
 
@@ -278,7 +282,7 @@ def bench_translation(peak: float, steps: int, warmup: int, device: str = "cpu")
         "gflop_per_step": round(statistics.mean(flops) / 1e9, 3),
         "output_layer_share_of_flops": round(
             statistics.mean(
-                3 * 2 * cfg.dec_hidden * len(vocab) * b.tgt.shape[0] * (b.tgt.shape[1] - 1) / f
+                output_layer_flops(cfg, b, len(vocab)) / f
                 for b, f in zip(timed, flops, strict=True)
             ),
             3,

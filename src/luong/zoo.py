@@ -530,6 +530,7 @@ def write_report(
             f"{train_config.label_smoothing}, {settings.vocab_size or 'the preset'}'s joint "
             "unigram pieces)"
         )
+    up_to = "the files' pairs, up to " if translation else ""
     unit = {"dates": "pairs", "g2p": "words (all their pronunciations)"}.get(settings.task, "pairs")
     how = {
         "dates": "Test exact match: greedy search on the test pairs",
@@ -554,7 +555,7 @@ def write_report(
             f"{train_config.lr} with {max(1, settings.steps // 10)} warm-up steps and linear "
             f"decay; {model}. Local attention: D = {settings.window}. Seeds 0 to "
             f"{settings.seeds - 1} (initialisation and data order); the same data for every "
-            f"run: {settings.n_dev:,} dev and {settings.n_test:,} test {unit} (data seed "
+            f"run: {up_to}{settings.n_dev:,} dev and {settings.n_test:,} test {unit} (data seed "
             f"{settings.data_seed}). {how}; dev "
             "perplexity: exp of the mean per-token cross-entropy of the teacher-forced dev "
             "set; training seconds: the training loop with its one dev evaluation; "
