@@ -415,17 +415,22 @@ def summarize(runs: Sequence[ZooRun]) -> list[Row]:
     return rows
 
 
-def _table(rows: Sequence[Row], measure: str) -> str:
+def _table(rows: Sequence[Row], measure: str, seeds: int) -> str:
+    """The Markdown table; with one seed a plain score to two decimals (no spread to show)."""
+    spread = ", mean ± sd (min - max)" if seeds > 1 else ""
     lines = [
-        f"| attention | input feeding | {measure}, mean ± sd (min - max) "
+        f"| attention | input feeding | {measure}{spread} "
         "| dev perplexity | training s | parameters |",
         "|---|---|---|---:|---:|---:|",
     ]
     for r in rows:
+        score = (
+            f"{r.score_mean:.1f} ± {r.score_sd:.1f} ({r.score_min:.1f} - {r.score_max:.1f})"
+            if seeds > 1
+            else f"{r.score_mean:.2f}"
+        )
         lines.append(
-            f"| {r.variant} | {'yes' if r.input_feed else 'no'} "
-            f"| {r.score_mean:.1f} ± {r.score_sd:.1f} "
-            f"({r.score_min:.1f} - {r.score_max:.1f}) "
+            f"| {r.variant} | {'yes' if r.input_feed else 'no'} | {score} "
             f"| {r.ppl_mean:.3f} | {r.seconds_mean:.1f} | {r.parameters:,} |"
         )
     return "\n".join(lines)
@@ -531,6 +536,7 @@ def write_report(
             "unigram pieces)"
         )
     up_to = "the files' pairs, up to " if translation else ""
+    seed_list = f"Seeds 0 to {settings.seeds - 1}" if settings.seeds > 1 else "Seed 0"
     unit = {"dates": "pairs", "g2p": "words (all their pronunciations)"}.get(settings.task, "pairs")
     how = {
         "dates": "Test exact match: greedy search on the test pairs",
@@ -553,15 +559,15 @@ def write_report(
             f"{settings.steps * batch:,} training pairs (batch {batch}"
             f"{'; passes over the shuffled corpus' if translation else ''}), Adam at lr "
             f"{train_config.lr} with {max(1, settings.steps // 10)} warm-up steps and linear "
-            f"decay; {model}. Local attention: D = {settings.window}. Seeds 0 to "
-            f"{settings.seeds - 1} (initialisation and data order); the same data for every "
+            f"decay; {model}. Local attention: D = {settings.window}. {seed_list} "
+            "(initialisation and data order); the same data for every "
             f"run: {up_to}{settings.n_dev:,} dev and {settings.n_test:,} test {unit} (data seed "
             f"{settings.data_seed}). {how}; dev "
             "perplexity: exp of the mean per-token cross-entropy of the teacher-forced dev "
             "set; training seconds: the training loop with its one dev evaluation; "
             f"{len(runs)} runs.",
             "",
-            _table(rows, measure),
+            _table(rows, measure, settings.seeds),
             "",
             f"![{measure} and dev perplexity per attention]({png.name})",
             END,
