@@ -74,7 +74,8 @@ class Memory:
         return replace(self, beams=k, slots=slots)
 
     def select(self, rows: Tensor) -> Memory:
-        """The sentences ``rows`` ``[B']`` (a sentence may come several times)."""
+        """The sentences ``rows`` ``[B']`` (a sentence may come several times), read one row
+        each: select from the memory itself, not from a ``for_beams`` view of it."""
         return Memory(
             self.keys.index_select(0, rows),
             self.mask.index_select(0, rows),
