@@ -240,8 +240,6 @@ def translation_batches(count: int, max_tokens: int) -> tuple[Vocab, list[Batch]
     1.4 times their source), like the software messages of docs/results.md. Synthetic, so the
     benchmark reads no corpus; the symbols are drawn uniformly (the step's cost does not
     depend on which)."""
-    import random
-
     rng = random.Random(0)
     size = translation.VOCAB_CONFIG.vocab_size
     words = [f"w{i}" for i in range(size - len(Vocab.SPECIALS))]
