@@ -504,15 +504,15 @@ def _beam_steps(
         parent = torch.div(index, width, rounding_mode="floor")
         # Keep the greedy path: its argmax extension takes the last slot when it fell out.
         g_slot = greedy.clamp(min=0)
-        g_row = sentences * k + g_slot
-        g_row = g_row if position is None else position[g_row]
+        g_dense = sentences * k + g_slot
+        g_row = g_dense if position is None else position[g_dense]
         g_token = log_probs[g_row].argmax(dim=-1)  # [B]
         source = sentences[:, None] * k + parent  # [B, k] each slot's parent, dense
         row = source if position is None else position[source]  # ... its row in this step
         token = row_token[row, index - parent * width]
         g_kept = (greedy >= 0)[:, None] & (parent == g_slot[:, None]) & (token == g_token[:, None])
         missing = (greedy >= 0) & ~g_kept.any(dim=1)
-        g_score = alive.view(-1)[sentences * k + g_slot] + log_probs[g_row, g_token]
+        g_score = alive.view(-1)[g_dense] + log_probs[g_row, g_token]
         score[:, -1] = torch.where(missing, g_score, score[:, -1])
         parent[:, -1] = torch.where(missing, g_slot, parent[:, -1])
         token[:, -1] = torch.where(missing, g_token, token[:, -1])
