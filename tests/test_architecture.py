@@ -20,6 +20,7 @@ FLOORS: list[tuple[str, set[str]]] = [
     ("attention, encoder, vocabulary", {
         "luong.attention", "luong.encoder", "luong.vocab", "luong.distributed",
     }),
+    ("the decoder's fused recurrence", {"luong.recurrence"}),
     ("decoder, configs, metrics, subwords", {
         "luong.decoder", "luong.config", "luong.metrics", "luong.subword",
     }),

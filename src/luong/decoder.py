@@ -35,10 +35,12 @@ from torch import Tensor, nn
 
 from luong.attention import BahdanauAttention, LuongAttention
 from luong.encoder import RNNState, make_rnn
+from luong.recurrence import Recurrence, recur
 
 __all__ = ["Decoder", "DecoderState", "Memory"]
 
 Attention = LuongAttention | BahdanauAttention
+FUSED_SCORES: tuple[str, ...] = ("dot", "scaled_dot", "general")  # score = h . proj_s
 
 
 @dataclass(frozen=True)
@@ -168,6 +170,16 @@ class Decoder(nn.Module):
         previous step's attention)."""
         return not self.input_feed and not self.before
 
+    @property
+    def fused(self) -> bool:
+        """Whether teacher forcing runs the recurrence of ``luong.recurrence`` (input feeding
+        with a global attention scored h . proj_s), whose backward is written out."""
+        return (
+            self.input_feed
+            and type(self.attention) is LuongAttention
+            and self.attention.score in FUSED_SCORES
+        )
+
     def memory(self, keys: Tensor, mask: Tensor) -> Memory:
         """Project the keys once per sentence."""
         return Memory(keys, mask, self.attention.project_keys_unchecked(keys))
@@ -192,6 +204,8 @@ class Decoder(nn.Module):
         if self.fast_path:
             embedded = self.dropout(self.embedding(tgt_in))  # [B, T, E]
             attentional, weights = self._unroll_fast(embedded, state, memory)
+        elif self.fused:
+            attentional, weights = self._unroll_fused(tgt_in, state, memory)
         else:
             attentional, weights = self._unroll_steps(self._input_gates(tgt_in), state, memory)
         return self.out(self.dropout(attentional)), weights
@@ -233,6 +247,29 @@ class Decoder(nn.Module):
             outputs, memory.keys, memory.mask, memory.proj, state.step
         )
         return self.attention.attentional_unchecked(outputs, context), weights
+
+    def _unroll_fused(
+        self, tgt_in: Tensor, state: DecoderState, memory: Memory
+    ) -> tuple[Tensor, Tensor]:
+        """``_unroll_steps`` as one autograd node (see ``fused``), from the inputs ``[B, T]``."""
+        if self.training and self.p_dropout:
+            # The embeddings' dropout masks drawn in the [B, T, E] layout of _unroll_steps.
+            gates = self._input_gates(tgt_in).transpose(0, 1)
+        else:
+            gates = self._input_gates(tgt_in.t())  # time first, each step's rows contiguous
+        layer_weights = []
+        for layer, (weight_ih, weight_hh, bias_ih, bias_hh) in enumerate(self.rnn.all_weights):
+            # Layer 0's input weight enters as the embedding's gates and the feed's columns.
+            layer_weights += (
+                [weight_hh, bias_hh] if layer == 0 else [weight_ih, bias_ih, weight_hh, bias_hh]
+            )
+        spec = Recurrence(self.lstm, self.layers, self.p_dropout if self.training else 0.0)
+        feed_weight = self._step_weights()[0]
+        assert feed_weight is not None  # fused implies input feeding
+        return recur(
+            spec, gates, state.hidden, state.cell, state.feed, memory.keys, memory.proj,
+            memory.mask, feed_weight, self.attention.combine.weight, layer_weights,
+        )  # fmt: skip
 
     def _unroll_steps(
         self, gates: Tensor, state: DecoderState, memory: Memory
