@@ -23,6 +23,9 @@ The cells use the weights of one ``nn.LSTM`` / ``nn.GRU`` module, so the step-by
 and the fast path (no input feeding, Luong order: the whole target side in one RNN call and
 one batched attention) compute the same function. The embedding's share of the first
 layer's input gates is computed for all T steps in one matrix multiply before the loop.
+Teacher forcing with input feeding and a global score of the form h . proj_s (dot,
+scaled_dot, general) runs the same steps through ``luong.recurrence.recur``: one autograd
+node whose backward is written out (``fused``); search and every other attention step here.
 """
 
 from __future__ import annotations
