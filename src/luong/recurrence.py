@@ -210,8 +210,9 @@ class _Recur(torch.autograd.Function):
         # weights' gradients are one product over the rows of all steps.
         states = [new(steps + 1, batch, d) for _ in range(layers)]  # h^l_0 .. h^l_T
         cells = [new(steps + 1, batch, d) for _ in range(layers)] if spec.lstm else []
-        # GRU: r, z, n, and W_hh h + b_hh (its n part); LSTM: i, f, g, o, tanh(c).
+        # GRU: r, z, n; LSTM: i, f, g, o, tanh(c_t).
         acts = [new(steps, batch, (5 if spec.lstm else 3) * d) for _ in range(layers)]
+        # GRU: W_hh h + b_hh, whose n part the backward reads.
         recurrent = [new(steps, batch, width) for _ in range(layers)] if not spec.lstm else []
         inputs = [new(steps, batch, d) for _ in range(layers - 1)]  # layer l's input, l > 0
         masks = [new(steps, batch, d) for _ in range(layers - 1)] if spec.dropout else []
