@@ -187,11 +187,26 @@ def test_recur_rejects_bad_arguments() -> None:
         recur(Recurrence(True, 1), *args[:9], args[9:])  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="cell: expected None .* got Tensor"):
         recur(Recurrence(False, 1), args[0], args[1], args[1], *args[3:9], args[9:])  # type: ignore[arg-type]
+    two_layers = args[1].repeat(2, 1, 1)  # type: ignore[union-attr]
     with pytest.raises(ValueError, match="layer_weights: expected 6 tensors for 2 layer"):
-        recur(Recurrence(False, 2), *args[:9], args[9:])  # type: ignore[arg-type]
+        recur(Recurrence(False, 2), args[0], two_layers, *args[2:9], args[9:])  # type: ignore
     no_steps = r"gates: expected \[T, B, G d\] with T >= 1, got \(0, 4, 24\)"
     with pytest.raises(ValueError, match=no_steps):
         recur(Recurrence(False, 1), args[0][:0], *args[1:9], args[9:])  # type: ignore[arg-type, index]
+    with pytest.raises(
+        ValueError, match=r"hidden: expected \[L, B, d\] with L = 2, got \(1, 4, 8\)"
+    ):
+        recur(Recurrence(False, 2), *args[:9], args[9:] * 3)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"keys: expected \[B, S, K\] with B = 4, got \(3, 6, 8\)"):
+        recur(Recurrence(False, 1), *args[:4], args[4][:3], *args[5:9], args[9:])  # type: ignore
+    with pytest.raises(ValueError, match=r"proj: expected shape \(4, 6, 8\), got \(4, 5, 8\)"):
+        recur(Recurrence(False, 1), *args[:5], args[5][:, :5], *args[6:9], args[9:])  # type: ignore
+    with pytest.raises(
+        ValueError, match=r"combine_weight: expected shape \(8, 16\), got \(8, 15\)"
+    ):
+        recur(Recurrence(False, 1), *args[:8], args[8][:, :15], args[9:])  # type: ignore
+    with pytest.raises(ValueError, match="mask: expected dtype torch.bool, got torch.int64"):
+        recur(Recurrence(False, 1), *args[:6], args[6].long(), *args[7:9], args[9:])  # type: ignore
     with pytest.raises(ValueError, match="layers: expected an int >= 1, got 0"):
         Recurrence(False, 0)
     with pytest.raises(ValueError, match=r"dropout: expected a number in \[0, 1\), got 1.0"):

@@ -90,6 +90,7 @@ def recur(
         raise ValueError(f"cell: expected {want}, got {type(cell).__name__}")
     if gates.dim() != 3 or gates.shape[0] < 1:
         raise ValueError(f"gates: expected [T, B, G d] with T >= 1, got {tuple(gates.shape)}")
+    _check_shapes(spec, gates, hidden, cell, feed, keys, proj, mask, feed_weight, combine_weight)
     expected = 2 + 4 * (spec.layers - 1)
     if len(layer_weights) != expected:
         raise ValueError(
@@ -101,6 +102,44 @@ def recur(
         *layer_weights,
     )  # fmt: skip
     return attentional, weights
+
+
+def _check_shapes(
+    spec: Recurrence,
+    gates: Tensor,
+    hidden: Tensor,
+    cell: Tensor | None,
+    feed: Tensor,
+    keys: Tensor,
+    proj: Tensor,
+    mask: Tensor,
+    feed_weight: Tensor,
+    combine_weight: Tensor,
+) -> None:
+    """Raise ValueError unless the tensors' shapes agree with each other and with ``spec``."""
+    if hidden.dim() != 3 or hidden.shape[0] != spec.layers:
+        raise ValueError(
+            f"hidden: expected [L, B, d] with L = {spec.layers}, got {tuple(hidden.shape)}"
+        )
+    batch, d = hidden.shape[1], hidden.shape[2]
+    if keys.dim() != 3 or keys.shape[0] != batch:
+        raise ValueError(f"keys: expected [B, S, K] with B = {batch}, got {tuple(keys.shape)}")
+    source, key_dim = keys.shape[1], keys.shape[2]
+    width = (4 if spec.lstm else 3) * d
+    expected = {
+        "gates": (gates, (gates.shape[0], batch, width)),
+        "cell": (cell, tuple(hidden.shape)),
+        "feed": (feed, (batch, d)),
+        "proj": (proj, (batch, source, d)),
+        "mask": (mask, (batch, source)),
+        "feed_weight": (feed_weight, (width, d)),
+        "combine_weight": (combine_weight, (d, key_dim + d)),
+    }
+    for name, (tensor, shape) in expected.items():
+        if tensor is not None and tuple(tensor.shape) != shape:
+            raise ValueError(f"{name}: expected shape {shape}, got {tuple(tensor.shape)}")
+    if mask.dtype != torch.bool:
+        raise ValueError(f"mask: expected dtype torch.bool, got {mask.dtype}")
 
 
 def _gru_forward(
