@@ -66,6 +66,19 @@ def test_gradcheck(lstm: bool, layers: int) -> None:
     assert torch.autograd.gradcheck(fn, args, atol=1e-8)
 
 
+@pytest.mark.parametrize("lstm", [False, True])
+def test_gradcheck_with_a_proj_shared_by_every_sentence(lstm: bool) -> None:
+    """The location score: proj_s is row s of W_a, ``[S, d]``, the same for every sentence."""
+    args = inputs(lstm, 1)
+    args[5] = args[5][0].detach().clone().requires_grad_()  # type: ignore[index, union-attr]
+    spec = Recurrence(lstm, 1)
+
+    def fn(*tensors: Tensor | None) -> tuple[Tensor, Tensor]:
+        return recur(spec, *tensors[:9], list(tensors[9:]))  # type: ignore[arg-type]
+
+    assert torch.autograd.gradcheck(fn, args, atol=1e-8)
+
+
 def test_gradcheck_with_dropout_between_layers() -> None:
     spec = Recurrence(False, 2, dropout=0.4)
 
@@ -91,7 +104,10 @@ def test_a_row_without_real_positions_attends_nowhere_and_gets_no_gradient() -> 
 
 
 def decoder(cell: str, score: str, layers: int, dropout: float) -> Decoder:
-    attention = LuongAttention(D, score=score, rng=0, key_dim=D if score != "general" else 6)
+    key_dim = 6 if score in ("general", "location") else D
+    attention = LuongAttention(
+        D, score, rng=0, key_dim=key_dim, max_len=S if score == "location" else None
+    )
     torch.manual_seed(0)
     return Decoder(V, E, D, layers, cell, attention, True, dropout, 0).double().train()
 
@@ -122,7 +138,11 @@ def unroll(dec: Decoder, fused: bool, tgt: Tensor, keys: Tensor, hidden: Tensor,
 
 @pytest.mark.parametrize(
     ("cell", "score", "layers", "dropout"),
-    list(itertools.product(["gru", "lstm"], ["dot", "scaled_dot", "general"], [1, 2], [0.0, 0.3])),
+    list(
+        itertools.product(
+            ["gru", "lstm"], ["dot", "scaled_dot", "general", "location"], [1, 2], [0.0, 0.3]
+        )
+    ),
 )
 def test_fused_path_equals_the_step_by_step_path(
     cell: str, score: str, layers: int, dropout: float
@@ -167,7 +187,7 @@ def test_dropout_changes_the_result_so_the_masks_are_really_drawn() -> None:
         (LuongAttention(D, "general"), True, True),
         (LuongAttention(D, "general"), False, False),  # the fast path instead
         (LuongAttention(D, "concat"), True, False),
-        (LuongAttention(D, "location", max_len=S), True, False),
+        (LuongAttention(D, "location", max_len=S), True, True),
         (LocalAttention(D, "dot", mode="monotonic", window=2), True, False),
         (BahdanauAttention(D), True, False),
     ],

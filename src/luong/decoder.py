@@ -24,7 +24,7 @@ and the fast path (no input feeding, Luong order: the whole target side in one R
 one batched attention) compute the same function. The embedding's share of the first
 layer's input gates is computed for all T steps in one matrix multiply before the loop.
 Teacher forcing with input feeding and a global score of the form h . proj_s (dot,
-scaled_dot, general) runs the same steps through ``luong.recurrence.recur``: one autograd
+scaled_dot, general, location) runs the same steps through ``luong.recurrence.recur``: one autograd
 node whose backward is written out (``fused``); search and every other attention step here.
 """
 
@@ -43,7 +43,7 @@ from luong.recurrence import Recurrence, recur
 __all__ = ["Decoder", "DecoderState", "Memory"]
 
 Attention = LuongAttention | BahdanauAttention
-FUSED_SCORES: tuple[str, ...] = ("dot", "scaled_dot", "general")  # score = h . proj_s
+FUSED_SCORES: tuple[str, ...] = ("dot", "scaled_dot", "general", "location")  # h . proj_s
 
 
 @dataclass(frozen=True)
@@ -176,7 +176,8 @@ class Decoder(nn.Module):
     @property
     def fused(self) -> bool:
         """Whether teacher forcing runs the recurrence of ``luong.recurrence`` (input feeding
-        with a global attention scored h . proj_s), whose backward is written out."""
+        with a global attention scored h . proj_s: all but concat), whose backward is written
+        out."""
         return (
             self.input_feed
             and type(self.attention) is LuongAttention
@@ -269,9 +270,14 @@ class Decoder(nn.Module):
         spec = Recurrence(self.lstm, self.layers, self.p_dropout if self.training else 0.0)
         feed_weight = self._step_weights()[0]
         assert feed_weight is not None  # fused implies input feeding
+        proj = memory.proj
+        if self.attention.score == "location":  # proj_s is row s of W_a, for every sentence
+            score_proj = self.attention.score_proj
+            assert isinstance(score_proj, nn.Linear)
+            proj = score_proj.weight[: memory.keys.shape[1]]
         return recur(
-            spec, gates, state.hidden, state.cell, state.feed, memory.keys, memory.proj,
-            memory.mask, feed_weight, self.attention.combine.weight, layer_weights,
+            spec, gates, state.hidden, state.cell, state.feed, memory.keys, proj, memory.mask,
+            feed_weight, self.attention.combine.weight, layer_weights,
         )  # fmt: skip
 
     def _unroll_steps(

@@ -1,9 +1,11 @@
 """The input-fed decoder's recurrence over a whole target sequence, with its backward written
 out: one ``torch.autograd.Function`` in place of the T steps that autograd would record.
 
-It computes what ``Decoder`` computes step by step for a Luong attention whose score is
-h . proj_s (dot, scaled_dot and general: ``proj`` holds the keys' share of the score) and
-input feeding, for stacked GRU or LSTM cells with ``nn.GRU`` / ``nn.LSTM`` weights:
+It computes what ``Decoder`` computes step by step for a global Luong attention whose score
+is h . proj_s (dot, scaled_dot and general, where ``proj`` holds the keys' share of the score
+for each sentence, ``[B, S, d]``, and location, where proj_s is row s of W_a for every
+sentence, ``[S, d]``) and input feeding, for stacked GRU or LSTM cells with ``nn.GRU`` /
+``nn.LSTM`` weights:
 
     g_t     = G_t + W_f h~_{t-1}                 layer 0's input gates; G_t, the embedding's
                                                  share with its bias, comes in for all t
@@ -17,7 +19,7 @@ each of them twice, with every weight's gradient accumulated at every step (``mm
 ``add_``). Here the forward runs without recording; the backward walks the steps in reverse
 with only the products that carry the gradient from one step to the previous one, then forms
 each weight's gradient in one product over all steps (``X^T G`` with the T x B rows stacked),
-and the keys' and projections' gradients in one batched product each.
+and the keys' and projections' gradients in one (batched) product each.
 
 Dropout between the layers draws its masks exactly as ``F.dropout`` on each step's layer
 input in the same order would, so a run is the same with either path.
@@ -74,7 +76,8 @@ def recur(
             ``[T, B, G d]`` (any strides).
         hidden: h_0 ``[L, B, d]``; cell: c_0 ``[L, B, d]`` for an LSTM, None for a GRU.
         feed: h~_0 ``[B, d]``.
-        keys: ``[B, S, K]``; proj: the keys' share of the score ``[B, S, d]``; mask ``[B, S]``.
+        keys: ``[B, S, K]``; proj: the keys' share of the score ``[B, S, d]``, or ``[S, d]``
+            the same for every sentence (location); mask ``[B, S]``.
         feed_weight: W_f ``[G d, d]``, the feed's columns of layer 0's input weight.
         combine_weight: W_c ``[d, K + d]``.
         layer_weights: W_hh^0, b_hh^0, then W_ih^l, b_ih^l, W_hh^l, b_hh^l for each l > 0.
@@ -130,7 +133,7 @@ def _check_shapes(
         "gates": (gates, (gates.shape[0], batch, width)),
         "cell": (cell, tuple(hidden.shape)),
         "feed": (feed, (batch, d)),
-        "proj": (proj, (batch, source, d)),
+        "proj": (proj, (batch, source, d) if proj.dim() == 3 else (source, d)),
         "mask": (mask, (batch, source)),
         "feed_weight": (feed_weight, (width, d)),
         "combine_weight": (combine_weight, (d, key_dim + d)),
@@ -264,14 +267,15 @@ class _Recur(torch.autograd.Function):
                 cells[layer][0] = cell[layer]
         feeds[0] = feed
         proj_t, combine_context, combine_query = (
-            proj.transpose(1, 2), combine_weight[:, :key_dim].t(), combine_weight[:, key_dim:].t()
+            proj.transpose(-2, -1), combine_weight[:, :key_dim].t(), combine_weight[:, key_dim:].t()
         )  # fmt: skip
         # The mask as a bias added to the scores: 0 at real positions, -inf at padding (what
         # masked_softmax fills in), and 0 throughout a row with no real position, whose
         # weights the mask then zeroes (one host read a call, not one a step).
         empty_rows = ~mask.any(1, keepdim=True)
         bias = torch.zeros_like(mask, dtype=proj.dtype).masked_fill_(~mask, float("-inf"))
-        bias = bias.masked_fill_(empty_rows, 0.0).unsqueeze(1)  # [B, 1, S]
+        bias = bias.masked_fill_(empty_rows, 0.0)  # [B, S]
+        shared = proj.dim() == 2  # one proj_s for every sentence (location)
         empty = bool(empty_rows.any())
         for t in range(steps):
             gates_in = torch.addmm(gates[t], feeds[t], feed_weight.t())
@@ -303,7 +307,10 @@ class _Recur(torch.autograd.Function):
                         states[layer][t + 1],
                     )  # fmt: skip
             top = states[-1][t + 1]
-            scores = torch.baddbmm(bias, top.unsqueeze(1), proj_t).squeeze(1)  # [B, S]
+            if shared:
+                scores = torch.addmm(bias, top, proj.t())  # [B, S]
+            else:
+                scores = torch.baddbmm(bias.unsqueeze(1), top.unsqueeze(1), proj_t).squeeze(1)
             weights[t] = scores.softmax(1) if not empty else scores.softmax(1) * mask
             torch.bmm(weights[t].unsqueeze(1), keys, out=contexts[t].unsqueeze(1))
             combined = torch.addmm(contexts[t].mm(combine_context), top, combine_query)
@@ -356,7 +363,10 @@ class _Recur(torch.autograd.Function):
             g_scores = torch.mul(
                 w, g_weights - (w * g_weights).sum(1, keepdim=True), out=grad_scores[t]
             )  # softmax's backward; masked positions have w = 0
-            g_query = torch.bmm(g_scores.unsqueeze(1), proj).squeeze(1)
+            if proj.dim() == 2:
+                g_query = g_scores.mm(proj)
+            else:
+                g_query = torch.bmm(g_scores.unsqueeze(1), proj).squeeze(1)
             grad_h[-1] = torch.addmm(g_query + grad_h[-1], pre, combine_query)
             for layer in reversed(range(layers)):
                 w_hh = layer_weights[4 * layer]
@@ -393,7 +403,10 @@ class _Recur(torch.autograd.Function):
             grad_layers += [g_rec.t().mm(_rows(states[layer][:-1])), g_rec.sum(0)]
         # The keys' and projections' gradients over all steps, one batched product each.
         grad_keys = torch.bmm(weights.permute(1, 2, 0), grad_context.transpose(0, 1))
-        grad_proj = torch.bmm(grad_scores.permute(1, 2, 0), states[-1][1:].transpose(0, 1))
+        if proj.dim() == 2:
+            grad_proj = _rows(grad_scores).t().mm(_rows(states[-1][1:]))
+        else:
+            grad_proj = torch.bmm(grad_scores.permute(1, 2, 0), states[-1][1:].transpose(0, 1))
         grad_hidden = torch.stack(grad_h)
         grad_cell = torch.stack(grad_c) if spec.lstm else None
         return (
