@@ -163,21 +163,22 @@ def vocabularies() -> tuple[Vocab, Vocab]:
     )
 
 
+def train_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, batch: Batch) -> None:
+    """One timed training step: forward, backward, gradient clipping at 1.0, the optimizer."""
+    loss = loss_of(model, batch)
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+
+
 def train_step_times(
     model: torch.nn.Module, batches: list[Batch], warmup: int, device: str = "cpu"
 ) -> list[float]:
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     times = []
     for i, batch in enumerate(batches):
-
-        def step(batch: Batch = batch) -> None:
-            loss = loss_of(model, batch)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            optimizer.step()
-
-        seconds = _time(step, device)
+        seconds = _time(lambda batch=batch: train_step(model, optimizer, batch), device)
         if i >= warmup:
             times.append(seconds)
     return times

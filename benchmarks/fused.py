@@ -20,23 +20,18 @@ import time
 from unittest import mock
 
 import torch
-from bench import CONFIGS, dates_batches, vocabularies
+from bench import CONFIGS, dates_batches, train_step, vocabularies
 
 from luong import Seq2Seq
 from luong.batching import Batch
 from luong.decoder import Decoder
-from luong.trainer import loss_of
 
 WARMUP = 3
 
 
 def step_seconds(model: Seq2Seq, optimizer: torch.optim.Optimizer, batch: Batch) -> float:
     start = time.perf_counter()
-    loss = loss_of(model, batch)
-    optimizer.zero_grad(set_to_none=True)
-    loss.backward()
-    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-    optimizer.step()
+    train_step(model, optimizer, batch)
     return time.perf_counter() - start
 
 
