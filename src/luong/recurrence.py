@@ -256,7 +256,12 @@ class _Recur(torch.autograd.Function):
         acts = [new(steps, batch, (5 if spec.lstm else 3) * d) for _ in range(layers)]
         # GRU: W_hh h + b_hh, whose n part the backward reads.
         recurrent = [new(steps, batch, width) for _ in range(layers)] if not spec.lstm else []
-        inputs = [new(steps, batch, d) for _ in range(layers - 1)]  # layer l's input, l > 0
+        # Layer l's input, l > 0: the layer below's states, or with dropout their dropped copy.
+        below = (
+            [new(steps, batch, d) for _ in range(layers - 1)]
+            if spec.dropout
+            else [states[layer][1:] for layer in range(layers - 1)]
+        )
         masks = [new(steps, batch, d) for _ in range(layers - 1)] if spec.dropout else []
         feeds = new(steps + 1, batch, d)  # h~_0 .. h~_T
         contexts = new(steps, batch, key_dim)
@@ -289,9 +294,7 @@ class _Recur(torch.autograd.Function):
                         # The mask F.dropout would draw for x (same shape, same generator).
                         drop = F.dropout(torch.ones_like(x), spec.dropout, True)
                         masks[layer - 1][t] = drop
-                        x = torch.mul(x, drop, out=inputs[layer - 1][t])
-                    else:
-                        inputs[layer - 1][t] = x
+                        x = torch.mul(x, drop, out=below[layer - 1][t])
                     gates_in = torch.addmm(b_ih, x, w_ih.t())
                 if spec.lstm:
                     summed = torch.addmm(gates_in + b_hh, h, w_hh.t())
@@ -308,7 +311,7 @@ class _Recur(torch.autograd.Function):
                     )  # fmt: skip
             top = states[-1][t + 1]
             if shared:
-                scores = torch.addmm(bias, top, proj.t())  # [B, S]
+                scores = torch.addmm(bias, top, proj_t)  # [B, S]
             else:
                 scores = torch.baddbmm(bias.unsqueeze(1), top.unsqueeze(1), proj_t).squeeze(1)
             weights[t] = scores.softmax(1) if not empty else scores.softmax(1) * mask
@@ -317,7 +320,7 @@ class _Recur(torch.autograd.Function):
             torch.tanh(combined, out=feeds[t + 1])
         ctx.set_materialize_grads(False)
         ctx.spec = spec
-        ctx.buffers = (states, cells, acts, recurrent, inputs, masks, feeds, contexts, weights)
+        ctx.buffers = (states, cells, acts, recurrent, below, masks, feeds, contexts, weights)
         ctx.save_for_backward(keys, proj, feed_weight, combine_weight, *layer_weights)
         return feeds[1:].transpose(0, 1).contiguous(), weights.transpose(0, 1).contiguous()
 
@@ -328,7 +331,7 @@ class _Recur(torch.autograd.Function):
     ) -> tuple[Tensor | None, ...]:
         spec: Recurrence = ctx.spec
         keys, proj, feed_weight, combine_weight, *layer_weights = ctx.saved_tensors
-        states, cells, acts, recurrent, inputs, masks, feeds, contexts, weights = ctx.buffers
+        states, cells, acts, recurrent, below, masks, feeds, contexts, weights = ctx.buffers
         layers = spec.layers
         steps, batch, d = feeds.shape[0] - 1, feeds.shape[1], feeds.shape[2]
         if grad_out is None:  # only the attention weights were used
@@ -398,7 +401,7 @@ class _Recur(torch.autograd.Function):
         for layer in range(layers):
             if layer > 0:
                 g_in = _rows(grad_in[layer])
-                grad_layers += [g_in.t().mm(_rows(inputs[layer - 1])), g_in.sum(0)]
+                grad_layers += [g_in.t().mm(_rows(below[layer - 1])), g_in.sum(0)]
             g_rec = _rows(grad_rec[layer])
             grad_layers += [g_rec.t().mm(_rows(states[layer][:-1])), g_rec.sum(0)]
         # The keys' and projections' gradients over all steps, one batched product each.
