@@ -16,7 +16,7 @@ PACKAGE = SRC / "luong"
 # floor, never a higher one). docs/architecture.md says what each floor is for; a new module
 # goes onto a floor here and there.
 FLOORS: list[tuple[str, set[str]]] = [
-    ("files", {"luong.version", "luong.files", "luong.batcher"}),
+    ("files", {"luong.version", "luong.files", "luong.request_batcher"}),
     ("attention, encoder, vocabulary", {
         "luong.attention", "luong.encoder", "luong.vocab", "luong.distributed",
     }),
@@ -35,7 +35,7 @@ FLOORS: list[tuple[str, set[str]]] = [
     ("evaluation, task dispatch", {"luong.evaluation", "luong.tasks"}),
     ("trainer", {"luong.trainer"}),
     ("run", {"luong.run"}),
-    ("plot, zoo, run folders", {"luong.plot", "luong.zoo", "luong.runs"}),
+    ("plot, zoo, run folders", {"luong.plot", "luong.zoo", "luong.run_folders"}),
     ("server", {"luong.server"}),
     ("command line: shared", {"luong.cli.common"}),
     ("command line: commands", {

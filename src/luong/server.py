@@ -7,7 +7,7 @@ attention explorer page.
 - ``POST /api/translate``: ``TranslateRequest`` in, ``{"model", "results": [{"source",
   "source_tokens", "hypotheses": [{"text", "score", "tokens", "attention"?}]}]}`` out, one
   result per source, in order. Requests that share their decoding options are decoded
-  together (``luong.batcher``) on a worker thread, so the event loop (``/health``) stays
+  together (``luong.request_batcher``) on a worker thread, so the event loop (``/health``) stays
   free while a batch decodes.
 - ``GET /api/models``: each model's name, config, vocabulary sizes and metrics.
 - ``GET /health``: ``{"status": "ok", "models", "batcher"}``, the batcher's counters.
@@ -39,7 +39,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from luong.batcher import Batcher
+from luong.request_batcher import Batcher
 from luong.search import MAX_ALPHA, MAX_BETA, MAX_TEMPERATURE, Hypothesis, decode, source_symbols
 from luong.translator import Translator, hypothesis_record, source_length
 from luong.version import __version__

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from luong.plot import CurveRun, plot_curves
-from luong.runs import compare, find_runs, format_table, read_run
+from luong.run_folders import compare, find_runs, format_table, read_run
 
 __all__ = ["add_parsers", "main_curves", "main_runs"]
 

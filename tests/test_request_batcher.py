@@ -1,4 +1,4 @@
-"""The dynamic batcher (``luong.batcher``), without HTTP: requests that arrive together run
+"""The dynamic batcher (``luong.request_batcher``), without HTTP: requests that arrive together run
 in one call, each gets its own results in order, keys never mix, close drains."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from luong.batcher import Batcher, BatcherStats
+from luong.request_batcher import Batcher, BatcherStats
 
 
 class Gate:
