@@ -17,14 +17,15 @@ PACKAGE = SRC / "luong"
 # goes onto a floor here and there.
 FLOORS: list[tuple[str, set[str]]] = [
     ("files", {"luong.version", "luong.files", "luong.request_batcher"}),
+    ("search options", {"luong.search_options"}),
     ("attention, encoder, vocabulary", {
-        "luong.attention", "luong.encoder", "luong.vocab", "luong.distributed",
+        "luong.attention", "luong.encoder", "luong.vocab",
     }),
     ("the decoder's fused recurrence", {"luong.recurrence"}),
     ("decoder, configs, metrics, subwords", {
         "luong.decoder", "luong.config", "luong.metrics", "luong.subword",
     }),
-    ("batching", {"luong.batching"}),
+    ("batching, processes", {"luong.batching", "luong.distributed"}),
     ("model", {"luong.model"}),
     ("ensemble", {"luong.ensemble"}),
     ("search, checkpoints, task data", {"luong.search", "luong.checkpoint", "luong.tasks.data"}),

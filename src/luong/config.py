@@ -19,13 +19,14 @@ from typing import Any
 import tomli_w
 
 from luong.attention import GLOBAL_SCORES, LOCAL_MODES, LOCAL_SCORES, SAME_WIDTH_SCORES
-from luong.distributed import DEVICES
 from luong.files import MAX_TEXT_BYTES, read_bounded
+from luong.search_options import OptionError, SearchOptions
 
 __all__ = [
     "ATTENTIONS",
     "BRIDGES",
     "CELLS",
+    "DEVICES",
     "LOCALS",
     "PRECISIONS",
     "SCHEDULES",
@@ -48,6 +49,7 @@ SCHEDULES: tuple[str, ...] = ("constant", "linear", "cosine")
 PRECISIONS: tuple[str, ...] = ("fp32", "bf16")
 SELECTS: tuple[str, ...] = ("auto", "exact", "bleu", "chrf", "loss")
 SUBWORD_KINDS: tuple[str, ...] = ("none", "unigram", "bpe")
+DEVICES: tuple[str, ...] = ("auto", "cpu", "cuda")  # "auto": CUDA when present
 
 
 @dataclass(frozen=True)
@@ -171,10 +173,11 @@ class TrainConfig:
     # "auto": BLEU for a subword target vocabulary (translation), exact match otherwise.
     select: str = "auto"
     seed: int = 0  # model initialisation, dropout and data order
-    max_decode_len: int = 0  # longest output at evaluation; 0: twice the source plus 10
+    # Longest output at evaluation (dev and test), at most 10,000; 0: twice the source plus 10.
+    max_decode_len: int = 0
     eval_batch_size: int = 1000  # sentences per batch at evaluation
     test_beam: int = 1  # the test split's decoding: greedy (1) or beam search of this size
-    test_alpha: float = 0.0  # the test split's length penalty (with test_beam > 1)
+    test_alpha: float = 0.0  # the test split's length penalty (with test_beam > 1), 0 to 5
     # Subword regularisation while training (a subword vocabulary only): unigram samples a
     # segmentation with this smoothing alpha, BPE drops merges with this probability; 0: off.
     subword_sampling: float = 0.0
@@ -223,14 +226,32 @@ class TrainConfig:
                 f"label_smoothing: expected a number in [0, 1), got {self.label_smoothing!r}"
             )
         _choice("select", self.select, SELECTS)
-        if not isinstance(self.test_alpha, int | float) or not 0 <= self.test_alpha <= 10:
-            raise ValueError(f"test_alpha: expected a number in [0, 10], got {self.test_alpha!r}")
+        try:  # the decoding fields are checked as the SearchOptions they make
+            self.test_search
+        except OptionError as error:
+            raise ValueError(f"{SEARCH_FIELDS[error.name]}: {error.detail}") from None
         sampling = self.subword_sampling
         if not isinstance(sampling, int | float) or not 0 <= sampling < 1:
             raise ValueError(f"subword_sampling: expected a number in [0, 1), got {sampling!r}")
 
+    @property
+    def dev_search(self) -> SearchOptions:
+        """How dev is decoded: greedy search, outputs up to ``max_decode_len``."""
+        return SearchOptions(max_len=self.max_decode_len or None)
+
+    @property
+    def test_search(self) -> SearchOptions:
+        """How the test split is decoded: ``test_beam``, ``test_alpha``, ``max_decode_len``."""
+        return SearchOptions(
+            beam=self.test_beam, alpha=self.test_alpha, max_len=self.max_decode_len or None
+        )
+
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+# The TrainConfig field that gives each SearchOptions field of ``test_search``.
+SEARCH_FIELDS = {"beam": "test_beam", "alpha": "test_alpha", "max_len": "max_decode_len"}
 
 
 @dataclass(frozen=True)

@@ -23,9 +23,9 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-__all__ = ["World", "pick_device", "setup", "shard"]
+from luong.config import DEVICES
 
-DEVICES = ("auto", "cpu", "cuda")
+__all__ = ["World", "pick_device", "setup", "shard"]
 
 # How long rank 0 waits for the others to join (seconds): the environment variable, or the
 # default. torchrun starts every rank at once, so minutes are plenty.

@@ -18,13 +18,13 @@ from luong.config import (
     ATTENTIONS,
     BRIDGES,
     CELLS,
+    DEVICES,
     LOCALS,
     PRECISIONS,
     SCHEDULES,
     SELECTS,
     SUBWORD_KINDS,
 )
-from luong.distributed import DEVICES
 from luong.ensemble import COMBINE
 from luong.files import read_text_lines, text_lines
 from luong.search import MAX_ALPHA, MAX_BEAM, MAX_BETA
