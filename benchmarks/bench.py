@@ -39,6 +39,7 @@ import torch
 
 from luong import Ensemble, Seq2Seq, Seq2SeqConfig, TrainConfig, Vocab
 from luong.batching import Batch, ParallelData, bucketed_batches, encode_sources, token_batches
+from luong.search_options import SearchOptions
 from luong.tasks import load_task, translation
 from luong.trainer import loss_of
 from luong.translator import translate
@@ -302,7 +303,7 @@ def bench_decoding(model_dir: Path, repeats: int, device: str = "cpu") -> dict[s
     result["greedy_s"] = round(statistics.median(greedy), 3)
     result["greedy_sentences_per_s"] = round(len(sources) / statistics.median(greedy))
     beam = [
-        _time(lambda: translate(model, sources, batch_size=512, beam_size=5), device)
+        _time(lambda: translate(model, sources, SearchOptions(beam=5), batch_size=512), device)
         for _ in range(repeats)
     ]
     result["beam5_s"] = round(statistics.median(beam), 3)
@@ -354,7 +355,9 @@ def bench_ensemble(
     times: dict[int, list[float]] = {k: [] for k in models}
     for _ in range(repeats):
         for k, model in models.items():
-            times[k].append(_time(lambda m=model: translate(m, sources, beam_size=5), device))
+            times[k].append(
+                _time(lambda m=model: translate(m, sources, SearchOptions(beam=5)), device)
+            )
     result: dict[str, object] = {}
     for k in (2, 3):
         result[f"ensemble{k}_beam5_s"] = round(statistics.median(times[k]), 3)

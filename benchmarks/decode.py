@@ -22,6 +22,7 @@ import torch
 
 from luong.model import Seq2Seq
 from luong.search import Hypothesis, decode, hypothesis_text
+from luong.search_options import SearchOptions
 from luong.tasks import load_task
 
 
@@ -41,12 +42,12 @@ def main() -> None:
     runs = {"greedy": (1, 1), f"beam {k}": (k, 1), f"beam {k}, {k}-best": (k, k)}
     times: dict[str, list[float]] = {name: [] for name in runs}
     outputs: dict[str, list[list[Hypothesis]]] = {}
-    decode(model, sources[: args.batch_size], beam_size=k, batch_size=args.batch_size)  # warm-up
+    decode(model, sources[: args.batch_size], SearchOptions(beam=k), batch_size=args.batch_size)
     for _ in range(args.repeats):  # interleaved, so load from other processes hits all alike
         for name, (beam, n_best) in runs.items():
             start = time.perf_counter()
             outputs[name] = decode(
-                model, sources, beam_size=beam, n_best=n_best, batch_size=args.batch_size
+                model, sources, SearchOptions(beam=beam, nbest=n_best), batch_size=args.batch_size
             )
             times[name].append(time.perf_counter() - start)
     print(

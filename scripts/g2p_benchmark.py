@@ -35,6 +35,7 @@ from luong import __version__
 from luong.cli import main as luong_main
 from luong.evaluation import evaluate_references
 from luong.model import Seq2Seq
+from luong.search_options import SearchOptions
 from luong.tasks.g2p import carve_dev, read_references
 from luong.tasks.tsv import read_pairs
 
@@ -96,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     for split, pairs in (("dev", dev), ("test", [] if args.dev_only else test)):
         for beam in beams if pairs else []:
             start = time.perf_counter()
-            scores = evaluate_references(model, pairs, batch_size=500, beam_size=beam)
+            scores = evaluate_references(model, pairs, SearchOptions(beam=beam), batch_size=500)
             scores["decode_seconds"] = round(time.perf_counter() - start, 1)
             name = "greedy" if beam == 1 else f"beam {beam}"
             rows[split][name] = scores

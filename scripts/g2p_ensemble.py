@@ -32,6 +32,7 @@ from luong.averaging import average_checkpoints, run_checkpoints
 from luong.ensemble import Decodable, Ensemble
 from luong.evaluation import evaluate_references
 from luong.model import Seq2Seq
+from luong.search_options import SearchOptions
 from luong.tasks.g2p import read_references
 from luong.tasks.tsv import read_pairs
 
@@ -41,7 +42,7 @@ def score(model: Decodable, splits: dict[str, list[tuple[str, str]]], beams: lis
     for split, pairs in splits.items():
         for beam in beams:
             start = time.perf_counter()
-            scores = evaluate_references(model, pairs, batch_size=500, beam_size=beam)
+            scores = evaluate_references(model, pairs, SearchOptions(beam=beam), batch_size=500)
             seconds = time.perf_counter() - start
             name = "greedy" if beam == 1 else f"beam {beam}"
             rows[f"{split} {name}"] = {

@@ -28,7 +28,17 @@ FLOORS: list[tuple[str, set[str]]] = [
     ("batching, processes", {"luong.batching", "luong.distributed"}),
     ("model", {"luong.model"}),
     ("ensemble", {"luong.ensemble"}),
-    ("search, checkpoints, task data", {"luong.search", "luong.checkpoint", "luong.tasks.data"}),
+    ("search: hypotheses, checkpoints, task data", {
+        "luong.search.hypothesis", "luong.checkpoint", "luong.tasks.data",
+    }),
+    ("search: penalties, greedy search, prefixes", {
+        "luong.search.penalties", "luong.search.greedy", "luong.search.prefix",
+    }),
+    ("search: beam search, sampling, symbols", {
+        "luong.search.beam", "luong.search.sampling", "luong.search.symbols",
+    }),
+    ("search: text in", {"luong.search.text"}),
+    ("search", {"luong.search"}),
     ("translation of strings, the tasks, averaging", {
         "luong.translator", "luong.tasks.dates", "luong.tasks.g2p", "luong.tasks.tsv",
         "luong.tasks.translation", "luong.averaging",

@@ -26,7 +26,6 @@ from hypothesis import strategies as st
 from torch import Tensor, nn
 
 import luong
-from luong import search
 from luong.attention import (
     GLOBAL_SCORES,
     LOCAL_MODES,
@@ -40,6 +39,7 @@ from luong.batching import ParallelData
 from luong.cli import build_parser
 from luong.config import Seq2SeqConfig
 from luong.model import Seq2Seq
+from luong.search_options import SearchOptions
 from luong.trainer import loss_of
 from luong.translator import translate
 
@@ -708,7 +708,8 @@ def test_model_trains_without_nan_and_round_trips(fields: dict, tmp_path: Path) 
     with torch.no_grad():
         assert torch.equal(loaded(src, lengths, tgt_in), model(src, lengths, tgt_in))
     texts = ["abc", "jihgf", "a"]
-    assert translate(loaded, texts, max_len=6) == translate(model, texts, max_len=6)
+    options = SearchOptions(max_len=6)
+    assert translate(loaded, texts, options) == translate(model, texts, options)
 
 
 @pytest.mark.parametrize("fields", MECHANISMS, ids=MECHANISM_IDS)
@@ -717,11 +718,9 @@ def test_greedy_and_beam_search_run_with_every_mechanism(fields: dict) -> None:
     src, lengths = source_batch(SRC_LENGTHS, 2)
     greedy = luong.greedy_search(model, src, lengths, max_len=7)
     assert len(greedy) == 3
-    if not hasattr(search, "beam_search"):
-        pytest.skip("luong.search has no beam_search")
-    one = search.beam_search(model, src, lengths, beam_size=1, max_len=7)
+    one = luong.beam_search(model, src, lengths, SearchOptions(beam=1), max_len=7)
     assert [h[0].tokens for h in one] == [h.tokens for h in greedy]  # beam 1 is greedy
-    lists = search.beam_search(model, src, lengths, beam_size=3, max_len=7, n_best=3)
+    lists = luong.beam_search(model, src, lengths, SearchOptions(beam=3, nbest=3), max_len=7)
     assert [len(hyps) for hyps in lists] == [3, 3, 3]
     for b, hyps in enumerate(lists):
         for hyp in hyps:

@@ -174,7 +174,7 @@ def test_bad_training_file_stops_before_training(
             ["eval", "m", "--task", "dates", "--skip-bad-lines"],
             "--skip-bad-lines: only with --data",
         ),
-        (["eval", "m", "--data", "x.tsv", "--beam", "0"], "--beam: expected >= 1, got 0"),
+        (["eval", "m", "--data", "x.tsv", "--beam", "0"], "--beam: expected an int >= 1, got 0"),
     ],
 )
 def test_usage_errors(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:

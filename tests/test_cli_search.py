@@ -92,8 +92,8 @@ def test_translate_jsonl_gives_hypotheses_with_attention(model_dir: Path, source
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--beam", "0"], "--beam: expected >= 1, got 0"),
-        (["--beam", "2", "--nbest", "3"], "--nbest: expected between 1 and --beam (2), got 3"),
+        (["--beam", "0"], "--beam: expected an int >= 1, got 0"),
+        (["--beam", "2", "--nbest", "3"], "--nbest: expected at most beam = 2, got 3"),
         (["--alpha", "-1"], "--alpha: expected a finite number >= 0, got -1.0"),
         (["--beta", "nan"], "--beta: expected a finite number >= 0, got nan"),
     ],
@@ -121,7 +121,7 @@ def test_plot_writes_a_heatmap(model_dir: Path, tmp_path: Path) -> None:
     assert image.shape[0] > 100 and image.shape[1] > 300
     usage_error(
         luong("plot", str(model_dir), "x", "--out", str(out), "--beam", "0"),
-        "--beam: expected >= 1, got 0",
+        "--beam: expected an int >= 1, got 0",
     )
     usage_error(luong("plot", str(model_dir), " ", "--out", str(out)), "text: expected")
 

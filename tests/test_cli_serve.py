@@ -21,6 +21,7 @@ from helpers import SRC_SPACE, assert_one_line_error, luong, small_model
 
 from luong.cli.serve import model_names
 from luong.search import decode, hypothesis_text
+from luong.search_options import SearchOptions
 
 SOURCES = ["abc de", "j", "hij a bc", "ff gg"]
 
@@ -36,11 +37,11 @@ def lines(texts: list[str]) -> bytes:
     return "".join(t + "\n" for t in texts).encode()
 
 
-def library_lines(folder: Path, **options: Any) -> list[str]:
+def library_lines(folder: Path, options: SearchOptions | None = None) -> list[str]:
     model = small_model(seed=4, src=SRC_SPACE)
     return [
         "\t".join(hypothesis_text(model, h) for h in hyps)
-        for hyps in decode(model, SOURCES, **options)
+        for hyps in decode(model, SOURCES, options)
     ]
 
 
@@ -58,7 +59,7 @@ def test_translate_prefix_and_sample_give_the_librarys_outputs(folder: Path) -> 
     )
     assert prefixed.returncode == 0, prefixed.stderr
     assert prefixed.stdout.decode().splitlines() == library_lines(
-        folder, prefix="1-", beam_size=3, n_best=2
+        folder, SearchOptions(prefix="1-", beam=3, nbest=2)
     )
     assert all(
         o.startswith("1-")
@@ -71,7 +72,7 @@ def test_translate_prefix_and_sample_give_the_librarys_outputs(folder: Path) -> 
     assert sampled.returncode == 0, sampled.stderr
     assert sampled.stdout == again.stdout
     assert sampled.stdout.decode().splitlines() == library_lines(
-        folder, sample=True, seed=3, n_best=2, temperature=0.9, top_k=5
+        folder, SearchOptions(sample=True, seed=3, nbest=2, temperature=0.9, top_k=5)
     )
 
 
@@ -87,7 +88,7 @@ def test_stream_answers_each_line_before_the_next_is_written(folder: Path) -> No
         outputs.append(process.stdout.readline().decode().rstrip("\n"))
     process.stdin.close()
     assert process.wait(timeout=60) == 0
-    assert outputs == library_lines(folder, beam_size=2)
+    assert outputs == library_lines(folder, SearchOptions(beam=2))
 
 
 def test_stream_names_the_line_of_a_source_too_long(folder: Path) -> None:
@@ -103,16 +104,24 @@ def test_stream_names_the_line_of_a_source_too_long(folder: Path) -> None:
 @pytest.mark.parametrize(
     ("flags", "needle"),
     [
-        (["--sample", "--beam", "2"], "--beam: --sample draws one token a step, expected 1, got 2"),
+        (["--sample", "--beam", "2"], "--beam: sampling draws one token a step, expected 1, got 2"),
         (
             ["--sample", "--temperature", "0"],
-            "--temperature: expected above 0 and at most 100, got 0",
+            "--temperature: expected a finite number > 0, got 0.0",
         ),
-        (["--sample", "--top-k", "0"], "--top-k: expected >= 1, got 0"),
-        (["--sample", "--seed", "-1"], "--seed: expected >= 0, got -1"),
-        (["--top-k", "3"], "--top-k: only with --sample"),
-        (["--seed", "3"], "--seed: only with --sample"),
-        (["--temperature", "2"], "--temperature: only with --sample"),
+        (["--sample", "--top-k", "0"], "--top-k: expected an int >= 1, got 0"),
+        (["--sample", "--seed", "-1"], "--seed: expected an int >= 0, got -1"),
+        (["--top-k", "3"], "--top-k: only when sampling"),
+        (["--seed", "3"], "--seed: only when sampling"),
+        (["--temperature", "2"], "--temperature: only when sampling"),
+        (
+            ["--sample", "--temperature", "nan"],
+            "--temperature: expected a finite number > 0, got nan",
+        ),
+        (["--sample", "--seed", str(2**64)], f"--seed: expected at most {2**64 - 1}, got {2**64}"),
+        (["--nbest", "100000"], "--nbest: expected at most 1000, got 100000"),
+        (["--prefix", "a" * 1001], "--prefix: expected at most 1000 characters, got 1001"),
+        (["--max-len", "1000000000"], "--max-len: expected at most 10000, got 1000000000"),
     ],
 )
 def test_translate_usage_errors(folder: Path, flags: list[str], needle: str) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from luong.decoder import DecoderState
 from luong.ensemble import Ensemble, load_models
 from luong.model import Seq2Seq
 from luong.search import Hypothesis, decode
+from luong.search_options import SearchOptions
 from luong.translator import Translator, fit_sources, translate
 from luong.vocab import Vocab
 
@@ -36,25 +38,26 @@ def assert_same(a: list[list[Hypothesis]], b: list[list[Hypothesis]], tol: float
 
 
 SEARCHES = [
-    {"beam_size": 1},
-    {"beam_size": 4, "n_best": 3},
-    {"beam_size": 3, "alpha": 0.6, "beta": 0.2},
-    {"beam_size": 2, "min_len": 2},
+    SearchOptions(beam=1),
+    SearchOptions(beam=4, nbest=3),
+    SearchOptions(beam=3, alpha=0.6, beta=0.2),
+    SearchOptions(beam=2, min_len=2),
 ]
 
 
 @pytest.mark.parametrize("search", SEARCHES)
-def test_an_ensemble_of_one_decodes_exactly_as_its_model(search: dict[str, float]) -> None:
+def test_an_ensemble_of_one_decodes_exactly_as_its_model(search: SearchOptions) -> None:
     model = small_model(3)
-    assert_same(decode(Ensemble([model]), TEXTS, **search), decode(model, TEXTS, **search), 0.0)
+    assert_same(decode(Ensemble([model]), TEXTS, search), decode(model, TEXTS, search), 0.0)
 
 
 @pytest.mark.parametrize("combine", ["logprob", "prob"])
 @pytest.mark.parametrize("search", SEARCHES)
-def test_an_ensemble_of_two_copies_equals_the_model(search: dict[str, float], combine: str) -> None:
+def test_an_ensemble_of_two_copies_equals_the_model(search: SearchOptions, combine: str) -> None:
     model = small_model(4, cell="lstm")
-    ensemble = Ensemble([model, small_model(4, cell="lstm")], combine=combine)
-    assert_same(decode(ensemble, TEXTS, **search), decode(model, TEXTS, **search), 1e-6)
+    ensemble = Ensemble([model, small_model(4, cell="lstm")])
+    combined = replace(search, combine=combine)
+    assert_same(decode(ensemble, TEXTS, combined), decode(model, TEXTS, search), 1e-6)
 
 
 def member_log_probs(model: Seq2Seq, text: str, tokens: list[int]) -> tuple[torch.Tensor, ...]:
@@ -87,9 +90,11 @@ def test_greedy_search_follows_the_combined_distribution_of_different_members(
     ensemble must have picked the argmax of the combination at every step, with its
     log-probability, and report the members' mean attention."""
     members = [small_model(10 + i, **fields) for i, fields in enumerate(kinds)]
-    ensemble = Ensemble(members, combine=combine)
+    ensemble = Ensemble(members)
     texts = ["abcde", "jjj", "gif"]
-    for text, hyps in zip(texts, decode(ensemble, texts), strict=True):
+    for text, hyps in zip(
+        texts, decode(ensemble, texts, SearchOptions(combine=combine)), strict=True
+    ):
         tokens = hyps[0].tokens
         forced = [member_log_probs(m, text, tokens) for m in members]
         log_probs = torch.stack([lp for lp, _ in forced])
@@ -110,7 +115,7 @@ def test_beam_one_is_greedy_search_for_an_ensemble() -> None:
     greedy search's tokens and log-probabilities, its score divided by lp."""
     ensemble = Ensemble([small_model(1), small_model(2, attention="concat")])
     greedy = decode(ensemble, TEXTS)
-    beam = decode(ensemble, TEXTS, beam_size=1, alpha=0.5)
+    beam = decode(ensemble, TEXTS, SearchOptions(beam=1, alpha=0.5))
     for g, b in zip(greedy, beam, strict=True):
         assert [h.tokens for h in b] == [h.tokens for h in g]
         for hg, hb in zip(g, b, strict=True):
@@ -120,8 +125,9 @@ def test_beam_one_is_greedy_search_for_an_ensemble() -> None:
 
 
 def test_an_ensembles_beam_search_ranks_its_nbest_by_the_recomputed_score() -> None:
-    ensemble = Ensemble([small_model(5), small_model(6), small_model(7)], combine="prob")
-    for hyps in decode(ensemble, TEXTS[:3], beam_size=5, n_best=5, alpha=0.8, beta=0.3):
+    ensemble = Ensemble([small_model(5), small_model(6), small_model(7)])
+    options = SearchOptions(beam=5, nbest=5, alpha=0.8, beta=0.3, combine="prob")
+    for hyps in decode(ensemble, TEXTS[:3], options):
         assert len({tuple(h.tokens) for h in hyps}) == len(hyps) == 5
         scores = [h.score for h in hyps]
         assert scores == sorted(scores, reverse=True)
@@ -178,7 +184,7 @@ def test_bad_ensembles_are_refused_by_type_and_value() -> None:
     with pytest.raises(TypeError, match="expected a sequence of Seq2Seq"):
         Ensemble(small_model(0))  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="combine: expected one of logprob, prob, got 'max'"):
-        Ensemble([small_model(0)], combine="max")
+        SearchOptions(combine="max")
 
 
 def test_fit_sources_holds_every_members_limit() -> None:
@@ -201,8 +207,8 @@ def test_load_a_list_of_folders_as_an_ensemble(tmp_path: Path) -> None:
     both = luong.load([a, b])
     assert isinstance(both, Translator) and isinstance(both.model, Ensemble)
     assert [m.config for m in both.members] == [small_model(1).config] * 2
-    expected = translate(Ensemble([small_model(1), small_model(2)]), TEXTS, beam_size=3)
-    assert both.translate(TEXTS, beam_size=3) == expected
+    expected = translate(Ensemble([small_model(1), small_model(2)]), TEXTS, SearchOptions(beam=3))
+    assert both.translate(TEXTS, SearchOptions(beam=3)) == expected
     assert luong.load([a]).translate(TEXTS) == translate(small_model(1), TEXTS)
     assert isinstance(load_models([str(a)]), Seq2Seq)
     with pytest.raises(TypeError, match="expected a model folder or a list of them"):
@@ -310,14 +316,14 @@ def test_cli_translate_with_several_folders_is_the_ensemble(folders: list[Path])
     sources = "abc\n\njihg fe\ncafe\n"
     result = run_luong("translate", *map(str, folders), "--beam", "3", stdin=sources.encode())
     ensemble = Ensemble([Seq2Seq.from_pretrained(f) for f in folders])
-    assert output_lines(result) == translate(ensemble, sources.splitlines(), beam_size=3)
+    assert output_lines(result) == translate(ensemble, sources.splitlines(), SearchOptions(beam=3))
     prob = run_luong(
         "translate", *map(str, folders[:2]), "--combine", "prob", "--format", "jsonl",
         stdin=b"abc\n",
     )  # fmt: skip
     record = json.loads(output_lines(prob)[0])
-    two = Ensemble([Seq2Seq.from_pretrained(f) for f in folders[:2]], combine="prob")
-    hyp = decode(two, ["abc"])[0][0]
+    two = Ensemble([Seq2Seq.from_pretrained(f) for f in folders[:2]])
+    hyp = decode(two, ["abc"], SearchOptions(combine="prob"))[0][0]
     assert record["hypotheses"][0]["score"] == round(hyp.score, 6)
     assert len(record["hypotheses"][0]["attention"][0]) == 4  # a, b, c and EOS
 
@@ -328,9 +334,8 @@ def test_cli_eval_with_several_folders(folders: list[Path], tmp_path: Path) -> N
     result = run_luong("eval", *map(str, folders), "--data", str(data), "--json", "--beam", "2")
     scores = json.loads(output_lines(result)[0])
     ensemble = Ensemble([Seq2Seq.from_pretrained(f) for f in folders])
-    expected = luong.evaluate(
-        ensemble, [("abc", "012"), ("cafe", "2"), ("hij", "9-9")], references=True, beam_size=2
-    )
+    pairs = [("abc", "012"), ("cafe", "2"), ("hij", "9-9")]
+    expected = luong.evaluate(ensemble, pairs, SearchOptions(beam=2), references=True)
     assert scores["wer"] == expected["wer"] and scores["per"] == expected["per"]
     assert scores["sources"] == 3
 
@@ -380,21 +385,24 @@ def test_decoder_state_with_coverage_keeps_everything_else() -> None:
     assert tracked.step == 4 and tracked.hidden is state.hidden
 
 
-@pytest.mark.parametrize("search", [{"beam_size": 1}, {"beam_size": 3, "n_best": 2}])
-def test_an_ensemble_continues_a_prefix_as_its_model_does(search: dict[str, int]) -> None:
+@pytest.mark.parametrize(
+    "search", [SearchOptions(prefix="12"), SearchOptions(prefix="12", beam=3, nbest=2)]
+)
+def test_an_ensemble_continues_a_prefix_as_its_model_does(search: SearchOptions) -> None:
     model = small_model(9, cell="lstm")
     ensemble = Ensemble([model, small_model(9, cell="lstm")])
-    expected = decode(model, TEXTS, prefix="12", **search)
+    expected = decode(model, TEXTS, search)
     assert all(
         h.tokens[:2] == model.tgt_vocab.encode("12", eos=False) for hs in expected for h in hs
     )
-    assert_same(decode(ensemble, TEXTS, prefix="12", **search), expected, 1e-6)
+    assert_same(decode(ensemble, TEXTS, search), expected, 1e-6)
 
 
 def test_an_ensemble_samples_with_its_combined_distribution() -> None:
     ensemble = Ensemble([small_model(1), small_model(2)])
-    draws = decode(ensemble, TEXTS[:3], sample=True, n_best=4, seed=7, top_k=3)
-    again = decode(ensemble, TEXTS[:3], sample=True, n_best=4, seed=7, top_k=3)
+    drawing = SearchOptions(sample=True, nbest=4, seed=7, top_k=3)
+    draws = decode(ensemble, TEXTS[:3], drawing)
+    again = decode(ensemble, TEXTS[:3], drawing)
     assert [[h.tokens for h in hs] for hs in draws] == [[h.tokens for h in hs] for hs in again]
     for text, hyps in zip(TEXTS[:3], draws, strict=True):
         assert len(hyps) == 4

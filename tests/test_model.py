@@ -21,6 +21,7 @@ from safetensors.torch import load_file, save_file
 from luong import Seq2Seq, Seq2SeqConfig, Vocab, greedy_search
 from luong.batching import encode_sources
 from luong.config import ATTENTIONS
+from luong.search_options import SearchOptions
 from luong.translator import translate
 
 FILES = {"model.safetensors", "config.json", "src_vocab.json", "tgt_vocab.json"}
@@ -281,7 +282,8 @@ def test_save_load_round_trip(tmp_path: Path, fields: dict[str, object]) -> None
     with torch.no_grad():
         assert torch.equal(loaded.eval()(src, lengths, tgt_in), model(src, lengths, tgt_in))
     texts = ["abc", "jihgf edcba", "", "a b"]
-    assert translate(loaded, texts, max_len=8) == translate(model, texts, max_len=8)
+    options = SearchOptions(max_len=8)
+    assert translate(loaded, texts, options) == translate(model, texts, options)
 
 
 def test_luong_load_is_from_pretrained(tmp_path: Path) -> None:
@@ -544,16 +546,17 @@ TEXTS = ["abc", "", "jihgfedcba", "   ", "a", "bad cab", "hhhh", "\t\n", "é?!"]
 
 def test_translate_keeps_order_and_empty_inputs() -> None:
     model = lively()
-    outputs = translate(model, TEXTS, max_len=10)
+    options = SearchOptions(max_len=10)
+    outputs = translate(model, TEXTS, options)
     assert len(outputs) == len(TEXTS)
     for text, output in zip(TEXTS, outputs, strict=True):
         if not text.strip():
             assert output == ""
         else:
-            assert output == translate(model, [text], max_len=10)[0]
+            assert output == translate(model, [text], options)[0]
     assert len({o for o, t in zip(outputs, TEXTS, strict=True) if t.strip()}) > 2
-    assert translate(model, TEXTS, batch_size=2, max_len=10) == outputs
-    assert translate(model, list(reversed(TEXTS)), max_len=10) == list(reversed(outputs))
+    assert translate(model, TEXTS, options, batch_size=2) == outputs
+    assert translate(model, list(reversed(TEXTS)), options) == list(reversed(outputs))
 
 
 def test_translate_equals_greedy_search() -> None:
@@ -562,7 +565,9 @@ def test_translate_equals_greedy_search() -> None:
     src, lengths = encode_sources(model.src_vocab, texts)
     assert lengths.tolist() == [4, 5, 8]  # EOS appended
     hyps = greedy_search(model, src, lengths, 10)
-    assert translate(model, texts, max_len=10) == [TGT.decode(h.tokens) for h in hyps]
+    assert translate(model, texts, SearchOptions(max_len=10)) == [
+        TGT.decode(h.tokens) for h in hyps
+    ]
 
 
 def test_translate_edge_cases() -> None:
@@ -576,10 +581,10 @@ def test_translate_edge_cases() -> None:
         translate(model, "abc")
     with pytest.raises(TypeError, match="texts: expected a sequence of strings"):
         translate(model, ["abc", 3])  # type: ignore[list-item]
-    with pytest.raises(ValueError, match="batch_size: expected >= 1, got 0"):
+    with pytest.raises(ValueError, match="batch_size: expected an int >= 1, got 0"):
         translate(model, ["abc"], batch_size=0)
     with pytest.raises(ValueError, match="max_len: expected an int >= 1, got 0"):
-        translate(model, ["abc"], max_len=0)
+        translate(model, ["abc"], SearchOptions(max_len=0))
 
 
 def test_translate_default_limit_does_not_depend_on_the_batch() -> None:

@@ -19,6 +19,7 @@ from luong.plot import (
     plot_scores,
     plot_translation,
 )
+from luong.search_options import SearchOptions
 
 
 def read_png(path: Path) -> np.ndarray:
@@ -102,7 +103,7 @@ def test_model_score_panel_reads_the_model_with_padding(tmp_path: Path) -> None:
 
 def test_plot_translation_draws_the_best_hypothesis(tmp_path: Path) -> None:
     model = small_model(src=SRC_SPACE)
-    hyp = plot_translation(model, "bad cab", tmp_path / "t.png", beam_size=3, size=(5, 3))
+    hyp = plot_translation(model, "bad cab", tmp_path / "t.png", SearchOptions(beam=3), size=(5, 3))
     assert hyp.attention.shape == (len(hyp.tokens), len("bad cab") + 1)
     assert read_png(tmp_path / "t.png").shape[:2] == (300, 500)
     with pytest.raises(ValueError, match="text: expected a non-empty input"):

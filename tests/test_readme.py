@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+import luong
+
 README = Path(__file__).resolve().parent.parent / "README.md"
 BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
 
@@ -30,5 +32,6 @@ def test_readme_example_runs(index: int, tmp_path: Path, monkeypatch: pytest.Mon
     if index == 2:
         ensemble = namespace["ensemble"]
         assert [type(m).__name__ for m in ensemble.members] == ["Seq2Seq", "Seq2Seq"]  # type: ignore[attr-defined]
-        outputs = ensemble.translate(["3 May 1979"], beam_size=5, n_best=3)  # type: ignore[attr-defined]
+        options = luong.SearchOptions(beam=5, nbest=3)
+        outputs = ensemble.translate_nbest(["3 May 1979"], options)  # type: ignore[attr-defined]
         assert len(outputs[0]) == 3 and len(set(outputs[0])) == 3

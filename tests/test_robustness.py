@@ -30,6 +30,7 @@ from safetensors.torch import load_file, save_file
 from luong import LuongAttention, Seq2Seq, Seq2SeqConfig, TrainConfig, train
 from luong.evaluation import evaluate
 from luong.search import decode
+from luong.search_options import SearchOptions
 from luong.translator import translate as translate_texts
 
 MODEL = Seq2SeqConfig(emb_dim=8, enc_hidden=8, enc_layers=1, dec_hidden=16, max_src_len=30)
@@ -246,23 +247,17 @@ def test_search_never_returns_an_empty_n_best_list(model_dir: Path) -> None:
     for options, message in (
         ({"beta": 1e37}, "beta: expected at most 10"),
         ({"alpha": 39.0}, "alpha: expected at most 5"),
-        ({"beam_size": 10**9}, "beam_size: expected at most 1000"),
+        ({"beam": 10**9}, "beam: expected at most 1000"),
     ):
         with pytest.raises(ValueError, match=message):
-            decode(model, ["3 May 1979"], **{"beam_size": 5, **options})  # type: ignore[arg-type]
+            SearchOptions(**{"beam": 5, **options})  # type: ignore[arg-type]
     texts = ["March 5, 1979", "3/5/79", "a" * 30, "Monday, March 5, 1979", "x"]
     # The most extreme penalties allowed, and EOS forbidden until the last step.
     for alpha, beta, min_len in ((5.0, 10.0, 0), (5.0, 0.0, 0), (0.0, 10.0, 0), (5.0, 10.0, 9)):
-        lists = decode(
-            model,
-            texts,
-            beam_size=8,
-            n_best=8,
-            alpha=alpha,
-            beta=beta,
-            min_len=min_len,
-            max_len=10,
+        options = SearchOptions(
+            beam=8, nbest=8, alpha=alpha, beta=beta, min_len=min_len, max_len=10
         )
+        lists = decode(model, texts, options)
         for hyps in lists:
             assert len(hyps) == 8
             assert all(math.isfinite(h.score) for h in hyps)

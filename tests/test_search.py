@@ -20,7 +20,6 @@ from helpers import SRC_SPACE, small_model, source_batch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import luong.search as search
 from luong import Seq2Seq, Vocab
 from luong.search import (
     Hypothesis,
@@ -35,7 +34,8 @@ from luong.search import (
     replace_unknowns,
     source_symbols,
 )
-from luong.translator import translate
+from luong.search_options import SearchOptions
+from luong.translator import translate, translate_nbest
 
 SETTINGS = settings(max_examples=60, deadline=None)
 
@@ -100,7 +100,7 @@ def test_beam_size_one_is_greedy(case: Case) -> None:
     model = case.model()
     src, lengths = case.batch()
     greedy = greedy_search(model, src, lengths, MAX_LEN)
-    beam = beam_search(model, src, lengths, 1, MAX_LEN)
+    beam = beam_search(model, src, lengths, SearchOptions(beam=1), MAX_LEN)
     assert [len(hyps) for hyps in beam] == [1] * len(greedy)
     for g, (b,) in zip(greedy, beam, strict=True):
         assert b.tokens == g.tokens
@@ -114,7 +114,7 @@ def test_best_beam_is_never_below_greedy(case: Case, beam_size: int) -> None:
     model = case.model()
     src, lengths = case.batch()
     greedy = greedy_search(model, src, lengths, MAX_LEN)
-    beam = beam_search(model, src, lengths, beam_size, MAX_LEN)
+    beam = beam_search(model, src, lengths, SearchOptions(beam=beam_size), MAX_LEN)
     for g, hyps in zip(greedy, beam, strict=True):
         best = max(hyps, key=lambda h: h.score)
         assert best is hyps[0]
@@ -135,7 +135,8 @@ def test_nbest_lists_are_sorted_distinct_and_scored(
     n_best = data.draw(st.integers(1, beam_size))
     model = case.model()
     src, lengths = case.batch()
-    lists = beam_search(model, src, lengths, beam_size, MAX_LEN, n_best, alpha, beta)
+    options = SearchOptions(beam=beam_size, nbest=n_best, alpha=alpha, beta=beta)
+    lists = beam_search(model, src, lengths, options, MAX_LEN)
     assert len(lists) == len(case.lengths)
     for b, hyps in enumerate(lists):
         assert len(hyps) == n_best  # V = 15 >= k: the beam always fills
@@ -162,11 +163,10 @@ def test_sentence_alone_equals_sentence_in_batch(
 ) -> None:
     model = LIVELY.model()
     src, lengths = LIVELY.batch()
-    together = beam_search(model, src, lengths, beam_size, MAX_LEN, n_best, alpha, beta)
+    options = SearchOptions(beam=beam_size, nbest=n_best, alpha=alpha, beta=beta)
+    together = beam_search(model, src, lengths, options, MAX_LEN)
     for b, n in enumerate(LIVELY.lengths):
-        (alone,) = beam_search(
-            model, src[b : b + 1, :n], lengths[b : b + 1], beam_size, MAX_LEN, n_best, alpha, beta
-        )
+        (alone,) = beam_search(model, src[b : b + 1, :n], lengths[b : b + 1], options, MAX_LEN)
         assert [h.tokens for h in together[b]] == [h.tokens for h in alone]
         for x, y in zip(together[b], alone, strict=True):
             assert x.score == pytest.approx(y.score, abs=1e-5)
@@ -181,7 +181,8 @@ def test_every_attention_row_sums_to_one_over_real_positions(
 ) -> None:
     model = case.model()
     src, lengths = case.batch()
-    for b, hyps in enumerate(beam_search(model, src, lengths, beam_size, MAX_LEN, beta=beta)):
+    options = SearchOptions(beam=beam_size, beta=beta)
+    for b, hyps in enumerate(beam_search(model, src, lengths, options, MAX_LEN)):
         for hyp in hyps:
             assert hyp.attention.shape == (len(hyp.tokens), case.lengths[b])
             assert bool((hyp.attention >= 0).all())
@@ -217,7 +218,7 @@ def test_beam_log_probs_and_attention_equal_teacher_forcing(
         for param in model.parameters():
             param.mul_(3.0)
     src, lengths = source_batch((7, 3, 9, 5, 8), seed=2, vocab=SRC_SPACE, eos=True)
-    lists = beam_search(model, src, lengths, 4, MAX_LEN, 3)
+    lists = beam_search(model, src, lengths, SearchOptions(beam=4, nbest=3), MAX_LEN)
     checked = 0
     for b, hyps in enumerate(lists):
         length = int(lengths[b])
@@ -242,23 +243,18 @@ def test_greedy_bound_pruning_keeps_the_best_hypothesis(
 ) -> None:
     model = case.model()
     src, lengths = case.batch()
-    pruned = beam_search(model, src, lengths, beam_size, MAX_LEN, 1, *penalties)
-    original = search._greedy_floor
-    search._greedy_floor = lambda *args, **kwargs: None  # type: ignore[assignment]
-    try:
-        full = beam_search(model, src, lengths, beam_size, MAX_LEN, 1, *penalties)
-    finally:
-        search._greedy_floor = original
+    alpha, beta = penalties
+    options = SearchOptions(beam=beam_size, alpha=alpha, beta=beta)
+    pruned = beam_search(model, src, lengths, options, MAX_LEN)
+    full = beam_search(model, src, lengths, options, MAX_LEN, prune=False)
     for (p,), (f,) in zip(pruned, full, strict=True):
         assert p.tokens == f.tokens
         assert p.score == pytest.approx(f.score, abs=1e-9)
 
 
-def test_pruning_and_finished_sentences_save_decoder_rows(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_pruning_and_finished_sentences_save_decoder_rows() -> None:
     """The decoder runs only the open beams: beam 0 at the first step, fewer rows once slots
-    finish, and fewer again with the greedy bound."""
+    finish, and fewer again with the greedy bound (whose greedy search runs first)."""
     model = Case("gru", "dot", True, 3, scale=6.0, eos_bias=-3.0, lengths=(5, 6, 7, 8)).model()
     src, lengths = source_batch((5, 6, 7, 8), seed=3, vocab=SRC_SPACE, eos=True)
     rows: list[int] = []
@@ -268,19 +264,15 @@ def test_pruning_and_finished_sentences_save_decoder_rows(
         rows.append(tokens.shape[0])
         return step(tokens, *args)  # type: ignore[arg-type]
 
-    def no_greedy_rows(*args: object, **kwargs: object) -> object:
-        result = floor(*args, **kwargs)
-        rows.clear()
-        return result
-
     model.decoder.step = counting  # type: ignore[method-assign]
-    floor = search._greedy_floor
-    monkeypatch.setattr(search, "_greedy_floor", no_greedy_rows)
-    pruned = beam_search(model, src, lengths, 5, MAX_LEN)
-    pruned_rows = list(rows)
+    greedy_search(model, src, lengths, MAX_LEN)
+    greedy_rows = list(rows)
     rows.clear()
-    monkeypatch.setattr(search, "_greedy_floor", lambda *args, **kwargs: None)
-    full = beam_search(model, src, lengths, 5, MAX_LEN)
+    pruned = beam_search(model, src, lengths, SearchOptions(beam=5), MAX_LEN)
+    assert rows[: len(greedy_rows)] == greedy_rows  # the bound's greedy search comes first
+    pruned_rows = rows[len(greedy_rows) :]
+    rows.clear()
+    full = beam_search(model, src, lengths, SearchOptions(beam=5), MAX_LEN, prune=False)
     assert [h[0].tokens for h in pruned] == [h[0].tokens for h in full]
     assert rows[0] == pruned_rows[0] == 4  # the first step runs beam 0 of each sentence
     assert max(rows) == 4 * 5
@@ -301,9 +293,11 @@ def test_length_penalty_is_gnmt() -> None:
 def test_length_penalty_in_beam_scores_by_hand() -> None:
     model = LIVELY.model()
     src, lengths = LIVELY.batch()
-    plain = beam_search(model, src, lengths, 3, MAX_LEN, 3)
+    plain = beam_search(model, src, lengths, SearchOptions(beam=3, nbest=3), MAX_LEN)
     for alpha in (0.6, 1.0):
-        scored = beam_search(model, src, lengths, 3, MAX_LEN, 3, alpha=alpha)
+        scored = beam_search(
+            model, src, lengths, SearchOptions(beam=3, nbest=3, alpha=alpha), MAX_LEN
+        )
         for hyps in scored:
             for hyp in hyps:
                 lp = ((5 + len(hyp.tokens)) / 6) ** alpha
@@ -328,7 +322,7 @@ def test_coverage_penalty_by_hand_and_finite_with_padding() -> None:
     # beam search on a padded batch with beta: every score finite and as computed by hand
     model = LIVELY.model()
     src, lengths = LIVELY.batch()
-    for hyps in beam_search(model, src, lengths, 3, MAX_LEN, 2, beta=0.5):
+    for hyps in beam_search(model, src, lengths, SearchOptions(beam=3, nbest=2, beta=0.5), MAX_LEN):
         for hyp in hyps:
             assert math.isfinite(hyp.score)
             assert hyp.score == pytest.approx(recomputed_score(hyp, 0.0, 0.5), abs=1e-9)
@@ -341,9 +335,13 @@ def test_min_len_forbids_early_eos() -> None:
     case = Case("lstm", "concat", True, seed=4, scale=1.0, eos_bias=50.0, lengths=(4, 2))
     model = case.model()
     src, lengths = case.batch()
-    assert [h[0].tokens for h in beam_search(model, src, lengths, 3, 9)] == [[2], [2]]
+    assert [h[0].tokens for h in beam_search(model, src, lengths, SearchOptions(beam=3), 9)] == [
+        [2],
+        [2],
+    ]
     for min_len in (1, 3, 8):
-        for hyps in beam_search(model, src, lengths, 3, 9, 3, min_len=min_len):
+        options = SearchOptions(beam=3, nbest=3, min_len=min_len)
+        for hyps in beam_search(model, src, lengths, options, 9):
             assert len(hyps) == 3
             for hyp in hyps:
                 assert hyp.tokens[-1] == Vocab.eos_id  # EOS right after min_len tokens
@@ -355,7 +353,7 @@ def test_open_beams_count_at_max_len() -> None:
     model = case.model()
     src, lengths = case.batch()
     for max_len in (1, 4):
-        for hyps in beam_search(model, src, lengths, 4, max_len, 4):
+        for hyps in beam_search(model, src, lengths, SearchOptions(beam=4, nbest=4), max_len):
             assert len(hyps) == 4
             assert all(len(h.tokens) == max_len and Vocab.eos_id not in h.tokens for h in hyps)
             assert len({tuple(h.tokens) for h in hyps}) == 4
@@ -364,7 +362,7 @@ def test_open_beams_count_at_max_len() -> None:
 def test_vocabulary_smaller_than_the_beam() -> None:
     model = small_model(0, SRC_SPACE, Vocab(["x"]), attention="dot")  # V = 5 < k = 8
     src, lengths = source_batch((3, 5), vocab=SRC_SPACE, eos=True)
-    for hyps in beam_search(model, src, lengths, 8, 3, 8):
+    for hyps in beam_search(model, src, lengths, SearchOptions(beam=8, nbest=8), 3):
         assert 1 <= len(hyps) <= 8
         assert len({tuple(h.tokens) for h in hyps}) == len(hyps)
         assert all(math.isfinite(h.score) for h in hyps)
@@ -376,10 +374,10 @@ def test_vocabulary_smaller_than_the_beam() -> None:
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"beam_size": 0}, "beam_size: expected an int >= 1, got 0"),
-        ({"beam_size": 2.0}, "beam_size: expected an int >= 1, got 2.0"),
-        ({"beam_size": 2, "n_best": 3}, "n_best: expected <= beam_size = 2, got 3"),
-        ({"n_best": 0}, "n_best: expected an int >= 1, got 0"),
+        ({"beam": 0}, "beam: expected an int >= 1, got 0"),
+        ({"beam": 2.0}, "beam: expected an int >= 1, got 2.0"),
+        ({"beam": 2, "nbest": 3}, "nbest: expected at most beam = 2, got 3"),
+        ({"nbest": 0}, "nbest: expected an int >= 1, got 0"),
         ({"max_len": 0}, "max_len: expected an int >= 1, got 0"),
         ({"alpha": -0.5}, "alpha: expected a finite number >= 0, got -0.5"),
         ({"beta": float("nan")}, "beta: expected a finite number >= 0, got nan"),
@@ -388,18 +386,20 @@ def test_vocabulary_smaller_than_the_beam() -> None:
     ],
 )
 def test_bad_options_name_the_value(options: dict[str, object], message: str) -> None:
-    model = LIVELY.model()
-    src, lengths = source_batch((3, 2), vocab=SRC_SPACE, eos=True)
-    arguments: dict[str, object] = {"beam_size": 3, "max_len": 5, **options}
+    arguments: dict[str, object] = {"beam": 3, "max_len": 5, **options}
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        beam_search(model, src, lengths, **arguments)  # type: ignore[arg-type]
+        SearchOptions(**arguments)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="max_len: expected an int >= 1, got 0"):
+        beam_search(
+            LIVELY.model(), *source_batch((3, 2), vocab=SRC_SPACE, eos=True), SearchOptions(), 0
+        )
 
 
 def test_bad_batch_is_rejected() -> None:
     model = LIVELY.model()
     src, lengths = source_batch((3, 2), vocab=SRC_SPACE, eos=True)
     with pytest.raises(ValueError, match="src_lengths: expected shape"):
-        beam_search(model, src, lengths[:1], 2, 5)
+        beam_search(model, src, lengths[:1], SearchOptions(beam=2), 5)
 
 
 # --- text in, hypotheses out ----------------------------------------------------------------------
@@ -410,33 +410,34 @@ TEXTS = ["abc", "", "jihgfedcba", "   ", "a", "bad cab"]
 
 def test_decode_keeps_order_and_gives_empty_inputs_no_hypotheses() -> None:
     model = LIVELY.model()
-    lists = decode(model, TEXTS, beam_size=3, n_best=2, max_len=10, batch_size=2)
+    options = SearchOptions(beam=3, nbest=2, max_len=10)
+    lists = decode(model, TEXTS, options, batch_size=2)
     assert [len(h) for h in lists] == [0 if not t.strip() else 2 for t in TEXTS]
     for text, hyps in zip(TEXTS, lists, strict=True):
         if text.strip():
-            (alone,) = decode(model, [text], beam_size=3, n_best=2, max_len=10)
+            (alone,) = decode(model, [text], options)
             assert [h.tokens for h in hyps] == [h.tokens for h in alone]
-    greedy = decode(model, TEXTS, max_len=10)
+    greedy = decode(model, TEXTS, SearchOptions(max_len=10))
+    one_beam = decode(model, TEXTS, SearchOptions(beam=1, alpha=0.5, max_len=10))  # no shortcut
     assert [[h.tokens for h in hyps] for hyps in greedy] == [
-        [h.tokens for h in hyps] for hyps in decode(model, TEXTS, beam_size=1, max_len=10)
+        [h.tokens for h in hyps] for hyps in one_beam
     ]
-    with pytest.raises(ValueError, match="n_best: expected <= beam_size = 1, got 2"):
-        decode(model, TEXTS, n_best=2)
-    with pytest.raises(ValueError, match="batch_size: expected >= 1, got 0"):
+    with pytest.raises(TypeError, match="options: expected SearchOptions, got dict"):
+        decode(model, TEXTS, {"nbest": 2})  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="batch_size: expected an int >= 1, got 0"):
         decode(model, TEXTS, batch_size=0)
 
 
 def test_decode_batches_in_windows_equal_decode() -> None:
     model = LIVELY.model()
-    whole = decode(model, TEXTS, beam_size=3, n_best=2, max_len=10)
+    options = SearchOptions(beam=3, nbest=2, max_len=10)
+    whole = decode(model, TEXTS, options)
     for window in (1, 2, 3):
         got: dict[int, list[Hypothesis]] = {}
         batches = decode_batches(
             model,
             TEXTS,
-            beam_size=3,
-            n_best=2,
-            max_len=10,
+            options,
             batch_size=2,
             window=window,
             attention=False,
@@ -455,17 +456,18 @@ def test_decode_batches_in_windows_equal_decode() -> None:
 
 def test_translate_with_beam_and_nbest() -> None:
     model = LIVELY.model()
-    greedy = translate(model, TEXTS, max_len=10)
-    assert translate(model, TEXTS, beam_size=1, max_len=10) == greedy
-    best = translate(model, TEXTS, beam_size=4, alpha=0.6, max_len=10)
-    nbest = translate(model, TEXTS, beam_size=4, n_best=3, alpha=0.6, max_len=10)
+    greedy = translate(model, TEXTS, SearchOptions(max_len=10))
+    assert translate(model, TEXTS, SearchOptions(beam=1, alpha=0.5, max_len=10)) == greedy
+    best = translate(model, TEXTS, SearchOptions(beam=4, alpha=0.6, max_len=10))
+    options = SearchOptions(beam=4, nbest=3, alpha=0.6, max_len=10)
+    nbest = translate_nbest(model, TEXTS, options)
     assert len(best) == len(nbest) == len(TEXTS)
     for text, one, many in zip(TEXTS, best, nbest, strict=True):
         if not text.strip():
             assert one == "" and many == []
         else:
             assert len(many) == 3 and many[0] == one
-    lists = decode(model, TEXTS, beam_size=4, n_best=3, alpha=0.6, max_len=10)
+    lists = decode(model, TEXTS, options)
     assert [[hypothesis_text(model, h) for h in hyps] for hyps in lists] == nbest
 
 
@@ -501,7 +503,8 @@ def test_hypothesis_text_with_replaced_unknowns_in_a_token_vocabulary() -> None:
     assert hypothesis_text(model, hyp) == "this is <unk>"
     assert hypothesis_text(model, hyp, source) == "this is Kafka"
     assert hypothesis_symbols(model, hyp, source) == ["this", "is", "Kafka", "</s>"]
-    translated = translate(model, [source], beam_size=2, replace_unk=True, max_len=6)
+    options = SearchOptions(beam=2, replace_unk=True, max_len=6)
+    translated = translate(model, [source], options)
     assert "<unk>" not in translated[0]
 
 
@@ -513,7 +516,9 @@ def test_pad_and_bos_are_never_emitted(token: int) -> None:
     src, lengths = LIVELY.batch()
     outputs = [h.tokens for h in greedy_search(model, src, lengths, MAX_LEN)]
     outputs += [
-        h.tokens for hs in beam_search(model, src, lengths, 3, MAX_LEN, n_best=3) for h in hs
+        h.tokens
+        for hs in beam_search(model, src, lengths, SearchOptions(beam=3, nbest=3), MAX_LEN)
+        for h in hs
     ]
     assert outputs and all(token not in tokens for tokens in outputs)
     # The reported log-probabilities stay the model's own: with PAD or BOS taking nearly all
@@ -530,15 +535,16 @@ def test_per_sentence_limits_make_outputs_independent_of_the_batch() -> None:
         model.decoder.out.bias[Vocab.eos_id] -= 100.0  # never ends
     short, long = "ab", "abcdefghijabcdefghij"
     for beam_size in (1, 3):
-        alone = decode(model, [short], beam_size=beam_size, n_best=1)[0][0]
-        beside = decode(model, [short, long], beam_size=beam_size, n_best=1)[0][0]
+        options = SearchOptions(beam=beam_size)
+        alone = decode(model, [short], options)[0][0]
+        beside = decode(model, [short, long], options)[0][0]
         assert len(alone.tokens) == 2 * (len(short) + 1) + 10
         assert beside.tokens == alone.tokens
     src, lengths = source_batch((3, 7), vocab=SRC_SPACE, eos=True)
     limits = torch.tensor([4, 9])
     for hyps in (
         [[h] for h in greedy_search(model, src, lengths, limits)],
-        beam_search(model, src, lengths, 3, limits, n_best=2),
+        beam_search(model, src, lengths, SearchOptions(beam=3, nbest=2), limits),
     ):
         assert [len(h[0].tokens) for h in hyps] == [4, 9]
     with pytest.raises(ValueError, match=r"max_len: expected an int >= 1 or integers >= 1"):

@@ -3,6 +3,8 @@ the dynamic batching under 64 concurrent clients (answers identical to offline d
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import threading
 import time
 import tomllib
@@ -19,6 +21,7 @@ from helpers import SRC_SPACE, small_model
 
 from luong import Translator
 from luong.search import decode, source_symbols
+from luong.search_options import SearchOptions
 from luong.server import EXPLORER_FILES, ServedModel, ServeLimits, create_app
 from luong.translator import hypothesis_record, translate
 
@@ -41,10 +44,13 @@ def client(models: list[ServedModel]) -> Iterator[Any]:
         yield test_client
 
 
-def expected(model: ServedModel, sources: list[str], attention: bool, **options: Any) -> list:
+def expected(
+    model: ServedModel, sources: list[str], attention: bool, options: SearchOptions | None = None
+) -> list:
     """What the API must answer, computed offline with ``decode`` and ``hypothesis_record``."""
     seq2seq = model.translator.model
-    lists = decode(seq2seq, sources, **options)
+    options = SearchOptions() if options is None else options
+    lists = decode(seq2seq, sources, options)
     results = []
     for source, hyps in zip(sources, lists, strict=True):
         records = [hypothesis_record(seq2seq, h, source) for h in hyps]
@@ -55,7 +61,7 @@ def expected(model: ServedModel, sources: list[str], attention: bool, **options:
             {
                 "source": source,
                 "source_tokens": source_symbols(seq2seq, source),
-                "prefix_tokens": len(seq2seq.tgt_vocab.tokenize(options.get("prefix", ""))),
+                "prefix_tokens": len(seq2seq.tgt_vocab.tokenize(options.prefix)),
                 "hypotheses": records,
             }
         )
@@ -90,26 +96,15 @@ def test_every_option_gives_offline_decodings_with_attention(
         "/api/translate", json={"sources": SOURCES, "attention": True, "model": "two", **options}
     )
     assert answer.status_code == 200, answer.text
-    renamed = {
-        "beam_size": options.get("beam", 1),
-        "n_best": options.get("nbest", 1),
-        "alpha": options.get("alpha", 0.0),
-        "beta": options.get("beta", 0.0),
-        "prefix": options.get("prefix", ""),
-        "sample": options.get("sample", False),
-        "temperature": options.get("temperature", 1.0),
-        "top_k": options.get("top_k"),
-        "seed": options.get("seed"),
-    }
     body = answer.json()
     assert body["model"] == "two"
-    assert body["results"] == expected(models[1], SOURCES, attention=True, **renamed)
+    assert body["results"] == expected(models[1], SOURCES, True, SearchOptions(**options))
     for result in body["results"]:
         for hypothesis in result["hypotheses"]:
             rows = hypothesis["attention"]
             assert len(rows) == len(hypothesis["tokens"])
             assert all(len(row) == len(result["source_tokens"]) for row in rows)
-            assert hypothesis["text"].startswith(renamed["prefix"])
+            assert hypothesis["text"].startswith(options.get("prefix", ""))
 
 
 def test_models_health_schema_and_page(client: Any, models: list[ServedModel]) -> None:
@@ -125,6 +120,7 @@ def test_models_health_schema_and_page(client: Any, models: list[ServedModel]) -
         "max_beam": 16,
         "max_nbest": 16,
         "max_prefix_len": 200,
+        "max_output_len": 512,
         "max_body_bytes": 1_000_000,
     }
     health = client.get("/health").json()
@@ -133,7 +129,15 @@ def test_models_health_schema_and_page(client: Any, models: list[ServedModel]) -
     schema = client.get("/openapi.json").json()
     assert set(schema["paths"]) == {"/health", "/api/models", "/api/translate"}
     fields = schema["components"]["schemas"]["TranslateRequest"]["properties"]
-    assert set(fields) >= {"sources", "beam", "nbest", "alpha", "beta", "attention", "model"}
+    options = [f.name for f in dataclasses.fields(SearchOptions)]
+    assert list(fields) == ["sources", "model", "attention", *options]  # every option
+    assert (fields["beam"]["minimum"], fields["beam"]["maximum"]) == (1, 1000)
+    assert fields["temperature"]["exclusiveMinimum"] == 0
+    assert fields["combine"]["enum"] == ["logprob", "prob"]
+    assert (
+        fields["beta"]["description"]
+        == SearchOptions.__dataclass_fields__["beta"].metadata["option"].help
+    )
     page = client.get("/")
     assert page.status_code == 200 and '<script src="/static/explorer.js">' in page.text
     script = client.get("/static/explorer.js")
@@ -193,24 +197,92 @@ def test_limits_are_named(models: list[ServedModel], body: dict, status: int, de
         ({}, "sources"),
         ({"sources": "abc"}, "sources"),
         ({"sources": [1]}, "sources"),
-        ({"sources": ["a"], "beam": 0}, "beam"),
         ({"sources": ["a"], "beam": "2"}, "beam"),
-        ({"sources": ["a"], "nbest": 0}, "nbest"),
-        ({"sources": ["a"], "alpha": -1}, "alpha"),
-        ({"sources": ["a"], "alpha": 6}, "alpha"),
-        ({"sources": ["a"], "beta": 11}, "beta"),
         ({"sources": ["a"], "attention": "yes"}, "attention"),
-        ({"sources": ["a"], "temperature": 0}, "temperature"),
-        ({"sources": ["a"], "top_k": 0}, "top_k"),
-        ({"sources": ["a"], "seed": -1}, "seed"),
+        ({"sources": ["a"], "beam": float("nan")}, "beam"),  # not echoed: NaN is not JSON
         ({"sources": ["a"], "file": "/etc/passwd"}, "file"),  # no field names a file
     ],
 )
-def test_bad_fields_are_422_naming_the_field(client: Any, body: dict, field: str) -> None:
-    answer = client.post("/api/translate", json=body)
+def test_fields_of_the_wrong_type_are_422_naming_the_field(
+    client: Any, body: dict, field: str
+) -> None:
+    answer = client.post(
+        "/api/translate",
+        content=json.dumps(body),  # json.dumps writes NaN, as some clients do
+        headers={"content-type": "application/json"},
+    )
     assert answer.status_code == 422
-    assert field in [error["loc"][-1] for error in answer.json()["detail"]] or field in str(
-        answer.json()["detail"][0]["loc"]
+    errors = answer.json()["detail"]
+    assert field in [error["loc"][-1] for error in errors] or field in str(errors[0]["loc"])
+    assert all(set(error) == {"type", "loc", "msg"} for error in errors)  # no input echoed
+
+
+@pytest.mark.parametrize(
+    ("body", "detail"),
+    [
+        ({"beam": 0}, "beam: expected an int >= 1, got 0"),
+        ({"nbest": 0}, "nbest: expected an int >= 1, got 0"),
+        ({"alpha": -1}, "alpha: expected a finite number >= 0, got -1.0"),
+        ({"alpha": 6}, "alpha: expected at most 5, got 6.0"),
+        ({"alpha": float("nan")}, "alpha: expected a finite number >= 0, got nan"),
+        ({"beta": float("inf")}, "beta: expected a finite number >= 0, got inf"),
+        ({"beta": 11}, "beta: expected at most 10, got 11.0"),
+        ({"temperature": 0}, "temperature: expected a finite number > 0, got 0.0"),
+        ({"top_k": 0}, "top_k: expected an int >= 1, got 0"),
+        ({"seed": -1}, "seed: expected an int >= 0, got -1"),
+        ({"seed": 2**64, "sample": True}, f"seed: expected at most {2**64 - 1}, got {2**64}"),
+        ({"top_k": 3}, "top_k: only when sampling"),
+        ({"seed": 3}, "seed: only when sampling"),
+        ({"temperature": 1e-300, "sample": True, "seed": 1, "nbest": 2}, None),  # the argmax
+        (
+            {"prefix": "1\ud800"},
+            "prefix: expected valid Unicode, got a lone surrogate at character 1",
+        ),
+        (
+            {"prefix": "1\n2"},
+            "prefix: expected one line of text, got a line break, tab or NUL in it",
+        ),
+        ({"combine": "max"}, "combine: expected one of logprob, prob, got 'max'"),
+        ({"max_len": 600}, "max_output_len: max_len 600, above the limit of 512"),
+        (
+            {"min_len": 3, "max_len": 3},
+            "min_len: expected < max_len = 3 (EOS could never come), got 3",
+        ),
+    ],
+)
+def test_options_are_checked_by_search_options_with_its_messages(
+    client: Any, body: dict, detail: str | None
+) -> None:
+    """The messages the command line gives (a JSON integer in a number field reads as a
+    float: -1.0); values that JSON cannot hold (NaN, Infinity, 1e400) and strings that are
+    not Unicode (a lone surrogate) are 422 too, never 500."""
+    text = json.dumps({"sources": ["abc", "j"], **body}).replace("\\\\", "\\")
+    answer = client.post(
+        "/api/translate", content=text.encode(), headers={"content-type": "application/json"}
+    )
+    if detail is None:
+        assert answer.status_code == 200, answer.text
+        drawn = answer.json()["results"]
+        greedy = client.post("/api/translate", json={"sources": ["abc", "j"]}).json()["results"]
+        for one, best in zip(drawn, greedy, strict=True):  # T -> 0 draws the argmax
+            assert [h["tokens"] for h in one["hypotheses"]] == [best["hypotheses"][0]["tokens"]] * 2
+        return
+    assert (answer.status_code, answer.json()) == (422, {"detail": detail})
+
+
+def test_json_numbers_beyond_float_and_lone_surrogates_in_sources_are_422(client: Any) -> None:
+    headers = {"content-type": "application/json"}
+    huge = client.post(
+        "/api/translate", content=b'{"sources": ["a"], "alpha": 1e400}', headers=headers
+    )
+    assert (huge.status_code, huge.json()) == (
+        422,
+        {"detail": "alpha: expected a finite number >= 0, got inf"},
+    )
+    lone = client.post("/api/translate", content=b'{"sources": ["a", "b\\ud800"]}', headers=headers)
+    assert (lone.status_code, lone.json()) == (
+        422,
+        {"detail": "sources: source 1 is not valid Unicode (a lone surrogate at character 1)"},
     )
 
 
@@ -325,7 +397,7 @@ def test_requests_with_different_options_are_batched_apart(models: list[ServedMo
     model = models[0].translator.model
     for body, answer in zip(asks, answers, strict=True):
         texts = [r["hypotheses"][0]["text"] for r in answer.json()["results"]]
-        assert texts == translate(model, ["abc", "de"], beam_size=body["beam"])
+        assert texts == translate(model, ["abc", "de"], SearchOptions(beam=body["beam"]))
     assert (stats["batches"], stats["merged"], stats["largest"]) == (2, 2, 4)
 
 

@@ -21,6 +21,7 @@ from luong.evaluation import evaluate
 from luong.metrics import bleu_chrf
 from luong.model import Seq2Seq
 from luong.run import build_vocabularies
+from luong.search_options import SearchOptions
 from luong.subword import SubwordVocab, load_vocab, train_subword
 from luong.tasks.data import TaskData
 from luong.tasks.tsv import parse_parallel, read_parallel
@@ -311,7 +312,7 @@ def test_a_short_run_on_the_corpus_learns(tmp_path: Path) -> None:
     model = Seq2Seq.from_pretrained(tmp_path / "run")
     pairs = [(line.split("\t")[0], line.split("\t")[1]) for line in short[:150]]
     fresh = Seq2Seq(model.config, model.src_vocab, model.tgt_vocab, seed=0)
-    untrained = evaluate(fresh, pairs, references=True, bleu=True, max_len=30)
+    untrained = evaluate(fresh, pairs, SearchOptions(max_len=30), references=True, bleu=True)
     assert untrained["bleu"] < 1 and untrained["chrf"] < 10
     assert metrics["test_bleu"] > 3 and metrics["test_chrf"] > 15, metrics
     translated = luong("translate", str(tmp_path / "run"), stdin=b"cannot open file '%s'\n")

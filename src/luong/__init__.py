@@ -3,6 +3,7 @@
 import luong
 model = luong.load("runs/dates")
 model.translate(["3 May 1979", "Tuesday, March 6, 1979"])  # ['1979-05-03', '1979-03-06']
+model.translate_nbest(["3 May 1979"], luong.SearchOptions(beam=5, nbest=3))  # [[3 best]]
 
 The package's top floor: it gathers the public names of the modules below it
 (``docs/architecture.md``); no module of the package imports it.
@@ -25,6 +26,7 @@ from luong.evaluation import evaluate
 from luong.model import Seq2Seq
 from luong.run import RunConfig, TrainResult, configure, run, train
 from luong.search import Hypothesis, beam_search, decode, greedy_search
+from luong.search_options import SearchOptions
 from luong.trainer import Trainer
 from luong.translator import Translator, translate
 from luong.version import __version__
@@ -40,6 +42,7 @@ __all__ = [
     "Memory",
     "RunConfig",
     "Seq2Seq",
+    "SearchOptions",
     "Seq2SeqConfig",
     "TrainConfig",
     "TrainResult",
@@ -61,9 +64,7 @@ __all__ = [
 ]
 
 
-def load(
-    directory: str | Path | Sequence[str | Path], device: str = "cpu", combine: str = "logprob"
-) -> Translator:
+def load(directory: str | Path | Sequence[str | Path], device: str = "cpu") -> Translator:
     """Load a saved model folder for translation, or a list of folders as an ensemble
     (``Translator.from_pretrained``): ``luong.load(["runs/a", "runs/b"]).translate(...)``."""
-    return Translator.from_pretrained(directory, device=device, combine=combine)
+    return Translator.from_pretrained(directory, device=device)

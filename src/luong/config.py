@@ -227,7 +227,7 @@ class TrainConfig:
             )
         _choice("select", self.select, SELECTS)
         try:  # the decoding fields are checked as the SearchOptions they make
-            self.test_search
+            _ = self.test_search
         except OptionError as error:
             raise ValueError(f"{SEARCH_FIELDS[error.name]}: {error.detail}") from None
         sampling = self.subword_sampling

@@ -64,6 +64,11 @@ class Memory:
     beams: int = 1
     slots: Tensor | None = None
 
+    @property
+    def dtype(self) -> torch.dtype:
+        """The dtype the decoder computes in (the keys')."""
+        return self.keys.dtype
+
     def repeat(self, k: int) -> Memory:
         """Each sentence's rows copied k times in a row: ``[B, ...] -> [B * k, ...]``."""
         return Memory(

@@ -8,10 +8,11 @@ combined into one:
                               (a normalised geometric mean of the members' distributions)
     "prob":                   log p(y) = log mean_k p_k(y)   (the arithmetic mean)
 
-Search (``luong.search``) then treats the combination as one model's distribution: greedy
-search, beam search, n-best lists and the penalties work unchanged. The attention an
-ensemble reports, and the coverage its coverage penalty reads, is the mean of its members'
-attention weights.
+Which of the two is a decoding option (``SearchOptions.combine``): the same loaded members
+decode either way. Search (``luong.search``) then treats the combination as one model's
+distribution: greedy search, beam search, n-best lists and the penalties work unchanged. The
+attention an ensemble reports, and the coverage its coverage penalty reads, is the mean of
+its members' attention weights.
 
 Members must share the target vocabulary (the rows of every member's output layer mean the
 same symbols; for subwords, the same sentencepiece model). The source side may differ per
@@ -36,11 +37,11 @@ from luong.batching import encode_sources
 from luong.decoder import DecoderState, Memory
 from luong.files import folder_list
 from luong.model import Seq2Seq
+from luong.search_options import COMBINE
 from luong.subword import SubwordVocab
 from luong.vocab import Vocab
 
 __all__ = [
-    "COMBINE",
     "Ensemble",
     "EnsembleMemory",
     "EnsembleState",
@@ -49,9 +50,6 @@ __all__ = [
     "load_models",
     "members_of",
 ]
-
-COMBINE: tuple[str, ...] = ("logprob", "prob")
-"""How an ensemble combines its members' distributions (module docstring)."""
 
 
 @dataclass(frozen=True)
@@ -63,6 +61,11 @@ class EnsembleMemory:
     @property
     def mask(self) -> Tensor:
         return self.memories[0].mask
+
+    @property
+    def dtype(self) -> torch.dtype:
+        """The first member's (``Memory.dtype``)."""
+        return self.memories[0].dtype
 
     def repeat(self, k: int) -> EnsembleMemory:
         """Every member's rows repeated k times in a row (``Memory.repeat``)."""
@@ -120,13 +123,11 @@ class Ensemble(nn.Module):
 
     Args:
         members: the models, at least one, all on one device.
-        combine: ``"logprob"`` (mean of log-probabilities, renormalised) or ``"prob"``
-            (mean of probabilities).
         names: a name per member for messages (its folder); default ``member 1``, ...
 
     Raises:
         TypeError: a member is not a ``Seq2Seq``.
-        ValueError: no members; an unknown ``combine``; members whose target vocabularies
+        ValueError: no members; members whose target vocabularies
             differ, whose sources are cut into symbols differently, or on different devices
             (the message names the members and what differs).
     """
@@ -134,7 +135,6 @@ class Ensemble(nn.Module):
     def __init__(
         self,
         members: Sequence[Seq2Seq],
-        combine: str = "logprob",
         names: Sequence[str] | None = None,
     ) -> None:
         super().__init__()
@@ -145,8 +145,6 @@ class Ensemble(nn.Module):
         for i, member in enumerate(members):
             if not isinstance(member, Seq2Seq):
                 raise TypeError(f"members[{i}]: expected a Seq2Seq, got {type(member).__name__}")
-        if combine not in COMBINE:
-            raise ValueError(f"combine: expected one of {', '.join(COMBINE)}, got {combine!r}")
         labels = (
             list(names) if names is not None else [f"member {i + 1}" for i in range(len(members))]
         )
@@ -172,7 +170,6 @@ class Ensemble(nn.Module):
                     f"{name} and {other}: on different devices ({first.device}, {member.device})"
                 )
         self.members = nn.ModuleList(members)
-        self.combine = combine
         self.names = labels
 
     @classmethod
@@ -180,12 +177,11 @@ class Ensemble(nn.Module):
         cls,
         directories: Sequence[str | Path],
         device: str | torch.device = "cpu",
-        combine: str = "logprob",
     ) -> Ensemble:
         """Load each model folder (``Seq2Seq.from_pretrained``) as a member."""
         folders = folder_list("directories", directories)
         models = [Seq2Seq.from_pretrained(d, device=device) for d in folders]
-        return cls(models, combine, [str(d) for d in folders])
+        return cls(models, [str(d) for d in folders])
 
     def member_list(self) -> list[Seq2Seq]:
         return [m for m in self.members if isinstance(m, Seq2Seq)]
@@ -228,11 +224,15 @@ class Ensemble(nn.Module):
         return EnsembleMemory(tuple(memories)), EnsembleState(tuple(states)), lengths
 
     def step(
-        self, tokens: Tensor, state: EnsembleState, memory: EnsembleMemory
+        self,
+        tokens: Tensor,
+        state: EnsembleState,
+        memory: EnsembleMemory,
+        combine: str = COMBINE[0],
     ) -> tuple[Tensor, EnsembleState, Tensor]:
-        """One search step of every member on the same rows: the combined log-probabilities
-        ``[R, V]`` (a single member's logits as they are), the new state and the mean
-        attention ``[R, S]``."""
+        """One search step of every member on the same rows: the log-probabilities ``[R, V]``
+        combined as ``combine`` says (``COMBINE``; a single member's logits as they are), the
+        new state and the mean attention ``[R, S]``."""
         outputs = [
             member.decoder.step(tokens, s, m)
             for member, s, m in zip(self.member_list(), state.states, memory.memories, strict=True)
@@ -241,8 +241,9 @@ class Ensemble(nn.Module):
         if len(outputs) == 1:
             logits, _, weights = outputs[0]
             return logits, new_state, weights
-        log_probs = torch.stack([torch.log_softmax(o.float(), dim=-1) for o, _, _ in outputs])
-        if self.combine == "prob":
+        wide = torch.promote_types(outputs[0][0].dtype, torch.float32)  # float64 stays
+        log_probs = torch.stack([torch.log_softmax(o.to(wide), dim=-1) for o, _, _ in outputs])
+        if combine == "prob":
             combined = torch.logsumexp(log_probs, dim=0) - math.log(len(outputs))
         else:
             combined = log_probs.mean(dim=0)
@@ -275,23 +276,20 @@ def decoder_step(
     tokens: Tensor,
     state: DecoderState | EnsembleState,
     memory: Memory | EnsembleMemory,
+    combine: str = COMBINE[0],
 ) -> tuple[Tensor, DecoderState | EnsembleState, Tensor]:
-    """One search step of a model or an ensemble: logits (or combined log-probabilities)
-    ``[R, V]``, the new state, attention ``[R, S]``."""
+    """One search step of a model or an ensemble: logits (or an ensemble's log-probabilities
+    combined as ``combine`` says) ``[R, V]``, the new state, attention ``[R, S]``."""
     if isinstance(model, Ensemble):
         assert isinstance(state, EnsembleState) and isinstance(memory, EnsembleMemory)
-        return model.step(tokens, state, memory)
+        return model.step(tokens, state, memory, combine)
     assert isinstance(state, DecoderState) and isinstance(memory, Memory)
     return model.decoder.step(tokens, state, memory)
 
 
-def load_models(
-    directories: Sequence[str | Path], device: str | torch.device = "cpu", combine: str = "logprob"
-) -> Decodable:
+def load_models(directories: Sequence[str | Path], device: str | torch.device = "cpu") -> Decodable:
     """One model folder -> its ``Seq2Seq``; several -> an ``Ensemble`` of them."""
     folders = folder_list("directories", directories)
     if len(folders) == 1:
-        if combine not in COMBINE:
-            raise ValueError(f"combine: expected one of {', '.join(COMBINE)}, got {combine!r}")
         return Seq2Seq.from_pretrained(folders[0], device=device)
-    return Ensemble.from_pretrained(folders, device=device, combine=combine)
+    return Ensemble.from_pretrained(folders, device=device)

@@ -33,6 +33,7 @@ from luong.batching import ParallelData
 from luong.ensemble import Decodable
 from luong.metrics import bleu_chrf, char_accuracy, exact_match, reference_scores
 from luong.model import Seq2Seq, evaluating
+from luong.search_options import SearchOptions
 from luong.translator import translate
 from luong.vocab import TOKENS, Vocab
 
@@ -71,63 +72,42 @@ BLEU_SCORES: tuple[str, ...] = ("bleu", "chrf", "bleu_signature", "chrf_signatur
 def evaluate(
     model: Decodable,
     pairs: Sequence[Pair],
+    options: SearchOptions | None = None,
     *,
     references: bool,
     bleu: bool = False,
     batch_size: int = 1000,
-    max_len: int | None = None,
-    beam_size: int = 1,
-    alpha: float = 0.0,
-    beta: float = 0.0,
 ) -> dict[str, Any]:
-    """Decode the sources of ``pairs`` (greedy search, or beam search with ``beam_size`` > 1
-    and its penalties) and score them: ``evaluate_references`` when ``references``, else
+    """Decode the sources of ``pairs`` as ``options`` say (default greedy search; the best
+    output of each) and score them: ``evaluate_references`` when ``references``, else
     ``evaluate_pairs``. Both report ``exact_match`` and ``pairs``; ``bleu`` adds BLEU and chrF.
 
     Raises:
-        ValueError: no pairs; bad search options.
+        TypeError: ``options`` is not a ``SearchOptions``.
+        ValueError: no pairs; a prefix outside the target vocabulary.
     """
     score = evaluate_references if references else evaluate_pairs
-    return score(
-        model,
-        pairs,
-        bleu=bleu,
-        batch_size=batch_size,
-        max_len=max_len,
-        beam_size=beam_size,
-        alpha=alpha,
-        beta=beta,
-    )
+    return score(model, pairs, options, bleu=bleu, batch_size=batch_size)
 
 
 def evaluate_pairs(
     model: Decodable,
     pairs: Sequence[Pair],
+    options: SearchOptions | None = None,
     *,
     bleu: bool = False,
     batch_size: int = 1000,
-    max_len: int | None = None,
-    beam_size: int = 1,
-    alpha: float = 0.0,
-    beta: float = 0.0,
 ) -> dict[str, Any]:
     """Exact match and character accuracy over ``pairs``, each pair counted once (and, with
     ``bleu``, corpus BLEU and chrF with one reference per pair).
 
     Raises:
-        ValueError: no pairs; bad search options.
+        TypeError: ``options`` is not a ``SearchOptions``.
+        ValueError: no pairs; a prefix outside the target vocabulary.
     """
     if not pairs:
         raise ValueError("pairs: expected at least one (source, target) pair, got none")
-    hyps = translate(
-        model,
-        [s for s, _ in pairs],
-        batch_size=batch_size,
-        max_len=max_len,
-        beam_size=beam_size,
-        alpha=alpha,
-        beta=beta,
-    )
+    hyps = translate(model, [s for s, _ in pairs], options, batch_size=batch_size)
     hyps = [model.tgt_vocab.normalize(hyp) for hyp in hyps]
     refs = [model.tgt_vocab.normalize(t) for _, t in pairs]
     scores: dict[str, Any] = {
@@ -158,25 +138,19 @@ def group_references(pairs: Iterable[Pair]) -> list[tuple[str, list[str]]]:
 def evaluate_references(
     model: Decodable,
     pairs: Sequence[Pair],
+    options: SearchOptions | None = None,
     *,
     bleu: bool = False,
     batch_size: int = 1000,
-    max_len: int | None = None,
-    beam_size: int = 1,
-    alpha: float = 0.0,
-    beta: float = 0.0,
 ) -> dict[str, Any]:
     """Decode each unique source of ``pairs`` once and score it against all its targets.
 
     Args:
         model: a trained model.
         pairs: (source, target) pairs; a source may repeat with other targets.
+        options: how to decode (``luong.translator.translate``; default greedy search).
         bleu: add corpus BLEU and chrF (each source once, its targets as its references).
         batch_size: sources per decoding batch.
-        max_len: the longest output (None: the model's default).
-        beam_size: 1 for greedy search, more for beam search (``luong.translator.translate``).
-        alpha: beam search's length penalty weight.
-        beta: beam search's coverage penalty weight.
 
     Returns:
         ``reference_scores``'s dict (tokens as the model's target vocabulary cuts them:
@@ -186,22 +160,15 @@ def evaluate_references(
         model can never write); with ``bleu``, ``BLEU_SCORES``.
 
     Raises:
-        ValueError: no pairs; bad search options.
+        TypeError: ``options`` is not a ``SearchOptions``.
+        ValueError: no pairs; a prefix outside the target vocabulary.
     """
     if not pairs:
         raise ValueError("pairs: expected at least one (source, target) pair, got none")
     grouped = group_references(pairs)
     sources = [source for source, _ in grouped]
     refs = [targets for _, targets in grouped]
-    hyps = translate(
-        model,
-        sources,
-        batch_size=batch_size,
-        max_len=max_len,
-        beam_size=beam_size,
-        alpha=alpha,
-        beta=beta,
-    )
+    hyps = translate(model, sources, options, batch_size=batch_size)
     normalize = model.tgt_vocab.normalize
     hyps = [normalize(hyp) for hyp in hyps]
     refs = [[normalize(target) for target in targets] for _, targets in grouped]

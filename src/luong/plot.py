@@ -34,6 +34,7 @@ from luong.search import (
     hypothesis_text,
     source_symbols,
 )
+from luong.search_options import SearchOptions
 from luong.vocab import Vocab
 
 if TYPE_CHECKING:
@@ -178,15 +179,14 @@ def plot_translation(
     model: Seq2Seq,
     text: str,
     path: str | Path,
+    options: SearchOptions | None = None,
     *,
-    beam_size: int = 1,
-    alpha: float = 0.0,
-    beta: float = 0.0,
     size: tuple[float, float] | None = None,
     dpi: int = 100,
 ) -> Hypothesis:
-    """Decode ``text`` (greedy, or beam search with ``beam_size > 1``) and draw the best
-    hypothesis' attention with ``plot_attention``, titled "source -> output".
+    """Decode ``text`` as ``options`` say (default greedy search) and draw the best
+    hypothesis' attention with ``plot_attention``, titled "source -> output" (with
+    ``options.replace_unk``, each ``<unk>`` replaced by the source token it attended to).
 
     Returns:
         the hypothesis drawn.
@@ -197,11 +197,12 @@ def plot_translation(
         OSError: the file cannot be written.
     """
     _check_text(model, text)
-    ((best, *_),) = decode(model, [text], beam_size=beam_size, alpha=alpha, beta=beta)
-    output = hypothesis_text(model, best)
+    ((best, *_),) = decode(model, [text], options)
+    copy_from = text if options is not None and options.replace_unk else None
+    output = hypothesis_text(model, best, copy_from)
     plot_attention(
         source_symbols(model, text),
-        hypothesis_symbols(model, best),
+        hypothesis_symbols(model, best, copy_from),
         best.attention,
         path,
         title=f"{text}  \u2192  {output}",

@@ -281,12 +281,10 @@ def test_scores(
     scores = evaluate(
         model,
         data.test,
+        config.test_search,
         references=data.references,
         bleu=bleu,
         batch_size=config.eval_batch_size,
-        max_len=config.max_decode_len or None,
-        beam_size=config.test_beam,
-        alpha=config.test_alpha,
     )
     return {**empty, **prefixed(scores, "test_", names)}
 

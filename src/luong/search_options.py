@@ -163,6 +163,12 @@ def check_field(name: str, kind: Any, spec: OptionSpec, value: object) -> object
     if kind is str:
         if not isinstance(value, str):
             raise OptionTypeError(name, f"expected a string, got {type(value).__name__}")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as error:  # a lone surrogate (JSON's "\ud800")
+            raise OptionError(
+                name, f"expected valid Unicode, got a lone surrogate at character {error.start}"
+            ) from None
         if spec.choices is not None and value not in spec.choices:
             raise OptionError(name, f"expected one of {', '.join(spec.choices)}, got {value!r:.60}")
         if spec.max_chars is not None and len(value) > spec.max_chars:
@@ -336,7 +342,7 @@ class SearchOptions:
                 raise OptionError("nbest", f"expected at most beam = {self.beam}, got {self.nbest}")
             for name, unset in (("temperature", 1.0), ("top_k", None), ("seed", None)):
                 if getattr(self, name) != unset:
-                    raise OptionError(name, "only with sample")
+                    raise OptionError(name, "only when sampling")
         if self.min_len and (self.prefix or self.sample):
             raise OptionError("min_len", f"not with a prefix or sampling, got {self.min_len}")
         if self.max_len is not None and self.min_len >= self.max_len:

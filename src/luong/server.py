@@ -4,10 +4,12 @@ attention explorer page.
 ``create_app(models)`` builds a FastAPI app over loaded models (``ServedModel``: a name, a
 ``Translator``, the run's metrics). Its routes:
 
-- ``POST /api/translate``: ``TranslateRequest`` in, ``{"model", "results": [{"source",
-  "source_tokens", "hypotheses": [{"text", "score", "tokens", "attention"?}]}]}`` out, one
-  result per source, in order. Requests that share their decoding options are decoded
-  together (``luong.request_batcher``) on a worker thread, so the event loop (``/health``) stays
+- ``POST /api/translate``: ``TranslateRequest`` in (``sources``, ``model``, ``attention``
+  and a field per ``SearchOptions`` field, made from it by ``request_model``), ``{"model",
+  "results": [{"source", "source_tokens", "prefix_tokens", "hypotheses": [{"text", "score",
+  "tokens", "attention"?}]}]}`` out, one result per source, in order. Requests that share
+  their decoding options are decoded together (``luong.request_batcher``) on a worker
+  thread, and their answers are written there too, so the event loop (``/health``) stays
   free while a batch decodes.
 - ``GET /api/models``: each model's name, config, vocabulary sizes and metrics.
 - ``GET /health``: ``{"status": "ok", "models", "batcher"}``, the batcher's counters.
@@ -16,9 +18,13 @@ attention explorer page.
 
 A request names no file: models are loaded by the command, before the app exists. Limits
 (``ServeLimits``) bound the work one request can ask for: too many sources or a source too
-long, or a body above ``max_body_bytes`` (``BodyLimit``), is 413; a beam, n-best or prefix
-above its bound is 422; each with ``{"detail": MESSAGE}`` naming the limit. A body that is
-not JSON is 422, text that is not UTF-8 is 400 (FastAPI's own answers). Shutting down
+long, or a body above ``max_body_bytes`` (``BodyLimit``), is 413; a beam, n-best, prefix or
+output length above its bound is 422; each with ``{"detail": MESSAGE}`` naming the limit.
+A decoding option that ``SearchOptions`` refuses (out of its bounds, against another
+option, not a number) is 422 with its message, the one the command line gives. A body that
+is not JSON, or a field of the wrong JSON type, is 422 with FastAPI's list of errors (each
+``{"type", "loc", "msg"}``: the input is not echoed, so a NaN or a lone surrogate cannot
+break the answer); text that is not UTF-8 is 400 (FastAPI's own answer). Shutting down
 (uvicorn's graceful shutdown on SIGTERM) closes the batcher after the requests in flight
 have their answers.
 """
@@ -28,19 +34,22 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import itertools
+import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from fastapi import FastAPI, HTTPException
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from luong.request_batcher import Batcher
-from luong.search import MAX_ALPHA, MAX_BETA, MAX_TEMPERATURE, Hypothesis, decode, source_symbols
+from luong.search import Hypothesis, decode, source_symbols
+from luong.search_options import OptionError, SearchOptions, option_specs
 from luong.translator import Translator, hypothesis_record, source_length
 from luong.version import __version__
 
@@ -52,6 +61,7 @@ __all__ = [
     "ServedModel",
     "TranslateRequest",
     "create_app",
+    "request_model",
 ]
 
 EXPLORER_FILES: dict[str, str] = {
@@ -70,6 +80,7 @@ class ServeLimits:
     max_beam: int = 16  # beam size (422 above)
     max_nbest: int = 16  # outputs per source (422 above)
     max_prefix_len: int = 200  # characters of a prefix (422 above)
+    max_output_len: int = 512  # max_len and min_len of a request, in tokens (422 above)
     max_body_bytes: int = 1_000_000  # the request body (413 above)
 
     def __post_init__(self) -> None:
@@ -97,23 +108,44 @@ class ServedModel:
             )
 
 
-class TranslateRequest(BaseModel):
-    """The body of ``POST /api/translate``."""
+def request_model(options: type[SearchOptions] = SearchOptions) -> type[BaseModel]:
+    """The body of ``POST /api/translate``, made from ``options``' fields (``SearchOptions``
+    or a subclass): ``sources``, ``model`` and ``attention``, then a field per option with its
+    type, default and help text, and its bounds in the JSON schema (``minimum``,
+    ``maximum``, ``exclusiveMinimum``, ``enum``, ``maxLength``) for clients to read. The
+    bounds are checked by ``options`` itself, with its messages, not by the model."""
+    fields: dict[str, Any] = {
+        "sources": (list[str], Field(description="the texts to translate")),
+        "model": (
+            str | None,
+            Field(None, description="a model's name (default: the first loaded)"),
+        ),
+        "attention": (bool, Field(False, description="return each output's attention [T][S]")),
+    }
+    for f, kind, spec in option_specs(options):
+        bounds = {
+            "minimum": spec.low,
+            "exclusiveMinimum": spec.above,
+            "maximum": spec.high,
+            "enum": list(spec.choices) if spec.choices is not None else None,
+            "maxLength": spec.max_chars,
+        }
+        schema: dict[str, Any] = {key: value for key, value in bounds.items() if value is not None}
+        default: Any = f.default
+        fields[f.name] = (
+            kind,
+            Field(default, description=spec.help, json_schema_extra=schema or None),
+        )
+    return create_model(
+        "TranslateRequest", __config__=ConfigDict(extra="forbid", strict=True), **fields
+    )
 
-    model_config = ConfigDict(extra="forbid", strict=True)
 
-    sources: list[str] = Field(description="the texts to translate")
-    model: str | None = Field(None, description="a model's name (default: the first loaded)")
-    beam: int = Field(1, ge=1, description="beam size (1: greedy search)")
-    nbest: int = Field(1, ge=1, description="outputs per source, at most beam (or draws)")
-    alpha: float = Field(0.0, ge=0.0, le=MAX_ALPHA, description="length penalty weight")
-    beta: float = Field(0.0, ge=0.0, le=MAX_BETA, description="coverage penalty weight")
-    attention: bool = Field(False, description="return each output's attention [T][S]")
-    prefix: str = Field("", description="target text every output starts with")
-    sample: bool = Field(False, description="sample outputs instead of searching (beam 1)")
-    temperature: float = Field(1.0, gt=0.0, le=MAX_TEMPERATURE, description="sampling")
-    top_k: int | None = Field(None, ge=1, description="sample from the k most probable")
-    seed: int | None = Field(None, ge=0, description="sampling seed (reproducible draws)")
+TranslateRequest = request_model()
+"""The body of ``POST /api/translate`` for ``SearchOptions``."""
+
+REQUEST_FIELDS = ("sources", "model", "attention")
+"""The fields of a request that are not decoding options."""
 
 
 @dataclass(frozen=True)
@@ -122,15 +154,7 @@ class DecodeOptions:
     request carries its own ``ticket``, so it is decoded alone and a seed reproduces it."""
 
     model: str
-    beam: int
-    nbest: int
-    alpha: float
-    beta: float
-    prefix: str
-    sample: bool
-    temperature: float
-    top_k: int | None
-    seed: int | None
+    search: SearchOptions
     ticket: int = 0
 
 
@@ -140,6 +164,7 @@ def create_app(
     max_batch: int = 64,
     max_wait_ms: float = 2.0,
     limits: ServeLimits | None = None,
+    options: type[SearchOptions] = SearchOptions,
 ) -> FastAPI:
     """The web application over ``models`` (the first is the default).
 
@@ -148,6 +173,8 @@ def create_app(
         max_batch: the most sources one decoding call takes (``Batcher``).
         max_wait_ms: how long the oldest waiting request waits for company, in ms.
         limits: what one request may ask for (default ``ServeLimits()``).
+        options: the decoding options requests may give (``SearchOptions`` or a subclass:
+            ``request_model`` makes the request's fields from it).
 
     Returns:
         the app; ``app.state.batcher`` is its batcher (``stats`` counts merged calls).
@@ -177,22 +204,13 @@ def create_app(
     ):
         raise ValueError(f"max_wait_ms: expected a finite number >= 0, got {max_wait_ms!r}")
 
-    def run(options: DecodeOptions, sources: list[str]) -> list[list[Hypothesis]]:
-        model = by_name[options.model].translator.model
-        return decode(
-            model,
-            sources,
-            beam_size=options.beam,
-            n_best=options.nbest,
-            alpha=options.alpha,
-            beta=options.beta,
-            batch_size=max_batch,
-            prefix=options.prefix,
-            sample=options.sample,
-            temperature=options.temperature,
-            top_k=options.top_k,
-            seed=options.seed,
-        )
+    if not (isinstance(options, type) and issubclass(options, SearchOptions)):
+        raise TypeError(f"options: expected SearchOptions or a subclass, got {options!r}")
+    body_model = request_model(options)
+
+    def run(key: DecodeOptions, sources: list[str]) -> list[list[Hypothesis]]:
+        model = by_name[key.model].translator.model
+        return decode(model, sources, key.search, batch_size=max_batch)
 
     batcher: Batcher[DecodeOptions, str, list[Hypothesis]] = Batcher(
         run, max_batch=max_batch, max_wait=max_wait_ms / 1000.0
@@ -216,6 +234,16 @@ def create_app(
     app.state.limits = limits
 
     app.add_middleware(BodyLimit, limit=limits.max_body_bytes)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, error: RequestValidationError) -> JSONResponse:
+        """FastAPI's list of errors without the inputs, which may not be JSON (NaN, a lone
+        surrogate) and need not come back to the client."""
+        errors = [
+            {"type": e.get("type"), "loc": list(e.get("loc", ())), "msg": str(e.get("msg"))}
+            for e in error.errors()
+        ]
+        return JSONResponse({"detail": errors}, status_code=422)
 
     @app.get("/health")
     async def health() -> dict[str, Any]:
@@ -243,55 +271,34 @@ def create_app(
             "limits": dataclasses.asdict(limits),
         }
 
-    @app.post("/api/translate")
-    async def translate(body: TranslateRequest) -> JSONResponse:
+    async def translate(body: Any) -> Response:
         """Translate ``sources``; one result per source, in order."""
         name = body.model if body.model is not None else models[0].name
         if name not in by_name:
             raise HTTPException(422, f"model: expected one of {', '.join(by_name)}, got {name!r}")
         served = by_name[name]
-        _check_request(body, served, limits)
-        options = DecodeOptions(
-            name,
-            body.beam,
-            body.nbest,
-            body.alpha,
-            body.beta,
-            body.prefix,
-            body.sample,
-            body.temperature,
-            body.top_k,
-            body.seed,
-            next(tickets) if body.sample else 0,
-        )
         try:
-            future = batcher.submit(options, body.sources)
+            search = options(**{f: v for f, v in body if f not in REQUEST_FIELDS})
+        except OptionError as error:
+            raise HTTPException(422, str(error)) from None
+        _check_request(body.sources, search, served, limits)
+        key = DecodeOptions(name, search, next(tickets) if search.sample else 0)
+        try:
+            future = batcher.submit(key, body.sources)
         except RuntimeError as error:  # closed: the server is shutting down
             raise HTTPException(503, str(error)) from error
         try:
             lists = await asyncio.wrap_future(future)
-        except ValueError as error:  # an option the search refuses
+        except ValueError as error:  # what the search refuses (a prefix, NaN scores)
             raise HTTPException(422, str(error)) from error
-        model = served.translator.model
-        prefix_tokens = model.tgt_vocab.tokenize(body.prefix)
-        results = []
-        for source, hyps in zip(body.sources, lists, strict=True):
-            if not body.attention:  # no weights to turn into lists
-                hyps = [dataclasses.replace(h, attention=h.attention[:, :0]) for h in hyps]
-            records = [hypothesis_record(model, h, source) for h in hyps]
-            if not body.attention:
-                for record in records:
-                    del record["attention"]
-            results.append(
-                {
-                    "source": source,
-                    "source_tokens": source_symbols(model, source),
-                    "prefix_tokens": len(prefix_tokens),
-                    "hypotheses": records,
-                }
-            )
-        # A response made here skips FastAPI's generic encoder: less work per request.
-        return JSONResponse({"model": name, "results": results})
+        # Records and JSON of large answers take milliseconds: off the event loop.
+        content = await asyncio.to_thread(
+            _answer, name, served, body.sources, lists, search, body.attention
+        )
+        return Response(content, media_type="application/json")
+
+    translate.__annotations__["body"] = body_model  # FastAPI reads the body's model here
+    app.post("/api/translate")(translate)
 
     explorer = resources.files("luong") / "explorer"
 
@@ -358,45 +365,83 @@ class BodyLimit:
         await JSONResponse({"detail": message}, status_code=413)(scope, receive, send)
 
 
-def _check_request(body: TranslateRequest, served: ServedModel, limits: ServeLimits) -> None:
-    """The limits, as HTTP errors that name them."""
-    if len(body.sources) > limits.max_sources:
-        raise HTTPException(
-            413,
-            f"max_sources: {len(body.sources)} sources, above the limit of {limits.max_sources}",
+def _answer(
+    name: str,
+    served: ServedModel,
+    sources: list[str],
+    lists: list[list[Hypothesis]],
+    search: SearchOptions,
+    attention: bool,
+) -> bytes:
+    """The JSON of ``POST /api/translate``'s answer (``allow_nan=False``: records write null
+    for what is not finite)."""
+    model = served.translator.model
+    prefix_tokens = model.tgt_vocab.tokenize(search.prefix)
+    results = []
+    for source, hyps in zip(sources, lists, strict=True):
+        if not attention:  # no weights to turn into lists
+            hyps = [dataclasses.replace(h, attention=h.attention[:, :0]) for h in hyps]
+        records = [hypothesis_record(model, h, source, search.replace_unk) for h in hyps]
+        if not attention:
+            for record in records:
+                del record["attention"]
+        results.append(
+            {
+                "source": source,
+                "source_tokens": source_symbols(model, source),
+                "prefix_tokens": len(prefix_tokens),
+                "hypotheses": records,
+            }
         )
+    answer = {"model": name, "results": results}
+    return json.dumps(answer, ensure_ascii=False, allow_nan=False).encode("utf-8")
+
+
+def _check_request(
+    sources: list[str], search: SearchOptions, served: ServedModel, limits: ServeLimits
+) -> None:
+    """The limits, as HTTP errors that name them."""
+    if len(sources) > limits.max_sources:
+        raise HTTPException(
+            413, f"max_sources: {len(sources)} sources, above the limit of {limits.max_sources}"
+        )
+    for i, source in enumerate(sources):
+        try:
+            source.encode("utf-8")
+        except UnicodeEncodeError as error:
+            raise HTTPException(
+                422,
+                f"sources: source {i} is not valid Unicode (a lone surrogate at "
+                f"character {error.start})",
+            ) from None
     own = served.translator.config.max_src_len
     longest = min(limits.max_source_len, own)
     vocab = served.translator.src_vocab
-    for i, source in enumerate(body.sources):
+    for i, source in enumerate(sources):
         length = source_length(vocab, source)
         if length > longest:
             raise HTTPException(
                 413,
                 f"max_source_len: source {i} has {length} symbols, above the limit of {longest}",
             )
-    if body.beam > limits.max_beam:
+    if search.beam > limits.max_beam:
         raise HTTPException(
-            422, f"max_beam: beam {body.beam}, above the limit of {limits.max_beam}"
+            422, f"max_beam: beam {search.beam}, above the limit of {limits.max_beam}"
         )
-    if body.nbest > limits.max_nbest:
+    if search.nbest > limits.max_nbest:
         raise HTTPException(
-            422, f"max_nbest: nbest {body.nbest}, above the limit of {limits.max_nbest}"
+            422, f"max_nbest: nbest {search.nbest}, above the limit of {limits.max_nbest}"
         )
-    if not body.sample and body.nbest > body.beam:
-        raise HTTPException(422, f"nbest: expected at most beam = {body.beam}, got {body.nbest}")
-    if body.sample and body.beam != 1:
-        raise HTTPException(
-            422, f"beam: sampling draws one token a step, expected 1, got {body.beam}"
-        )
-    if len(body.prefix) > limits.max_prefix_len:
+    if len(search.prefix) > limits.max_prefix_len:
         raise HTTPException(
             422,
-            f"max_prefix_len: the prefix has {len(body.prefix)} characters, above the limit "
+            f"max_prefix_len: the prefix has {len(search.prefix)} characters, above the limit "
             f"of {limits.max_prefix_len}",
         )
-    unknown = served.translator.tgt_vocab.unknown(body.prefix)
-    if unknown:
-        raise HTTPException(
-            422, f"prefix: expected symbols of the target vocabulary, got unknown {unknown[:5]}"
-        )
+    for name in ("max_len", "min_len"):
+        value = getattr(search, name)
+        if value is not None and value > limits.max_output_len:
+            raise HTTPException(
+                422,
+                f"max_output_len: {name} {value}, above the limit of {limits.max_output_len}",
+            )

@@ -422,10 +422,10 @@ class Trainer:
         scores = evaluate(
             model,
             self.dev_pairs,
+            cfg.dev_search,
             references=False,
             bleu=self.bleu,
             batch_size=cfg.eval_batch_size,
-            max_len=cfg.max_decode_len or None,
         )
         point: dict[str, Any] = {
             "step": p.step,

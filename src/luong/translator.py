@@ -13,7 +13,7 @@ import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, overload
+from typing import Any
 
 import torch
 
@@ -21,6 +21,7 @@ from luong.config import Seq2SeqConfig
 from luong.ensemble import Decodable, Ensemble, members_of
 from luong.model import Seq2Seq
 from luong.search import Hypothesis, decode, decode_batches, hypothesis_symbols, hypothesis_text
+from luong.search_options import SearchOptions
 from luong.vocab import Vocab
 
 __all__ = [
@@ -31,185 +32,110 @@ __all__ = [
     "hypothesis_record",
     "output_lines",
     "translate",
+    "translate_nbest",
 ]
 
 FORMATS: tuple[str, ...] = ("text", "jsonl")
 """What ``output_lines`` writes: the outputs (n-best tab-separated), or a JSON object a line."""
 
 
-@overload
 def translate(
     model: Decodable,
     texts: Sequence[str],
+    options: SearchOptions | None = None,
     *,
-    beam_size: int = 1,
-    n_best: None = None,
-    alpha: float = 0.0,
-    beta: float = 0.0,
-    replace_unk: bool = False,
     batch_size: int = 512,
-    max_len: int | None = None,
-    prefix: str = "",
-    sample: bool = False,
-    temperature: float = 1.0,
-    top_k: int | None = None,
-    seed: int | None = None,
-) -> list[str]: ...
+) -> list[str]:
+    """Translate raw strings, batched; the best output per input, in order.
 
-
-@overload
-def translate(
-    model: Decodable,
-    texts: Sequence[str],
-    *,
-    beam_size: int = 1,
-    n_best: int,
-    alpha: float = 0.0,
-    beta: float = 0.0,
-    replace_unk: bool = False,
-    batch_size: int = 512,
-    max_len: int | None = None,
-    prefix: str = "",
-    sample: bool = False,
-    temperature: float = 1.0,
-    top_k: int | None = None,
-    seed: int | None = None,
-) -> list[list[str]]: ...
-
-
-def translate(
-    model: Decodable,
-    texts: Sequence[str],
-    *,
-    beam_size: int = 1,
-    n_best: int | None = None,
-    alpha: float = 0.0,
-    beta: float = 0.0,
-    replace_unk: bool = False,
-    batch_size: int = 512,
-    max_len: int | None = None,
-    prefix: str = "",
-    sample: bool = False,
-    temperature: float = 1.0,
-    top_k: int | None = None,
-    seed: int | None = None,
-) -> list[str] | list[list[str]]:
-    """Translate raw strings, batched; one output per input, in order.
-
-    Greedy search by default; beam search with ``beam_size > 1`` (``luong.search.decode``
-    does the work and gives the hypotheses themselves: scores, tokens, attention).
+    Greedy search by default (``luong.search.decode`` does the work and gives the
+    hypotheses themselves: scores, tokens, attention).
 
     Args:
-        model: the model.
+        model: the model, or an ``Ensemble``.
         texts: the sources.
-        beam_size: k (1: greedy search).
-        n_best: None gives the best output per input (a string); an int gives up to that
-            many outputs per input, best first (a list of strings; at most ``beam_size``).
-        alpha: length penalty weight (beam search scores, ``luong.search``).
-        beta: coverage penalty weight.
-        replace_unk: replace each ``<unk>`` in an output by the source token it attended
-            to most (Luong et al. 2015, "Addressing the Rare Word Problem").
+        options: how to decode (``SearchOptions``: beam, penalties, prefix, sampling,
+            ``replace_unk``: each ``<unk>`` replaced by the source token it attended to
+            most, ...); default greedy search.
         batch_size: sentences per search call.
-        max_len: the most output tokens; default twice the source length plus 10.
-        prefix: target text every output starts with (the search continues from it).
-        sample, temperature, top_k, seed: draw outputs instead of searching
-            (``luong.search.decode``; ``n_best`` draws per input).
 
     Returns:
-        one output per input. An empty (or whitespace-only) input gives ``""`` (with
-        ``n_best``: an empty list).
+        one output per input; ``""`` for an empty (or whitespace-only) input.
 
     Raises:
-        TypeError: ``texts`` is not a sequence of strings.
-        ValueError: an option out of range (``batch_size`` or ``max_len`` below 1,
-            ``n_best > beam_size``, ...).
+        TypeError: ``texts`` is not a sequence of strings, ``options`` not a
+            ``SearchOptions``.
+        ValueError: ``batch_size`` below 1, a prefix outside the target vocabulary.
     """
-    lists = decode(
-        model,
-        texts,
-        beam_size=beam_size,
-        n_best=1 if n_best is None else n_best,
-        alpha=alpha,
-        beta=beta,
-        batch_size=batch_size,
-        max_len=max_len,
-        prefix=prefix,
-        sample=sample,
-        temperature=temperature,
-        top_k=top_k,
-        seed=seed,
-    )
-    outputs = [
-        [hypothesis_text(model, h, text if replace_unk else None) for h in hyps]
+    return [
+        outs[0] if outs else ""
+        for outs in translate_nbest(model, texts, options, batch_size=batch_size)
+    ]
+
+
+def translate_nbest(
+    model: Decodable,
+    texts: Sequence[str],
+    options: SearchOptions | None = None,
+    *,
+    batch_size: int = 512,
+) -> list[list[str]]:
+    """``translate``, with each input's ``options.nbest`` outputs (or draws), best first: a
+    list per input (empty for an empty input)."""
+    options = SearchOptions() if options is None else options
+    lists = decode(model, texts, options, batch_size=batch_size)
+    return [
+        [hypothesis_text(model, h, text if options.replace_unk else None) for h in hyps]
         for text, hyps in zip(texts, lists, strict=True)
     ]
-    if n_best is None:
-        return [outs[0] if outs else "" for outs in outputs]
-    return outputs
 
 
 def output_lines(
     model: Decodable,
     sources: Sequence[str],
+    options: SearchOptions | None = None,
     *,
     format: str = "text",
-    replace_unk: bool = False,
-    beam_size: int = 1,
-    n_best: int = 1,
-    alpha: float = 0.0,
-    beta: float = 0.0,
     batch_size: int = 512,
-    max_len: int | None = None,
     window: int | None = None,
-    prefix: str = "",
-    sample: bool = False,
-    temperature: float = 1.0,
-    top_k: int | None = None,
-    seed: int | None = None,
 ) -> Iterator[str]:
     """The lines ``luong translate`` writes, one per source, in order, handed out as they are
     done: memory holds one window of sources' outputs (``decode_batches``), whatever the
     number of sources, and attention only where it is written (jsonl) or used
-    (``replace_unk``).
+    (``options.replace_unk``).
 
     Args:
-        model: the model.
+        model: the model, or an ``Ensemble``.
         sources: the inputs (``fit_sources``' ``sources``).
+        options: how to decode (default greedy search).
         format: ``"text"``: the n-best outputs, tab-separated (an empty line for an empty
             input); ``"jsonl"``: ``{"source", "hypotheses": [hypothesis_record, ...]}``.
-        replace_unk: replace each ``<unk>`` by the source token it attended to most.
-        beam_size, n_best, alpha, beta, batch_size, max_len: as ``luong.search.decode``.
+        batch_size: sentences per search call.
         window: sources decoded (and sorted by length) together before their lines are
             handed out; default ``8 * batch_size``.
-        prefix, sample, temperature, top_k, seed: as ``luong.search.decode`` (a target
-            prefix every output starts with; sampling instead of search).
 
     Returns:
         an iterator of lines, without their newline.
 
     Raises:
-        ValueError: an unknown ``format`` or a bad search option, on the call itself.
+        TypeError: ``options`` is not a ``SearchOptions``.
+        ValueError: an unknown ``format``; as ``luong.search.decode_batches``, on the call
+            itself.
     """
     if format not in FORMATS:
         raise ValueError(f"format: expected one of {', '.join(FORMATS)}, got {format!r}")
+    options = SearchOptions() if options is None else options
+    if not isinstance(options, SearchOptions):
+        raise TypeError(f"options: expected SearchOptions, got {type(options).__name__}")
     batches = decode_batches(
         model,
         sources,
-        beam_size=beam_size,
-        n_best=n_best,
-        alpha=alpha,
-        beta=beta,
+        options,
         batch_size=batch_size,
-        max_len=max_len,
         window=window if window is not None else 8 * batch_size,
-        attention=format == "jsonl" or replace_unk,
-        prefix=prefix,
-        sample=sample,
-        temperature=temperature,
-        top_k=top_k,
-        seed=seed,
+        attention=format == "jsonl" or options.replace_unk,
     )
-    return _lines_in_order(model, sources, batches, format, replace_unk)
+    return _lines_in_order(model, sources, batches, format, options.replace_unk)
 
 
 def _lines_in_order(
@@ -356,17 +282,16 @@ class Translator:
         cls,
         directory: str | Path | Sequence[str | Path],
         device: str | torch.device = "cpu",
-        combine: str = "logprob",
     ) -> Translator:
         """Load a model folder (``Seq2Seq.from_pretrained``), or a list of them as an
-        ``Ensemble`` (a list of one too; ``combine`` as ``Ensemble``)."""
+        ``Ensemble`` (a list of one too)."""
         if isinstance(directory, str | Path):
             return cls(Seq2Seq.from_pretrained(directory, device=device))
         if not isinstance(directory, Sequence):
             raise TypeError(
                 f"directory: expected a model folder or a list of them, got {type(directory)}"
             )
-        return cls(Ensemble.from_pretrained(directory, device=device, combine=combine))
+        return cls(Ensemble.from_pretrained(directory, device=device))
 
     @property
     def config(self) -> Seq2SeqConfig:
@@ -386,75 +311,23 @@ class Translator:
     def tgt_vocab(self) -> Vocab:
         return self.model.tgt_vocab
 
-    @overload
     def translate(
         self,
         texts: Sequence[str],
+        options: SearchOptions | None = None,
         *,
-        beam_size: int = 1,
-        n_best: None = None,
-        alpha: float = 0.0,
-        beta: float = 0.0,
-        replace_unk: bool = False,
         batch_size: int = 512,
-        max_len: int | None = None,
-        prefix: str = "",
-        sample: bool = False,
-        temperature: float = 1.0,
-        top_k: int | None = None,
-        seed: int | None = None,
-    ) -> list[str]: ...
+    ) -> list[str]:
+        """``translate(self.model, texts, options)``: the best output per input, in order."""
+        return translate(self.model, texts, options, batch_size=batch_size)
 
-    @overload
-    def translate(
+    def translate_nbest(
         self,
         texts: Sequence[str],
+        options: SearchOptions | None = None,
         *,
-        beam_size: int = 1,
-        n_best: int,
-        alpha: float = 0.0,
-        beta: float = 0.0,
-        replace_unk: bool = False,
         batch_size: int = 512,
-        max_len: int | None = None,
-        prefix: str = "",
-        sample: bool = False,
-        temperature: float = 1.0,
-        top_k: int | None = None,
-        seed: int | None = None,
-    ) -> list[list[str]]: ...
-
-    def translate(
-        self,
-        texts: Sequence[str],
-        *,
-        beam_size: int = 1,
-        n_best: int | None = None,
-        alpha: float = 0.0,
-        beta: float = 0.0,
-        replace_unk: bool = False,
-        batch_size: int = 512,
-        max_len: int | None = None,
-        prefix: str = "",
-        sample: bool = False,
-        temperature: float = 1.0,
-        top_k: int | None = None,
-        seed: int | None = None,
-    ) -> list[str] | list[list[str]]:
-        """``translate(self.model, texts, ...)``: one output per input, in order."""
-        return translate(
-            self.model,
-            texts,
-            beam_size=beam_size,
-            n_best=n_best,
-            alpha=alpha,
-            beta=beta,
-            replace_unk=replace_unk,
-            batch_size=batch_size,
-            max_len=max_len,
-            prefix=prefix,
-            sample=sample,
-            temperature=temperature,
-            top_k=top_k,
-            seed=seed,
-        )
+    ) -> list[list[str]]:
+        """``translate_nbest(self.model, texts, options)``: ``options.nbest`` outputs per
+        input, best first."""
+        return translate_nbest(self.model, texts, options, batch_size=batch_size)

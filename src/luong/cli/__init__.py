@@ -30,7 +30,8 @@ import threading
 from collections.abc import Sequence
 
 from luong.cli import average, evaluate, plot, runs, serve, train, translate, zoo
-from luong.cli.common import UsageError
+from luong.cli.common import UsageError, flag_message
+from luong.search_options import OptionError
 from luong.version import __version__
 
 __all__ = ["build_parser", "main"]
@@ -72,6 +73,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 128 + signal.SIGPIPE
     except UsageError as error:
         parser.error(str(error))  # exits with status 2
+    except OptionError as error:  # a decoding option the search refused: name its flag
+        print(f"luong: error: {flag_message(error)}", file=sys.stderr)
+        return 1
     except (ValueError, TypeError, OSError) as error:
         print(f"luong: error: {error}", file=sys.stderr)
         return 1

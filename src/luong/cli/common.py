@@ -1,12 +1,11 @@
-"""What the commands share: usage errors, flags made from config fields, search flags, input
-lines, messages on stderr."""
+"""What the commands share: usage errors, flags made from config fields, the search flags
+made from ``SearchOptions``' fields, input lines, messages on stderr."""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
 import logging
-import math
 import sys
 import typing
 from pathlib import Path
@@ -25,20 +24,20 @@ from luong.config import (
     SELECTS,
     SUBWORD_KINDS,
 )
-from luong.ensemble import COMBINE
 from luong.files import read_text_lines, text_lines
-from luong.search import MAX_ALPHA, MAX_BEAM, MAX_BETA
+from luong.search_options import OptionError, SearchOptions, option_specs
 
 __all__ = [
     "UsageError",
     "add_config_flags",
     "add_model_arguments",
     "add_search_flags",
-    "check_search_flags",
-    "overrides",
+    "flag_message",
     "log_to_stderr",
+    "overrides",
     "read_lines",
     "say",
+    "search_options",
 ]
 
 # The fields whose flags take one of a fixed set of values.
@@ -122,7 +121,7 @@ def overrides(args: argparse.Namespace, cls: type) -> dict[str, Any]:
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
-    """The model folders (several: an ensemble, ``luong.ensemble``) and --combine."""
+    """The model folders (several: an ensemble, ``luong.ensemble``)."""
     parser.add_argument(
         "model",
         type=Path,
@@ -130,53 +129,67 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="a model folder; several decode as an ensemble (the same target vocabulary)",
     )
-    parser.add_argument(
-        "--combine",
-        choices=COMBINE,
-        default=COMBINE[0],
-        help="an ensemble's next-token distribution: the mean of the members' "
-        "log-probabilities, renormalised (logprob), or of their probabilities (prob) "
-        f"(default {COMBINE[0]})",
-    )
 
 
-def add_search_flags(parser: argparse.ArgumentParser) -> None:
-    """--beam, --alpha, --beta (luong.search.beam_search)."""
-    parser.add_argument(
-        "--beam",
-        type=int,
-        default=1,
-        metavar="K",
-        help=f"beam size, at most {MAX_BEAM} (default 1: greedy search)",
-    )
-    parser.add_argument(
-        "--alpha",
-        type=float,
-        default=0.0,
-        help=f"length penalty weight, lp = ((5 + |Y|) / 6) ** alpha, 0 to {MAX_ALPHA:g} "
-        "(default 0)",
-    )
-    parser.add_argument(
-        "--beta",
-        type=float,
-        default=0.0,
-        help=f"coverage penalty weight, beta * sum_s log(min(sum_t a_ts, 1)), 0 to "
-        f"{MAX_BETA:g} (default 0)",
-    )
+SEARCH_DEST = "search_"  # the search flags' attributes: args.search_beam, ...
 
 
-def check_search_flags(args: argparse.Namespace) -> None:
-    """A bad search flag is a usage error before any model is loaded."""
-    if args.beam < 1:
-        raise UsageError(f"--beam: expected >= 1, got {args.beam}")
-    if args.beam > MAX_BEAM:
-        raise UsageError(f"--beam: expected at most {MAX_BEAM}, got {args.beam}")
-    for name, high in (("alpha", MAX_ALPHA), ("beta", MAX_BETA)):
-        value = getattr(args, name)
-        if not math.isfinite(value) or value < 0:
-            raise UsageError(f"--{name}: expected a finite number >= 0, got {value}")
-        if value > high:
-            raise UsageError(f"--{name}: expected at most {high:g}, got {value:g}")
+def flag(name: str) -> str:
+    """The command-line flag of a field: ``top_k`` -> ``--top-k``."""
+    return "--" + name.replace("_", "-")
+
+
+def add_search_flags(
+    parser: argparse.ArgumentParser,
+    only: tuple[str, ...] | None = None,
+    cls: type[SearchOptions] = SearchOptions,
+) -> None:
+    """A flag per field of ``cls`` (``SearchOptions`` or a subclass; ``only`` these fields
+    when given), made from the field: its name (``--top-k``), its type, its choices, its
+    help text and its default. A flag not given is None ("not given": the field's default),
+    so ``search_options`` builds the options from what the user typed."""
+    group = parser.add_argument_group("decoding (luong.search_options.SearchOptions)")
+    for f, kind, spec in option_specs(cls):
+        if only is not None and f.name not in only:
+            continue
+        shown = "" if f.default in (None, False, "") else f" (default {f.default})"
+        dest = SEARCH_DEST + f.name  # apart from a command's own flags (eval's data --seed)
+        if kind is bool:
+            group.add_argument(
+                flag(f.name), dest=dest, action="store_true", default=None, help=spec.help
+            )
+            continue
+        base = next((t for t in typing.get_args(kind) if t is not type(None)), kind)
+        group.add_argument(
+            flag(f.name),
+            dest=dest,
+            type=base,
+            default=None,
+            choices=spec.choices,
+            metavar=spec.metavar if spec.choices is None else None,
+            help=spec.help + shown,
+        )
+
+
+def flag_message(error: OptionError) -> str:
+    """An option's error as the command line says it: ``--top-k: only with sample``."""
+    return f"{flag(error.name)}: {error.detail}"
+
+
+def search_options(
+    args: argparse.Namespace, cls: type[SearchOptions] = SearchOptions
+) -> SearchOptions:
+    """The ``cls`` the search flags of ``args`` give (``add_search_flags``); a bad value is
+    a usage error naming its flag, before any model is loaded."""
+    given = {
+        f.name: getattr(args, SEARCH_DEST + f.name)
+        for f in dataclasses.fields(cls)
+        if getattr(args, SEARCH_DEST + f.name, None) is not None
+    }
+    try:
+        return cls(**given)
+    except OptionError as error:
+        raise UsageError(flag_message(error)) from None
 
 
 def read_lines(path: Path | None) -> list[str]:

@@ -11,11 +11,14 @@ from luong.cli.common import (
     UsageError,
     add_model_arguments,
     add_search_flags,
-    check_search_flags,
     say,
+    search_options,
 )
+from luong.config import read_toml_tables
 from luong.ensemble import load_models
 from luong.evaluation import evaluate
+from luong.run import CONFIG
+from luong.search_options import SearchOptions
 from luong.subword import SubwordVocab
 from luong.tasks import TASKS, load_task
 from luong.tasks.tsv import read_split
@@ -24,11 +27,19 @@ __all__ = ["add_parser", "main"]
 
 Pair = tuple[str, str]
 
+# The decoding options that make sense for scoring: the best output of a search.
+EVAL_OPTIONS = ("beam", "alpha", "beta", "min_len", "max_len", "replace_unk", "combine")
+
 
 def add_parser(commands: Any) -> None:
     parser = commands.add_parser("eval", help="score a model on a task's test set or a file")
     add_model_arguments(parser)
-    parser.add_argument("--task", choices=TASKS, help="a built-in task's test set")
+    parser.add_argument(
+        "--task",
+        choices=TASKS,
+        help="a built-in task's test set (default: the task in DIR/config.toml, when DIR is "
+        "a run folder of a built-in task)",
+    )
     parser.add_argument("--data", type=Path, metavar="FILE.tsv", help="source<TAB>target pairs")
     parser.add_argument("--data-src", type=Path, metavar="FILE", help="sources, a line each")
     parser.add_argument(
@@ -36,26 +47,45 @@ def add_parser(commands: Any) -> None:
     )
     parser.add_argument("--skip-bad-lines", action="store_true", help="skip bad lines of --data")
     parser.add_argument("--n", type=int, help="dates: test pairs (default 10000)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the task's data")
-    parser.add_argument("--locales", nargs="+", metavar="LOCALE")
-    parser.add_argument("--batch-size", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=0, help="seed of the task's data (default 0)")
+    parser.add_argument("--locales", nargs="+", metavar="LOCALE", help="dates: babel locales")
+    parser.add_argument(
+        "--batch-size", type=int, default=1000, help="sources per search call (default 1000)"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    add_search_flags(parser)
+    add_search_flags(parser, EVAL_OPTIONS)
     parser.set_defaults(handler=main)
 
 
-def _check(args: argparse.Namespace) -> None:
+def _recorded_task(folder: Path) -> str:
+    """The built-in task a run folder was trained on (its ``config.toml``), for ``luong eval
+    DIR`` without --task or --data."""
+    path = folder / CONFIG
+    if not path.is_file():
+        raise UsageError(
+            f"expected --task TASK, --data FILE.tsv or --data-src/--data-tgt, got neither "
+            f"(and {folder} has no {CONFIG} to read its task from)"
+        )
+    task = read_toml_tables(path).get("task")
+    if task not in TASKS:
+        raise UsageError(
+            f"{folder} was trained on your own files (task {task!r} in {path}): pass --data "
+            "FILE.tsv or --data-src/--data-tgt"
+        )
+    return str(task)
+
+
+def _check(args: argparse.Namespace) -> SearchOptions:
     if (args.data_src is None) != (args.data_tgt is None):
         raise UsageError("--data-src and --data-tgt: expected both, got one")
     if args.data is not None and args.data_src is not None:
         raise UsageError("--data: either a TSV file or --data-src and --data-tgt")
     if args.data_src is not None:
         args.data = [args.data_src, args.data_tgt]
-    if (args.task is None) == (args.data is None):
-        got = "both" if args.task is not None else "neither"
-        raise UsageError(
-            f"expected --task TASK, --data FILE.tsv or --data-src/--data-tgt, got {got}"
-        )
+    if args.task is not None and args.data is not None:
+        raise UsageError("expected --task TASK, --data FILE.tsv or --data-src/--data-tgt, got both")
+    if args.task is None and args.data is None:
+        args.task = _recorded_task(args.model[0])
     if args.task != "dates" and (args.n is not None or args.locales):
         raise UsageError("--n, --locales: only with --task dates")
     if args.skip_bad_lines and args.data is None:
@@ -64,7 +94,7 @@ def _check(args: argparse.Namespace) -> None:
         raise UsageError(f"--n: expected >= 1, got {args.n}")
     if args.batch_size < 1:
         raise UsageError(f"--batch-size: expected >= 1, got {args.batch_size}")
-    check_search_flags(args)
+    return search_options(args)
 
 
 def _pairs(args: argparse.Namespace) -> tuple[list[Pair], bool, dict[str, Any]]:
@@ -86,18 +116,16 @@ def _pairs(args: argparse.Namespace) -> tuple[list[Pair], bool, dict[str, Any]]:
 
 
 def main(args: argparse.Namespace) -> int:
-    _check(args)
+    options = _check(args)
     pairs, references, what = _pairs(args)
-    model = load_models(args.model, combine=args.combine)
+    model = load_models(args.model)
     scores = evaluate(
         model,
         pairs,
+        options,
         references=references,
         bleu=isinstance(model.tgt_vocab, SubwordVocab),
         batch_size=args.batch_size,
-        beam_size=args.beam,
-        alpha=args.alpha,
-        beta=args.beta,
     )
     if args.json:
         print(json.dumps({**what, **scores}, ensure_ascii=False))

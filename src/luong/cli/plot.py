@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from luong.cli.common import UsageError, add_search_flags, check_search_flags
+from luong.cli.common import UsageError, add_search_flags, search_options
 from luong.model import Seq2Seq
 from luong.plot import (
     MAX_DPI,
@@ -21,6 +21,12 @@ from luong.search import hypothesis_text
 
 __all__ = ["add_parsers", "main_plot", "main_scores"]
 
+# The decoding options of one drawn output (not nbest: the best is drawn).
+PLOT_OPTIONS = (
+    "beam", "alpha", "beta", "min_len", "max_len", "prefix", "sample", "temperature", "top_k",
+    "seed", "replace_unk",
+)  # fmt: skip
+
 
 def add_parsers(commands: Any) -> None:
     plot = commands.add_parser(
@@ -32,7 +38,7 @@ def add_parsers(commands: Any) -> None:
     plot.add_argument("model", type=Path, help="a model folder")
     plot.add_argument("text", help='the input, e.g. "Monday, March 5, 1979"')
     plot.add_argument("--out", type=Path, required=True, help="the PNG to write")
-    add_search_flags(plot)
+    add_search_flags(plot, PLOT_OPTIONS)
     plot.add_argument(
         "--dpi", type=int, default=100, help=f"pixels per inch, at most {MAX_DPI} (default 100)"
     )
@@ -79,21 +85,14 @@ def _check_dpi(args: argparse.Namespace) -> None:
 
 
 def main_plot(args: argparse.Namespace) -> int:
-    check_search_flags(args)
+    options = search_options(args)
     _check_dpi(args)
     if not args.text.strip():
         raise UsageError("text: expected a non-empty input")
     model = Seq2Seq.from_pretrained(args.model)
-    best = plot_translation(
-        model,
-        args.text,
-        args.out,
-        beam_size=args.beam,
-        alpha=args.alpha,
-        beta=args.beta,
-        dpi=args.dpi,
-    )
-    print(f"{args.text} -> {hypothesis_text(model, best)}; attention written to {args.out}")
+    best = plot_translation(model, args.text, args.out, options, dpi=args.dpi)
+    output = hypothesis_text(model, best, args.text if options.replace_unk else None)
+    print(f"{args.text} -> {output}; attention written to {args.out}")
     return 0
 
 

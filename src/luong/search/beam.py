@@ -1,0 +1,523 @@
+"""Beam search, batched over sentences x beams.
+
+Shapes: ``B`` batch, ``S`` source length, ``V`` target vocabulary, ``k`` beam size, ``n`` the
+n-best size, ``R`` the decoder rows of a step, ``P`` the prefix length.
+
+Beam search keeps ``k`` hypotheses per sentence as rows of one decoder batch: the open beams'
+rows step the decoder, each sentence's beams attend to its keys together
+(``Memory.for_beams``: one batched product, no copy of the keys per beam), and
+``DecoderState.reorder`` follows the surviving beams after every step. Finished hypotheses
+leave the beam (their slot is refilled at the next step) and join a pool of the ``n`` best
+per sentence. Beams compete on log P (every open beam has the same length at a step, so lp
+does not change their order); finished hypotheses and the final n-best lists are ranked by
+``s(Y, X)`` (``luong.search.penalties``).
+
+The loop's state is one ``Beams`` value (dense ``[B, k]`` slots per sentence, the pool, the
+steps taken, each sentence's memory and prefix); ``Beams.select(keep)`` gives the state of
+some of its sentences, so the sentences that are done leave the loop in one call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import torch
+from torch import Tensor
+
+from luong.ensemble import Decodable, decoder_step
+from luong.model import Seq2Seq
+from luong.search.greedy import greedy_steps
+from luong.search.hypothesis import (
+    NAN_SCORES,
+    AnyMemory,
+    AnyState,
+    Hypothesis,
+    MaxLen,
+    next_token_log_probs,
+    output_limits,
+)
+from luong.search.penalties import (
+    coverage_penalty,
+    hypothesis_score,
+    length_penalties,
+    length_penalty,
+)
+from luong.search.prefix import Forced, force_prefix, prefix_ids
+from luong.search_options import OptionError, SearchOptions
+from luong.vocab import Vocab
+
+__all__ = ["Beams", "Pool", "Step", "beam_search", "greedy_floor", "search_beams"]
+
+
+def beam_search(
+    model: Seq2Seq,
+    src: Tensor,
+    src_lengths: Tensor,
+    options: SearchOptions,
+    max_len: MaxLen | None = None,
+    *,
+    prune: bool = True,
+) -> list[list[Hypothesis]]:
+    """Beam search over a batch: ``options.beam`` beams per sentence, all sentences in one
+    tensor program (``search_beams``).
+
+    Args:
+        model: the model (put it in eval mode for deterministic output).
+        src: source ids ``[B, S]`` (EOS-terminated, padded).
+        src_lengths: real lengths ``[B]``.
+        options: beam, nbest, alpha, beta, min_len, max_len, prefix and combine are read
+            (not sampling: ``luong.search.sampling``).
+        max_len: the most tokens an output may have, EOS included: an int, or a limit per
+            sentence ``[B]``; None: ``options.max_len``, or each sentence's
+            ``default_max_len``.
+        prune: drop the beams that cannot beat greedy search's hypothesis (``greedy_floor``;
+            with ``nbest`` 1 only): the best hypothesis is the same either way, fewer rows
+            are computed.
+
+    Returns:
+        per sentence, in order, its n-best list (``search_beams``).
+
+    Raises:
+        TypeError: ``options`` is not a ``SearchOptions``.
+        ValueError: bad shapes, a limit below 1, a prefix outside the target vocabulary or
+            ``options.sample``.
+    """
+    if not isinstance(options, SearchOptions):
+        raise TypeError(f"options: expected SearchOptions, got {type(options).__name__}")
+    if options.sample:
+        raise OptionError("sample", "beam search does not sample (luong.search.sample_search)")
+    limit = options.max_len if max_len is None else max_len
+    limits = output_limits(src, src_lengths, limit, default=True)
+    ids = prefix_ids(model.tgt_vocab, options.prefix)
+    with torch.inference_mode():
+        memory, state = model.encode(src, src_lengths)
+        return search_beams(model, memory, state, src_lengths, limits, options, ids, prune=prune)
+
+
+def search_beams(
+    model: Decodable,
+    memory: AnyMemory,
+    state: AnyState,
+    src_lengths: Tensor,
+    limits: Tensor,
+    options: SearchOptions,
+    prefix: list[int],
+    *,
+    prune: bool = True,
+) -> list[list[Hypothesis]]:
+    """Beam search from an encoded batch (``model.encode``); call it under
+    ``torch.inference_mode``.
+
+    Every step expands the open beams of a sentence by every token and keeps the ``k`` best
+    candidates by log P. A kept candidate that ends in EOS is finished: it is scored with
+    ``s(Y, X)``, joins the sentence's pool of the ``n`` best, and its slot is refilled from
+    the other beams at the next step. At the first step only beam 0 of each sentence is open
+    (the others are -inf), so the beams are distinct from the start.
+
+    The greedy path is kept: when the argmax extension of the beam that holds greedy
+    search's prefix falls out of the top ``k``, it takes the ``k``-th place. So ``beam`` 1 is
+    greedy search, and with ``alpha = beta = 0`` the best hypothesis never has a lower log P
+    than greedy search's (plain beam search may prune the greedy prefix and end lower).
+
+    A sentence stops when its pool holds ``n`` hypotheses that no open beam can beat. An
+    open beam with log P = L <= 0 can at best end at ``L / lp(limit)`` (log P only falls, lp
+    grows with the length for alpha >= 0, and cp <= 0), so that is its bound; with alpha = 0
+    it is L itself. At its limit, a sentence's open beams join the pool as hypotheses
+    without EOS. Once half of the sentences still searched are done, their lists are
+    collected and they leave every tensor of the loop (``Beams.select``).
+
+    Only open beams are computed: the decoder runs on the rows of open beams of unfinished
+    sentences. With ``prune`` and ``n`` 1, greedy search runs first on the same encoding
+    (``greedy_floor``); an open beam whose bound is below greedy's score cannot win, and is
+    dropped. Beams that cannot win only ever push out other beams that cannot win, so
+    dropping them leaves the best hypothesis as it is.
+
+    A ``prefix`` (target ids) is teacher-forced first (``luong.search.prefix``): every
+    hypothesis starts with it, and its log-probabilities, attention and length count in the
+    scores as any other token's. An output has at least one token after it.
+
+    Args:
+        model, memory, state: the model (or ensemble) and its encoding of the batch.
+        src_lengths: real source lengths ``[B]``.
+        limits: the most tokens of each output ``[B]``, prefix and EOS included.
+        options: beam, nbest, alpha, beta, min_len (EOS is forbidden before it, up to each
+            sentence's limit minus one) and combine are read.
+        prefix: the target ids every output starts with.
+        prune: as ``beam_search``.
+
+    Returns:
+        per sentence, in order, its n-best list: distinct hypotheses sorted by score, best
+        first; ``n`` of them unless the vocabulary is too small to fill the beam, and never
+        none (an ended hypothesis is kept whatever its score). Each score is recomputed in
+        float64 from the hypothesis' own ``log_probs`` and ``attention``
+        (``hypothesis_score``).
+
+    Raises:
+        ValueError: the model's scores are NaN (weights that overflow).
+    """
+    batch, source_len = memory.mask.shape
+    limits = limits.clamp(min=len(prefix) + 1)
+    min_lens = limits.clamp(max=options.min_len + 1) - 1
+    floor = None
+    if prune and options.nbest == 1 and options.beam > 1 and not prefix:
+        floor = greedy_floor(model, memory, state, limits, min_lens, options)
+    dtype = torch.promote_types(memory.dtype, torch.float32)  # the search's (next_token_...)
+    coverage = torch.zeros(batch, source_len, dtype=memory.dtype, device=memory.mask.device)
+    forced, state = force_prefix(
+        model, memory, state.with_coverage(coverage), prefix, options.combine, dtype
+    )
+    beams = Beams.start(options, src_lengths, limits, min_lens, floor, memory, forced)
+    return _run(model, beams, state, options)
+
+
+def _run(
+    model: Decodable, beams: Beams, state: AnyState, options: SearchOptions
+) -> list[list[Hypothesis]]:
+    """The search loop (``search_beams``)."""
+    k = options.beam
+    sentence_count = beams.alive.shape[0]
+    lists: dict[int, list[Hypothesis]] = {}  # by original sentence, as each is collected
+    live = torch.arange(sentence_count, device=beams.alive.device) * k  # each row's slot
+    tokens = beams.forced.next
+    step_memory = beams.memory
+    first, last = beams.forced.length, int(beams.limits.max())
+    for t in range(first, last):  # t tokens so far, the prefix included
+        logits, state, weights = decoder_step(model, tokens, state, step_memory, options.combine)
+        coverage = state.coverage if options.beta else None
+        beams, broken = beams.advance(
+            t, next_token_log_probs(logits), weights, coverage, live, options
+        )
+        # No open beam can beat the n-th in the pool: the sentence is done.
+        done = beams.done(t)
+        if t == last - 1 or bool(done.all() | broken):
+            if bool(broken):
+                raise ValueError(NAN_SCORES.format(step=t + 1))
+            break
+        beams = beams.close(done)
+        remaining = int((~done).sum())
+        if 2 * remaining <= done.shape[0]:  # the done sentences leave the loop
+            finished = beams.select(done.nonzero().squeeze(1))
+            lists.update(zip(finished.ids.tolist(), finished.collect(options), strict=True))
+            beams = beams.select((~done).nonzero().squeeze(1))
+        next_live = torch.isfinite(beams.alive).view(-1).nonzero().squeeze(1)  # [R']
+        if next_live.numel() == 0:  # no open beam anywhere (scores that are not numbers)
+            break
+        step = beams.history[-1]
+        state = state.reorder(step.row.view(-1)[next_live])
+        tokens = step.token.view(-1)[next_live]
+        # The new rows read each sentence's memory as beams: every slot, or the open ones.
+        everyone = next_live.shape[0] == beams.alive.numel()
+        step_memory = beams.memory.for_beams(k, None if everyone else next_live)
+        live = next_live
+    lists.update(zip(beams.ids.tolist(), beams.collect(options), strict=True))
+    return [lists[i] for i in range(sentence_count)]
+
+
+def greedy_floor(
+    model: Decodable,
+    memory: AnyMemory,
+    state: AnyState,
+    limits: Tensor,
+    min_lens: Tensor,
+    options: SearchOptions,
+) -> Tensor:
+    """The log P ``[B]`` below which an open beam cannot beat greedy search's hypothesis:
+    ``s(G) * lp(limit)``, less a margin for rounding; -inf where greedy's hypothesis ends
+    before its sentence's ``min_lens`` ``[B]`` (beam search then follows another path).
+    ``options``: alpha, beta and combine are read."""
+    tokens, log_probs, weights = greedy_steps(model, memory, state, limits, options.combine)
+    steps = tokens.shape[1]
+    is_eos = (tokens == Vocab.eos_id) & (
+        torch.arange(steps, device=tokens.device) < limits[:, None]
+    )
+    ended = is_eos.any(dim=1)
+    length = torch.where(ended, is_eos.int().argmax(dim=1) + 1, limits.clamp(max=steps))  # [B]
+    within = torch.arange(steps, device=tokens.device) < length[:, None]  # [B, T]
+    log_p = torch.where(within, log_probs, 0.0).sum(dim=1)
+    score = log_p / length_penalties(length, options.alpha, log_p.dtype)
+    if options.beta:
+        coverage = (weights * within[:, :, None]).sum(dim=1)  # [B, S]
+        score = score + coverage_penalty(coverage, memory.mask, options.beta).to(score.dtype)
+    floor = score * length_penalties(limits, options.alpha, score.dtype)
+    floor = floor - 1e-4 * (1.0 + floor.abs())
+    return floor.masked_fill(ended & (length <= min_lens), float("-inf"))
+
+
+@dataclass(frozen=True)
+class Step:
+    """What one search step leaves for the backtracking, per slot ``[B, k]``: its token, its
+    parent slot, the token's log-probability and the parent's row in this step's batch; and
+    the attention of the batch's rows ``[R, S]``."""
+
+    token: Tensor
+    parent: Tensor
+    token_lp: Tensor
+    row: Tensor
+    weights: Tensor
+
+    def select(self, sentences: Tensor) -> Step:
+        """The step of ``sentences`` ``[B']``; ``row`` still points into ``weights``."""
+        return Step(
+            self.token[sentences],
+            self.parent[sentences],
+            self.token_lp[sentences],
+            self.row[sentences],
+            self.weights,
+        )
+
+
+@dataclass(frozen=True)
+class Pool:
+    """The n best ended hypotheses per sentence: score ``[B, n]`` sorted best first, filled
+    ``[B, n]`` (False: an empty place), and where each ended: the step of the loop and the
+    slot within that step's top k. An ended hypothesis is kept whatever its score (-inf,
+    NaN): it ranks below every other, above an empty place, so a sentence's list is never
+    empty."""
+
+    score: Tensor
+    filled: Tensor
+    step: Tensor
+    slot: Tensor
+
+    @staticmethod
+    def empty(batch: int, n: int, dtype: torch.dtype, device: torch.device) -> Pool:
+        return Pool(
+            torch.full((batch, n), float("-inf"), dtype=dtype, device=device),
+            torch.zeros(batch, n, dtype=torch.bool, device=device),
+            torch.zeros(batch, n, dtype=torch.long, device=device),
+            torch.zeros(batch, n, dtype=torch.long, device=device),
+        )
+
+    def select(self, sentences: Tensor) -> Pool:
+        """The pool of ``sentences`` ``[B']``."""
+        return Pool(
+            self.score[sentences],
+            self.filled[sentences],
+            self.step[sentences],
+            self.slot[sentences],
+        )
+
+    def add(self, score: Tensor, ended: Tensor, step: int) -> Pool:
+        """This pool with the candidates score ``[B, k]`` that ended (``ended`` ``[B, k]``)
+        at ``step`` merged in."""
+        batch, n = self.score.shape
+        slots = torch.arange(score.shape[1], device=score.device).expand(batch, -1)
+        merged = torch.cat([self.score, score], dim=1)
+        filled = torch.cat([self.filled, ended], dim=1)
+        lowest = torch.finfo(merged.dtype).min
+        rank = torch.where(merged.isnan() | merged.isneginf(), lowest, merged)
+        _, order = torch.where(filled, rank, float("-inf")).topk(n, dim=1)
+        return Pool(
+            merged.gather(1, order),
+            filled.gather(1, order),
+            torch.cat([self.step, torch.full_like(slots, step)], 1).gather(1, order),
+            torch.cat([self.slot, slots], 1).gather(1, order),
+        )
+
+
+@dataclass(frozen=True)
+class Beams:
+    """The beam loop's state for the ``B`` sentences it still searches, ``k`` slots each.
+
+    ids ``[B]``: each sentence's place in the search call; src_lengths ``[B]``; limits
+    ``[B]``: the most tokens of an output (prefix and EOS included); min_lens ``[B]``: EOS
+    is forbidden before this many tokens; last_lp ``[B]``: lp at the limit (an open beam
+    with log P L ends at best at L / last_lp); alive ``[B, k]``: the log P of the open beams
+    (the prefix's included), -inf for a closed slot; greedy ``[B]``: the slot that holds
+    greedy search's path, -1 for none; floor ``[B]``: the pruning bound (``greedy_floor``),
+    None for no pruning; pool: the ended hypotheses; history: the steps taken; memory: the
+    encoding, a row per sentence; forced: the prefix.
+    """
+
+    ids: Tensor
+    src_lengths: Tensor
+    limits: Tensor
+    min_lens: Tensor
+    last_lp: Tensor
+    alive: Tensor
+    greedy: Tensor
+    floor: Tensor | None
+    pool: Pool
+    history: tuple[Step, ...]
+    memory: AnyMemory
+    forced: Forced
+
+    @staticmethod
+    def start(
+        options: SearchOptions,
+        src_lengths: Tensor,
+        limits: Tensor,
+        min_lens: Tensor,
+        floor: Tensor | None,
+        memory: AnyMemory,
+        forced: Forced,
+    ) -> Beams:
+        """Beam 0 of each sentence open (with the prefix's log P), the others closed."""
+        batch, k = limits.shape[0], options.beam
+        dtype = forced.log_probs.dtype
+        device = limits.device
+        alive = torch.full((batch, k), float("-inf"), dtype=dtype, device=device)
+        alive[:, 0] = forced.log_probs.sum(dim=1)
+        return Beams(
+            ids=torch.arange(batch, device=device),
+            src_lengths=src_lengths,
+            limits=limits,
+            min_lens=min_lens,
+            last_lp=length_penalties(limits, options.alpha, dtype),
+            alive=alive,
+            greedy=torch.zeros(batch, dtype=torch.long, device=device),
+            floor=floor,
+            pool=Pool.empty(batch, options.nbest, dtype, device),
+            history=(),
+            memory=memory,
+            forced=forced,
+        )
+
+    def select(self, keep: Tensor) -> Beams:
+        """The state of the sentences ``keep`` ``[B']``, in that order."""
+        return Beams(
+            ids=self.ids[keep],
+            src_lengths=self.src_lengths[keep],
+            limits=self.limits[keep],
+            min_lens=self.min_lens[keep],
+            last_lp=self.last_lp[keep],
+            alive=self.alive[keep],
+            greedy=self.greedy[keep],
+            floor=None if self.floor is None else self.floor[keep],
+            pool=self.pool.select(keep),
+            history=tuple(step.select(keep) for step in self.history),
+            memory=self.memory.select(keep),
+            forced=self.forced.select(keep),
+        )
+
+    def advance(
+        self,
+        t: int,
+        log_probs: Tensor,
+        weights: Tensor,
+        coverage: Tensor | None,
+        live: Tensor,
+        options: SearchOptions,
+    ) -> tuple[Beams, Tensor]:
+        """One step: from the open beams' next-token ``log_probs`` ``[R, V]`` (row r is slot
+        ``live[r]`` of the dense ``[B * k]`` layout), their attention ``weights`` ``[R, S]``
+        and ``coverage`` ``[R, S]`` after the step (with beta), the ``t + 1``-th tokens.
+        Returns the state after it and whether a score is NaN (a 0-dim bool tensor: the
+        caller checks it at its next sync)."""
+        batch, k = self.alive.shape
+        device = log_probs.device
+        rows_now, dense = live.shape[0], batch * k
+        sentences = torch.arange(batch, device=device)
+        early = t < self.min_lens[torch.div(live, k, rounding_mode="floor")]  # [R]
+        log_probs[:, Vocab.eos_id] = log_probs[:, Vocab.eos_id].masked_fill(early, float("-inf"))
+        # The k best of the B x k x V extensions are among each row's own k best (adding the
+        # row's log P keeps the row's order): a top-k per row, then over [B, k x k].
+        width = min(k, log_probs.shape[-1])
+        row_lp, row_token = log_probs.topk(width, dim=1)  # [R, w]
+        candidates = self.alive.view(-1)[live][:, None] + row_lp
+        if rows_now == dense:
+            position = None  # row r is slot r
+        else:
+            candidates = candidates.new_full((dense, width), float("-inf")).index_copy_(
+                0, live, candidates
+            )
+            position = torch.zeros(dense, dtype=torch.long, device=device)
+            position[live] = torch.arange(rows_now, device=device)
+        score, index = candidates.view(batch, k * width).topk(k, dim=1)  # [B, k]
+        parent = torch.div(index, width, rounding_mode="floor")
+        # Keep the greedy path: its argmax extension takes the last slot when it fell out.
+        greedy = self.greedy
+        g_slot = greedy.clamp(min=0)
+        g_dense = sentences * k + g_slot
+        g_row = g_dense if position is None else position[g_dense]
+        g_token = log_probs[g_row].argmax(dim=-1)  # [B]
+        source = sentences[:, None] * k + parent  # [B, k] each slot's parent, dense
+        row = source if position is None else position[source]  # ... its row in this step
+        token = row_token[row, index - parent * width]
+        g_kept = (greedy >= 0)[:, None] & (parent == g_slot[:, None]) & (token == g_token[:, None])
+        missing = (greedy >= 0) & ~g_kept.any(dim=1)
+        g_score = self.alive.view(-1)[g_dense] + log_probs[g_row, g_token]
+        score[:, -1] = torch.where(missing, g_score, score[:, -1])
+        parent[:, -1] = torch.where(missing, g_slot, parent[:, -1])
+        token[:, -1] = torch.where(missing, g_token, token[:, -1])
+        row[:, -1] = torch.where(missing, g_row, row[:, -1])
+        g_kept[:, -1] |= missing
+        token_lp = log_probs[row, token]  # [B, k]
+        live_slot = torch.isfinite(score)
+        # At its limit, a sentence's open beams count as hypotheses without EOS.
+        ends = live_slot & ((token == Vocab.eos_id) | (self.limits <= t + 1)[:, None])
+        final = score / length_penalty(t + 1, options.alpha)
+        if options.beta:
+            assert coverage is not None  # tracked from the start (search_beams)
+            penalty = coverage_penalty(coverage[row], self.memory.mask[:, None, :], options.beta)
+            final = final + penalty.to(final.dtype)
+        step_index = len(self.history)
+        pool = self.pool.add(torch.where(ends, final, float("-inf")), ends, step_index)
+        alive = torch.where(ends, float("-inf"), score)
+        g_on = g_kept & ~ends
+        greedy = torch.where(g_on.any(dim=1), g_on.int().argmax(dim=1), -1)
+        if self.floor is not None:  # beams that cannot beat greedy's hypothesis
+            alive = alive.masked_fill((alive < self.floor[:, None]) & ~g_on, float("-inf"))
+        step = Step(token, parent, token_lp, row, weights)
+        broken = torch.isnan(row_lp).any()  # top-k ranks NaN first
+        advanced = replace(
+            self, alive=alive, greedy=greedy, pool=pool, history=(*self.history, step)
+        )
+        return advanced, broken
+
+    def done(self, t: int) -> Tensor:
+        """Whether each sentence is done after ``t + 1`` tokens ``[B]``: its pool holds ``n``
+        hypotheses that no open beam can beat, or it reached its limit."""
+        best_open = self.alive.max(dim=1).values / self.last_lp
+        return (self.pool.score[:, -1] >= best_open) | (self.limits <= t + 1)
+
+    def close(self, done: Tensor) -> Beams:
+        """This state with the beams of the sentences ``done`` ``[B]`` closed."""
+        return replace(
+            self,
+            alive=self.alive.masked_fill(done[:, None], float("-inf")),
+            greedy=self.greedy.masked_fill(done, -1),
+        )
+
+    def collect(self, options: SearchOptions) -> list[list[Hypothesis]]:
+        """Each sentence's n-best list: each pooled hypothesis followed back through the
+        steps, the prefix put in front, scored (``hypothesis_score``) and sorted on the
+        host."""
+        pool, history = self.pool, self.history
+        batch, n = pool.score.shape
+        steps = len(history)
+        source_len = history[0].weights.shape[-1]
+        tokens = pool.slot.new_zeros(batch, n, steps)
+        log_probs = pool.score.new_zeros(batch, n, steps)
+        attention = history[0].weights.new_zeros(batch, n, steps, source_len)
+        slot = pool.slot
+        for t in range(steps - 1, -1, -1):
+            step = history[t]
+            slot = torch.where(pool.step == t, pool.slot, slot)  # a hypothesis ending here
+            tokens[:, :, t] = step.token.gather(1, slot)
+            log_probs[:, :, t] = step.token_lp.gather(1, slot)
+            attention[:, :, t] = step.weights[step.row.gather(1, slot)]
+            slot = step.parent.gather(1, slot)
+        ends, filled = pool.step.tolist(), pool.filled.tolist()
+        tokens_list, log_probs_list = tokens.tolist(), log_probs.tolist()
+        attention = attention.cpu()
+        prefix = self.forced.tokens.tolist()
+        prefix_lps = self.forced.log_probs.tolist()
+        prefix_weights = self.forced.weights.cpu()
+        source_lengths = self.src_lengths.tolist()
+        result: list[list[Hypothesis]] = []
+        for b in range(batch):
+            real = source_lengths[b]
+            head = prefix_weights[b, :, :real].to(attention.dtype)
+            hyps = []
+            for i in range(n):
+                if not filled[b][i]:
+                    continue
+                length = ends[b][i] + 1
+                lps = prefix_lps[b] + log_probs_list[b][i][:length]
+                att = torch.cat([head, attention[b, i, :length, :real]], 0)
+                score = hypothesis_score(lps, att, options.alpha, options.beta)
+                hyps.append(Hypothesis(prefix + tokens_list[b][i][:length], score, lps, att))
+            hyps.sort(key=lambda h: -h.score)
+            result.append(hyps)
+        return result

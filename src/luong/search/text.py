@@ -1,0 +1,186 @@
+"""Text in, hypotheses out: ``decode`` and ``decode_batches`` take raw strings and a
+``SearchOptions``, cut the inputs into windows and search calls, encode them, and run the
+search the options ask for (``run_search``: greedy, beam search or sampling).
+
+Shapes: ``B`` batch, ``k`` beam size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+
+import torch
+from torch import Tensor
+
+from luong.ensemble import Decodable, encode_texts
+from luong.model import evaluating
+from luong.search.beam import search_beams
+from luong.search.greedy import greedy_steps
+from luong.search.hypothesis import (
+    AnyMemory,
+    AnyState,
+    Hypothesis,
+    default_max_len,
+    row_hypotheses,
+    without_attention,
+)
+from luong.search.prefix import prefix_ids
+from luong.search.sampling import draw_samples, sampling_generator
+from luong.search_options import SearchOptions
+
+__all__ = ["SEARCH_ROWS", "Search", "decode", "decode_batches", "run_search"]
+
+SEARCH_ROWS = 8192
+"""``decode``: at most this many decoder rows (sentences x beams or draws) per search call
+once the beam is wider than ``SEARCH_ROWS / batch_size``: 16 beams at the default 512
+sentences."""
+
+Search = Callable[[AnyMemory, AnyState, Tensor, Tensor], list[list[Hypothesis]]]
+"""A search over an encoded chunk: (memory, state, source lengths [B], output limits [B])."""
+
+
+def run_search(
+    model: Decodable,
+    options: SearchOptions,
+    prefix: list[int],
+    generator: torch.Generator | None,
+) -> Search:
+    """The search ``options`` ask for, over encoded chunks: sampling (``draw_samples``,
+    from ``generator``), plain greedy search (``greedy_steps``: the same tokens and scores as
+    one beam, a little faster), or beam search (``search_beams``). ``prefix``: the target ids
+    of ``options.prefix``."""
+
+    def search(
+        memory: AnyMemory, state: AnyState, lengths: Tensor, limits: Tensor
+    ) -> list[list[Hypothesis]]:
+        if options.sample:
+            assert generator is not None
+            return draw_samples(model, memory, state, lengths, limits, options, prefix, generator)
+        if options.greedy:
+            steps = greedy_steps(model, memory, state, limits, options.combine)
+            return [[h] for h in row_hypotheses(*steps, lengths, limits)]
+        return search_beams(model, memory, state, lengths, limits, options, prefix)
+
+    return search
+
+
+def decode(
+    model: Decodable,
+    texts: Sequence[str],
+    options: SearchOptions | None = None,
+    *,
+    batch_size: int = 512,
+) -> list[list[Hypothesis]]:
+    """Decode raw strings, batched by length; per input, in order, its n-best list.
+
+    An empty or whitespace-only input gets no hypotheses (an empty list). The model is put
+    in eval mode for the call. Every hypothesis is kept to the end: ``decode_batches`` hands
+    them out batch by batch.
+
+    Args:
+        model: the model, or an ``Ensemble``.
+        texts: the sources.
+        options: how to decode (default ``SearchOptions()``: greedy search). A sentence's
+            output limit is ``options.max_len``, or its own ``default_max_len``; so no output
+            depends on the batch it was decoded in, except sampling's draws, which follow
+            the input order.
+        batch_size: sentences per search call (the search runs ``batch_size * k`` rows; at
+            most ``SEARCH_ROWS // k`` sentences, at least one, with wide beams).
+
+    Raises:
+        TypeError: ``texts`` is not a sequence of strings, ``options`` not a
+            ``SearchOptions``.
+        ValueError: ``batch_size`` below 1, a prefix outside the target vocabulary.
+    """
+    outputs: list[list[Hypothesis]] = [[] for _ in texts]
+    for indices, lists in decode_batches(model, texts, options, batch_size=batch_size):
+        for i, hyps in zip(indices, lists, strict=True):
+            outputs[i] = hyps
+    return outputs
+
+
+def decode_batches(
+    model: Decodable,
+    texts: Sequence[str],
+    options: SearchOptions | None = None,
+    *,
+    batch_size: int = 512,
+    window: int | None = None,
+    attention: bool = True,
+) -> Iterator[tuple[list[int], list[list[Hypothesis]]]]:
+    """``decode``, handed out a search call at a time, so a caller keeps only what it needs.
+
+    The inputs are taken in windows of ``window`` (all at once when None), in order; within
+    a window they are sorted by length (less padding; not when sampling, which draws in
+    input order so that a seed gives the same outputs for one input list), and every input
+    of a window is handed out before the next window starts. So a caller that writes
+    outputs in input order holds at most one window's.
+
+    Args:
+        model, texts, options, batch_size: as ``decode``.
+        window: inputs per window (>= 1), or None for one window.
+        attention: keep each hypothesis' attention; with False it is an empty
+            ``[len(tokens), 0]`` tensor (scores are computed with it all the same).
+
+    Returns:
+        an iterator of ``(indices, lists)``: the indices of some inputs, and their n-best
+        lists (an empty list for an empty or whitespace-only input). Every index comes once.
+
+    Raises:
+        TypeError, ValueError: as ``decode``, and ``window`` below 1, on the call itself.
+    """
+    if isinstance(texts, str) or not all(isinstance(t, str) for t in texts):
+        raise TypeError("texts: expected a sequence of strings")
+    options = SearchOptions() if options is None else options
+    if not isinstance(options, SearchOptions):
+        raise TypeError(f"options: expected SearchOptions, got {type(options).__name__}")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size: expected an int >= 1, got {batch_size!r}")
+    if window is not None and (
+        isinstance(window, bool) or not isinstance(window, int) or window < 1
+    ):
+        raise ValueError(f"window: expected an int >= 1, got {window!r}")
+    prefix = prefix_ids(model.tgt_vocab, options.prefix)
+    generator = sampling_generator(options, model.device) if options.sample else None
+    search = run_search(model, options, prefix, generator)
+    return _windows(model, texts, options, batch_size, window, attention, search)
+
+
+def _windows(
+    model: Decodable,
+    texts: Sequence[str],
+    options: SearchOptions,
+    batch_size: int,
+    window: int | None,
+    attention: bool,
+    search: Search,
+) -> Iterator[tuple[list[int], list[list[Hypothesis]]]]:
+    """The windows, chunks and encoding of ``decode_batches``, with ``search`` run on each
+    chunk: ``max(beam, nbest)`` decoder rows per sentence (fewer sentences per call when
+    wide)."""
+    rows = max(options.beam, options.nbest)
+    per_call = min(batch_size, max(1, SEARCH_ROWS // rows))  # wide beams: fewer
+    size = len(texts) if window is None else window
+    with evaluating(model):
+        for first in range(0, len(texts), max(size, 1)):
+            span = range(first, min(first + size, len(texts)))
+            empty = [i for i in span if not texts[i].strip()]
+            if empty:
+                yield empty, [[] for _ in empty]
+            todo = [i for i in span if texts[i].strip()]
+            if not options.sample:  # similar lengths together; the caller restores order
+                todo.sort(key=lambda i: len(texts[i]))
+            for start in range(0, len(todo), per_call):
+                chunk = todo[start : start + per_call]
+                with torch.inference_mode():
+                    memory, state, lengths = encode_texts(model, [texts[i] for i in chunk])
+                    # The default limit is each sentence's own: no output depends on its batch.
+                    limits = (
+                        default_max_len(lengths)
+                        if options.max_len is None
+                        else torch.full_like(lengths, options.max_len)
+                    )
+                    lists = search(memory, state, lengths, limits)
+                if not attention:
+                    lists = [[without_attention(h) for h in hyps] for hyps in lists]
+                yield chunk, lists
