@@ -9,6 +9,14 @@ tensor's own dtype; the result is a model folder (``Seq2Seq.save_pretrained``) t
 
 Only checkpoints of one architecture average: the same config, the same vocabularies, the
 same tensor names and shapes. Anything else is refused with the folders and what differs.
+Only checkpoints of one run average, too: two runs start from their own random weights and
+their units do not line up, so the mean of their weights is not expected to work (an ensemble
+combines runs: ``luong translate RUN1 RUN2``). A folder knows its run where it lies
+(``RUN/checkpoints/step-*``, or a run folder ``RUN`` itself); a model folder outside any run
+(a copy, an export) is taken as given.
+
+The output folder is written all or nothing (``luong.files.write_folder``), and never over
+anything but an earlier average: a folder of other files, a model or a run is refused.
 """
 
 from __future__ import annotations
@@ -22,13 +30,29 @@ import torch
 from torch import Tensor
 
 from luong.checkpoint import list_checkpoints
-from luong.files import folder_list, write_text
-from luong.model import Seq2Seq, load_checked
+from luong.files import folder_list, write_folder, write_text
+from luong.model import CONFIG, SRC_VOCAB, TGT_VOCAB, WEIGHTS, Seq2Seq, load_checked
 
-__all__ = ["AVERAGED", "average_checkpoints", "average_models", "run_checkpoints"]
+__all__ = [
+    "AVERAGED",
+    "CHECKPOINTS",
+    "average_checkpoints",
+    "average_models",
+    "run_checkpoints",
+    "run_of",
+]
 
 AVERAGED = "averaged.json"
 """The file of an averaged model folder that names its checkpoints."""
+
+CHECKPOINTS = "checkpoints"  # a run folder's checkpoints: RUN/checkpoints/step-*
+
+# Every file an averaged model folder may hold (a subword vocabulary's .model beside its JSON):
+# a folder holding these alone is an earlier average, which ``force`` may replace.
+AVERAGE_FILES = frozenset(
+    [AVERAGED, WEIGHTS, CONFIG, SRC_VOCAB, TGT_VOCAB]
+    + [Path(vocab).with_suffix(".model").name for vocab in (SRC_VOCAB, TGT_VOCAB)]
+)
 
 
 def run_checkpoints(run: str | Path, last: int | None = None) -> list[Path]:
@@ -44,9 +68,9 @@ def run_checkpoints(run: str | Path, last: int | None = None) -> list[Path]:
     run = Path(run)
     if not run.is_dir():
         raise ValueError(f"{run}: no such run folder")
-    found = list_checkpoints(run / "checkpoints")
+    found = list_checkpoints(run / CHECKPOINTS)
     if not found:
-        raise ValueError(f"{run}: no checkpoints (expected {run / 'checkpoints'}/step-*)")
+        raise ValueError(f"{run}: no checkpoints (expected {run / CHECKPOINTS}/step-*)")
     if last is not None and len(found) < last:
         raise ValueError(
             f"{run}: expected at least {last} checkpoints, got {len(found)} "
@@ -116,22 +140,95 @@ def average_models(models: Sequence[Seq2Seq], names: Sequence[str] | None = None
     return averaged.eval()
 
 
-def average_checkpoints(folders: Sequence[str | Path], out: str | Path) -> Path:
-    """Average the model folders ``folders`` (checkpoint folders of one run, or any model
-    folders of one architecture) into the model folder ``out``; returns its path.
+def run_of(folder: str | Path) -> Path | None:
+    """The run folder a model folder belongs to: ``RUN`` for ``RUN/checkpoints/step-*`` and
+    for a run folder ``RUN`` itself (it holds ``checkpoints/``); None for a folder outside
+    any run."""
+    folder = Path(folder)
+    if folder.parent.name != CHECKPOINTS and folder.resolve().parent.name == CHECKPOINTS:
+        folder = folder.resolve()  # "step-5" given inside RUN/checkpoints, or a link to it
+    if folder.parent.name == CHECKPOINTS:
+        return folder.parent.parent
+    return folder if (folder / CHECKPOINTS).is_dir() else None
+
+
+def _check_one_run(paths: Sequence[Path]) -> None:
+    """Every folder of ``paths`` that belongs to a run belongs to one run."""
+    first: tuple[Path, Path] | None = None
+    for path in paths:
+        run = run_of(path)
+        if run is None:
+            continue
+        if first is None:
+            first = (path, run)
+        elif run.resolve() != first[1].resolve():
+            raise ValueError(
+                f"{first[0]} and {path} are checkpoints of two runs, {first[1]} and {run}; "
+                "only the checkpoints of one run can be averaged (separately trained weights "
+                f"do not line up); to combine runs, use them as an ensemble (luong translate "
+                f"{first[1]} {run})"
+            )
+
+
+def _check_out(out: Path, force: bool) -> None:
+    """``out`` is new, an empty folder, or (with ``force``) an earlier average: never a file,
+    a model, a run or a folder of the user's own files, which writing would replace."""
+    if out.exists() and not out.is_dir():
+        raise ValueError(
+            f"{out}: a file, not a folder; --out names the model folder to write (a new or "
+            "empty folder)"
+        )
+    held = sorted(path.name for path in out.iterdir()) if out.is_dir() else []
+    if not held:
+        return
+    shown = ", ".join(held[:3]) + (f" and {len(held) - 3} more" if len(held) > 3 else "")
+    earlier = AVERAGED in held and set(held) <= AVERAGE_FILES
+    if earlier and not force:
+        raise ValueError(
+            f"{out}: holds an earlier average ({shown}); choose a new or empty folder for "
+            "--out, or --force to replace it"
+        )
+    if not earlier:
+        raise ValueError(
+            f"{out}: not empty and not an earlier luong average (it holds {shown}); choose a "
+            "new or empty folder for --out (--force replaces only an earlier average)"
+        )
+
+
+def average_checkpoints(
+    folders: Sequence[str | Path], out: str | Path, force: bool = False
+) -> Path:
+    """Average the model folders ``folders`` (checkpoint folders of one run, or model folders
+    of one architecture outside any run) into the model folder ``out``, written all or
+    nothing; returns its path.
+
+    Args:
+        folders: the model folders to average.
+        out: the folder to write: new or empty.
+        force: ``out`` may also be an earlier average (a folder holding ``averaged.json`` and
+            a model's files alone), which is replaced whole, atomically: a reader sees the
+            old average or the new one.
 
     Raises:
-        ValueError: fewer than one folder, ``out`` among them, or models that cannot be
-            averaged (``average_models``).
+        ValueError: fewer than one folder, ``out`` among them, ``out`` a file or a folder
+            that may not be replaced, folders of two runs (``run_of``), or models that cannot
+            be averaged (``average_models``).
         FileNotFoundError: a folder or one of its files is missing.
     """
     paths = folder_list("folders", folders)
+    if not isinstance(force, bool):
+        raise TypeError(f"force: expected a bool, got {type(force).__name__}")
     out = Path(out)
     if any(p.resolve() == out.resolve() for p in paths):
         raise ValueError(f"{out}: the output is one of the folders being averaged")
+    _check_out(out, force)
+    _check_one_run(paths)
     models = [Seq2Seq.from_pretrained(p) for p in paths]
     averaged = average_models(models, [str(p) for p in paths])
-    averaged.save_pretrained(out)
     record = {"averaged": [str(p) for p in paths], "count": len(paths)}
-    write_text(out / AVERAGED, json.dumps(record, indent=2) + "\n")
-    return out
+
+    def fill(tmp: Path) -> None:
+        averaged.save_pretrained(tmp)
+        write_text(tmp / AVERAGED, json.dumps(record, indent=2) + "\n")
+
+    return write_folder(out, fill)

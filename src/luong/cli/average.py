@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from luong.averaging import average_checkpoints, run_checkpoints
+from luong.averaging import CHECKPOINTS, average_checkpoints, run_checkpoints
 from luong.cli.common import UsageError
 
 __all__ = ["add_parser", "main"]
@@ -19,32 +19,55 @@ def add_parser(commands: Any) -> None:
         description="Average checkpoints of one run into a model folder that luong eval, "
         "luong translate and luong.load read. Give a run folder with --last N (its N newest "
         "checkpoints; train with --keep-checkpoints N to keep them), or the checkpoint "
-        "folders themselves.",
+        "folders themselves. Checkpoints of two runs are refused (separately trained weights "
+        "do not line up; an ensemble combines runs: luong translate RUN1 RUN2). --out must be "
+        "a new or empty folder, or with --force an earlier average; it is written all or "
+        "nothing.",
     )
     parser.add_argument(
         "paths",
         nargs="+",
         type=Path,
         metavar="PATH",
-        help="a run folder (with --last), or checkpoint / model folders",
+        help="a run folder (with --last), or checkpoint folders of one run (or model folders "
+        "outside any run)",
     )
     parser.add_argument(
         "--last", type=int, metavar="N", help="the run's N newest checkpoints (default: all)"
     )
-    parser.add_argument("--out", type=Path, required=True, help="the model folder to write")
+    parser.add_argument(
+        "--out", type=Path, required=True, help="the model folder to write (new or empty)"
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace --out if it holds an earlier average (in one step: a reader sees the "
+        "old average or the new one); any other folder is still refused",
+    )
     parser.set_defaults(handler=main)
 
 
 def main(args: argparse.Namespace) -> int:
     if args.last is not None and args.last < 1:
         raise UsageError(f"--last: expected >= 1, got {args.last}")
-    runs = [p for p in args.paths if (p / "checkpoints").is_dir()]
+    runs = [p for p in args.paths if (p / CHECKPOINTS).is_dir()]
+    if len(runs) > 1:
+        raise UsageError(
+            f"expected one run folder, got {len(runs)} ({', '.join(map(str, runs))}): only "
+            "the checkpoints of one run can be averaged; to combine runs, use them as an "
+            f"ensemble (luong translate {' '.join(map(str, runs))})"
+        )
     if runs and len(args.paths) > 1:
-        raise UsageError("expected one run folder, or checkpoint folders, got a mix")
+        others = ", ".join(str(p) for p in args.paths if p != runs[0])
+        raise UsageError(
+            f"expected one run folder alone, or checkpoint folders, got the run folder "
+            f"{runs[0]} and {others}; give the run folder alone (with --last N for its "
+            f"newest checkpoints) or its checkpoint folders ({runs[0] / CHECKPOINTS}/step-*)"
+        )
     if args.last is not None and not runs:
         raise UsageError(f"--last: {args.paths[0]} is not a run folder (no checkpoints/)")
     folders = run_checkpoints(runs[0], args.last) if runs else list(args.paths)
-    out = average_checkpoints(folders, args.out)
+    out = average_checkpoints(folders, args.out, force=args.force)
     names = ", ".join(f.name for f in folders)
     print(f"averaged {len(folders)} checkpoint{'s' * (len(folders) != 1)} ({names}) into {out}")
     return 0
