@@ -52,19 +52,6 @@ def test_lr_factor_warms_up_linearly_then_decays() -> None:
     assert lr_factor(0, 100, 0, "constant") == 1.0
 
 
-def test_train_config_validation_names_the_field_and_choices() -> None:
-    with pytest.raises(ValueError, match="schedule: expected one of constant, linear, cosine"):
-        TrainConfig(schedule="step")
-    with pytest.raises(ValueError, match="batch_size: expected an int >= 1, got 0"):
-        TrainConfig(batch_size=0)
-    with pytest.raises(ValueError, match="lr: expected a finite number > 0"):
-        TrainConfig(lr=0)
-    with pytest.raises(ValueError, match="label_smoothing"):
-        TrainConfig(label_smoothing=1.0)
-    with pytest.raises(ValueError, match="patience: expected an int >= 0"):
-        TrainConfig(patience=-1)
-
-
 # -- batching --------------------------------------------------------------------------------
 
 
