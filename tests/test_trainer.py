@@ -164,6 +164,40 @@ def test_patience_stops_early() -> None:
     assert result.metrics["epochs"] < 50
 
 
+def test_select_loss_keeps_the_weights_of_the_lowest_dev_loss(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The dev figures are scripted (dev_loss itself is checked against cross_entropy in
+    # tests/test_evaluation.py): lower is better, and exact match says otherwise.
+    pairs = toy_pairs(40)
+    model = small_model(seed=0)
+    losses = iter([2.0, 0.5, 1.0, 0.7, 0.1, 3.0])  # dev loss at each evaluation
+    exact = iter([0.9, 0.1, 0.8, 0.2, 0.0, 1.0])
+    weights_at: dict[int, torch.Tensor] = {}
+
+    def evaluate(*args: object, **kwargs: object) -> dict[str, float]:
+        return {"exact_match": next(exact), "char_accuracy": 0.0}
+
+    def dev_loss(*args: object, **kwargs: object) -> float:
+        weights_at[trainer.progress.step] = model.decoder.out.weight.detach().clone()
+        return next(losses)
+
+    monkeypatch.setattr("luong.trainer.evaluate", evaluate)
+    monkeypatch.setattr("luong.trainer.dev_loss", dev_loss)
+    config = TrainConfig(epochs=6, batch_size=40, select="loss", patience=2, progress=False)
+    trainer = Trainer(model, pairs, pairs[:4], config, log=lambda m: None)
+    metrics = trainer.run()
+    # 0.5 at the second evaluation (one step an epoch); two evaluations without a lower one
+    # stop the run.
+    assert [p["dev_loss"] for p in trainer.progress.curve] == [2.0, 0.5, 1.0, 0.7]
+    assert metrics["select"] == "loss" and metrics["stopped_early"]
+    assert metrics["best_step"] == 2 and metrics["dev_loss"] == 0.5
+    assert metrics["dev_exact_match"] == 0.1  # the figures of the selected evaluation
+    assert torch.equal(model.decoder.out.weight, weights_at[2])
+    assert not torch.equal(weights_at[2], weights_at[1])
+    assert not torch.equal(weights_at[2], weights_at[4])
+
+
 # -- gradient clipping and label smoothing, observed at the step --------------------------------
 
 
