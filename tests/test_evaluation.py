@@ -146,7 +146,7 @@ def test_the_scripted_model_writes_its_outputs() -> None:
     model = scripted_model(dict(PAIRS), PIECES)
     assert isinstance(model.tgt_vocab, SubwordVocab)
     assert translate(model, SOURCES[::-1]) == REFERENCES[::-1]
-    # The references are cut into pieces, so scoring the pieces would not score 100.
+    # Each reference is more pieces than words: the outputs' pieces are not the text.
     assert all(len(PIECES.tokenize(ref)) > len(ref.split()) for ref in REFERENCES)
 
 
