@@ -1,4 +1,5 @@
-"""Crash safety: atomic files, checkpoints, exact resume after SIGKILL and SIGINT, guards.
+"""Crash safety: checkpoints, exact resume after SIGKILL and SIGINT, guards (files written all
+or nothing: ``tests/test_files.py``).
 
 The resume tests compare bit for bit: on one machine with the same number of threads, the
 CPU kernels are deterministic, and a checkpoint holds everything a step reads (weights,
@@ -26,7 +27,6 @@ from safetensors.torch import load_file, save_file
 
 from luong import Seq2Seq, Seq2SeqConfig, TrainConfig
 from luong.checkpoint import find_latest, read_checkpoint, write_checkpoint
-from luong.files import atomic_write, write_folder
 from luong.run import train
 from luong.trainer import Trainer, TrainingDiverged
 
@@ -273,38 +273,6 @@ def test_a_different_run_in_the_same_folder_is_refused(tmp_path: Path) -> None:
     other = Seq2SeqConfig(**{**MODEL, "cell": "lstm"})
     with pytest.raises(ValueError, match=r"holds another run \(model_config.cell: 'gru' -> 'lstm'"):
         train("dates", tmp_path, model_config=other, train_config=config, task_options=small)
-
-
-# -- files -----------------------------------------------------------------------------------
-
-
-def test_atomic_write_keeps_the_old_file_when_writing_fails(tmp_path: Path) -> None:
-    path = tmp_path / "f.txt"
-    path.write_text("old")
-
-    def fail(tmp: Path) -> None:
-        tmp.write_text("half")
-        raise OSError("disk full")
-
-    with pytest.raises(OSError, match="disk full"):
-        atomic_write(path, fail)
-    assert path.read_text() == "old"
-    assert [p.name for p in tmp_path.iterdir()] == ["f.txt"]
-
-
-def test_write_folder_replaces_a_folder_whole(tmp_path: Path) -> None:
-    folder = tmp_path / "best"
-    write_folder(folder, lambda tmp: (tmp / "a").write_text("1"))
-    with pytest.raises(RuntimeError):
-        write_folder(folder, lambda tmp: ((tmp / "a").write_text("2"), _raise()))
-    assert (folder / "a").read_text() == "1"
-    write_folder(folder, lambda tmp: (tmp / "b").write_text("3"))
-    assert sorted(p.name for p in folder.iterdir()) == ["b"]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["best"]
-
-
-def _raise() -> None:
-    raise RuntimeError("cut short")
 
 
 def test_checkpoint_round_trip_restores_model_optimizer_and_generator(tmp_path: Path) -> None:

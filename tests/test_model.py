@@ -1,5 +1,5 @@
-"""Tests of ``luong.model`` and ``luong.search``: configuration, seeding, save and load, greedy
-search and ``translate``.
+"""Tests of ``luong.model`` and ``luong.search``: the model's arguments, seeding, save and load,
+greedy search and ``translate`` (``Seq2SeqConfig`` itself: ``tests/test_config.py``).
 
 Oracles: the teacher-forced forward pass (greedy search must pick its argmax at every step);
 the same sentence alone and in batches; a round trip through the saved folder; the error
@@ -18,9 +18,8 @@ import torch
 from helpers import SMALL, SRC_SPACE, TGT, small_batch, small_config, small_model, source_batch
 from safetensors.torch import load_file, save_file
 
-from luong import Seq2Seq, Seq2SeqConfig, Vocab, greedy_search
+from luong import Seq2Seq, Vocab, greedy_search
 from luong.batching import encode_sources
-from luong.config import ATTENTIONS
 from luong.search_options import SearchOptions
 from luong.translator import translate
 
@@ -32,85 +31,7 @@ def same_state(a: Seq2Seq, b: Seq2Seq) -> bool:
     return list(sa) == list(sb) and all(torch.equal(sa[k], sb[k]) for k in sa)
 
 
-# --- Seq2SeqConfig -------------------------------------------------------------------------------
-
-
-def test_config_defaults_are_the_demo_model() -> None:
-    cfg = Seq2SeqConfig()
-    assert (cfg.cell, cfg.bidirectional, cfg.enc_layers, cfg.enc_hidden) == ("gru", True, 2, 64)
-    assert (cfg.dec_hidden, cfg.attention, cfg.input_feed) == (128, "dot", True)
-    assert cfg.key_dim == 128
-
-
-@pytest.mark.parametrize(
-    ("field", "value", "choices"),
-    [
-        ("attention", "luong", "dot, general, concat, location, scaled_dot, bahdanau"),
-        ("local", "global", "none, monotonic, predictive"),
-        ("cell", "rnn", "lstm, gru"),
-        ("bridge", "mean", "bridge, last, zero"),
-    ],
-)
-def test_config_unknown_choice_lists_the_choices(field: str, value: str, choices: str) -> None:
-    with pytest.raises(ValueError, match=f"{field}: expected one of {choices}, got '{value}'"):
-        small_config(**{field: value})
-
-
-def test_config_attention_choices() -> None:
-    assert set(ATTENTIONS) == {"dot", "general", "concat", "location", "scaled_dot", "bahdanau"}
-
-
-def test_config_dot_needs_keys_as_wide_as_decoder() -> None:
-    with pytest.raises(ValueError, match=r"key width 6 .*!= dec_hidden 8"):
-        small_config(attention="dot", dec_hidden=8)
-    with pytest.raises(ValueError, match=r"key width 3 .*!= dec_hidden 6"):
-        small_config(attention="dot", bidirectional=False)
-    assert small_config(attention="dot").key_dim == 6
-    small_config(attention="general", dec_hidden=8)  # other scores take any key width
-
-
-def test_config_last_bridge_needs_matching_widths() -> None:
-    with pytest.raises(ValueError, match=r"bridge 'last'.*key width 6 != dec_hidden 5"):
-        small_config(bridge="last", dec_hidden=5)
-    small_config(bridge="zero", dec_hidden=5)
-    small_config(bridge="bridge", dec_hidden=5)
-
-
-@pytest.mark.parametrize(
-    "field", ["emb_dim", "enc_hidden", "enc_layers", "dec_hidden", "dec_layers"]
-)
-@pytest.mark.parametrize("value", [0, -1, 2.0, True, "4"])
-def test_config_sizes_must_be_positive_ints(field: str, value: object) -> None:
-    with pytest.raises(ValueError, match=f"{field}: expected a positive int, got {value!r}"):
-        small_config(**{field: value})
-
-
-@pytest.mark.parametrize("value", [-0.1, 1.0, 1.5, "0.1", None])
-def test_config_bad_dropout(value: object) -> None:
-    with pytest.raises(ValueError, match=r"dropout: expected a number in \[0, 1\)"):
-        small_config(dropout=value)
-
-
-@pytest.mark.parametrize("field", ["bidirectional", "input_feed"])
-def test_config_flags_must_be_bools(field: str) -> None:
-    with pytest.raises(TypeError, match=f"{field}: expected a bool, got 1"):
-        small_config(**{field: 1})
-
-
-def test_config_json_round_trip_and_unknown_fields() -> None:
-    cfg = small_config(cell="lstm", attention="concat", input_feed=False, dropout=0.25)
-    assert Seq2SeqConfig.from_json(json.loads(json.dumps(cfg.to_json()))) == cfg
-    with pytest.raises(ValueError, match=r"unknown fields \['heads', 'layers'\]"):
-        Seq2SeqConfig.from_json({**cfg.to_json(), "layers": 2, "heads": 4})
-    with pytest.raises(ValueError, match="expected a JSON object, got list"):
-        Seq2SeqConfig.from_json([1, 2])
-
-
-def test_config_from_json_missing_fields_raise() -> None:
-    data = small_config().to_json()
-    del data["dropout"]
-    with pytest.raises(ValueError, match="dropout"):
-        Seq2SeqConfig.from_json(data)
+# --- arguments -----------------------------------------------------------------------------------
 
 
 def test_model_rejects_wrong_argument_types() -> None:

@@ -1,5 +1,8 @@
 """The dynamic batcher (``luong.request_batcher``), without HTTP: requests that arrive together run
-in one call, each gets its own results in order, keys never mix, close drains."""
+in one call, each gets its own results in order, keys never mix, close drains.
+
+Every wait has a timeout (``TIMEOUT``): a batcher that packs or waits wrongly fails the test
+in seconds instead of hanging it."""
 
 from __future__ import annotations
 
@@ -10,10 +13,12 @@ import pytest
 
 from luong.request_batcher import Batcher, BatcherStats
 
+TIMEOUT = 5.0  # seconds; what takes longer has hung (each wait here takes milliseconds)
+
 
 class Gate:
-    """A ``run`` that records its calls and, while ``hold`` is set, waits to be let go: the
-    requests submitted meanwhile queue up (no timing involved)."""
+    """A ``run`` that records its calls and waits to be let go (``release``, at most
+    ``TIMEOUT``): the requests submitted meanwhile queue up (no timing involved)."""
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, list[int]]] = []
@@ -23,7 +28,7 @@ class Gate:
     def __call__(self, key: str, items: list[int]) -> list[str]:
         self.calls.append((key, list(items)))
         self.entered.set()
-        self.release.wait()
+        self.release.wait(TIMEOUT)
         return [f"{key}:{item * 10}" for item in items]
 
 
@@ -31,17 +36,17 @@ def test_requests_queued_during_a_call_run_together_each_with_its_own_results() 
     gate = Gate()
     batcher: Batcher[str, int, str] = Batcher(gate, max_batch=100, max_wait=0)
     first = batcher.submit("a", [1])
-    gate.entered.wait()  # the worker is inside the first call
+    assert gate.entered.wait(TIMEOUT)  # the worker is inside the first call
     later = [batcher.submit("a", [i, i + 1]) for i in range(10, 50, 10)]
     other = batcher.submit("b", [7])
     assert batcher.queued == 5
     gate.release.set()
-    assert first.result() == ["a:10"]
-    assert [f.result() for f in later] == [
+    assert first.result(timeout=TIMEOUT) == ["a:10"]
+    assert [f.result(timeout=TIMEOUT) for f in later] == [
         [f"a:{i * 10}", f"a:{i * 10 + 10}"] for i in (10, 20, 30, 40)
     ]
-    assert other.result() == ["b:70"]
-    batcher.close()
+    assert other.result(timeout=TIMEOUT) == ["b:70"]
+    batcher.close(TIMEOUT)
     assert gate.calls == [("a", [1]), ("a", [10, 11, 20, 21, 30, 31, 40, 41]), ("b", [7])]
     assert batcher.stats == BatcherStats(requests=6, batches=3, merged=1, items=10, largest=4)
 
@@ -50,12 +55,69 @@ def test_max_batch_splits_between_whole_requests() -> None:
     gate = Gate()
     batcher: Batcher[str, int, str] = Batcher(gate, max_batch=4, max_wait=0)
     batcher.submit("a", [0])
-    gate.entered.wait()
+    assert gate.entered.wait(TIMEOUT)
     futures = [batcher.submit("a", [i] * 3) for i in (1, 2)] + [batcher.submit("a", [3] * 6)]
     gate.release.set()
-    assert [f.result() for f in futures] == [["a:10"] * 3, ["a:20"] * 3, ["a:30"] * 6]
-    batcher.close()
+    assert [f.result(timeout=TIMEOUT) for f in futures] == [
+        ["a:10"] * 3,
+        ["a:20"] * 3,
+        ["a:30"] * 6,
+    ]
+    batcher.close(TIMEOUT)
     assert [items for _, items in gate.calls] == [[0], [1, 1, 1], [2, 2, 2], [3] * 6]
+
+
+def test_max_batch_packs_whole_requests_up_to_the_limit_and_not_one_item_more() -> None:
+    # Queued behind a held call, in order: 1 + 3 items fill a call of 4 exactly; 2 + 3 would
+    # be 5, so 2 runs alone, then 3; 4 items alone fill one; 1 left.
+    gate = Gate()
+    batcher: Batcher[str, int, str] = Batcher(gate, max_batch=4, max_wait=0)
+    batcher.submit("a", [0])
+    assert gate.entered.wait(TIMEOUT)
+    sizes = [1, 3, 2, 3, 4, 1]
+    futures = [batcher.submit("a", [n] * n) for n in sizes]
+    gate.release.set()
+    results = [f.result(timeout=TIMEOUT) for f in futures]
+    assert results == [[f"a:{n * 10}"] * n for n in sizes]
+    batcher.close(TIMEOUT)
+    assert [items for _, items in gate.calls] == [
+        [0],
+        [1, 3, 3, 3],
+        [2, 2],
+        [3, 3, 3],
+        [4, 4, 4, 4],
+        [1],
+    ]
+    assert batcher.stats == BatcherStats(requests=7, batches=6, merged=1, items=15, largest=2)
+
+
+class Recorder:
+    """A ``run`` that records its calls and returns at once."""
+
+    def __init__(self) -> None:
+        self.calls: list[list[int]] = []
+
+    def __call__(self, key: str, items: list[int]) -> list[int]:
+        self.calls.append(list(items))
+        return items
+
+
+def test_a_full_batch_runs_at_once_and_one_item_more_is_not_waited_for() -> None:
+    # A wait of a minute for company: a batch that is full (max_batch items waiting) must
+    # not sit it out, and a request that would overfill it must not join it.
+    recorder = Recorder()
+    batcher: Batcher[str, int, int] = Batcher(recorder, max_batch=4, max_wait=60.0)
+    first, second = batcher.submit("a", [1, 2]), batcher.submit("a", [3, 4])
+    assert (first.result(timeout=TIMEOUT), second.result(timeout=TIMEOUT)) == ([1, 2], [3, 4])
+    assert recorder.calls == [[1, 2, 3, 4]]
+    full = batcher.submit("a", [5, 6, 7, 8])  # max_batch items in one request
+    assert full.result(timeout=TIMEOUT) == [5, 6, 7, 8]
+    three, two = batcher.submit("a", [9, 10, 11]), batcher.submit("a", [12, 13])  # 5 waiting
+    assert three.result(timeout=TIMEOUT) == [9, 10, 11]
+    assert recorder.calls == [[1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11]]
+    batcher.close(TIMEOUT)  # the last request waits for company no longer: close drains
+    assert two.result(timeout=TIMEOUT) == [12, 13]
+    assert recorder.calls[-1] == [12, 13] and not batcher.queued
 
 
 def test_many_threads_each_get_their_own_results_in_order() -> None:
@@ -64,11 +126,11 @@ def test_many_threads_each_get_their_own_results_in_order() -> None:
     )
 
     def client(n: int) -> list[int]:
-        return batcher.submit(n % 3, list(range(n, n + 5))).result()
+        return batcher.submit(n % 3, list(range(n, n + 5))).result(timeout=TIMEOUT)
 
     with ThreadPoolExecutor(16) as pool:
         results = list(pool.map(client, range(200)))
-    batcher.close()
+    batcher.close(TIMEOUT)
     assert results == [[(n % 3) * 1000 + i for i in range(n, n + 5)] for n in range(200)]
     stats = batcher.stats
     assert (stats.requests, stats.items) == (200, 1000)
@@ -82,30 +144,33 @@ def test_an_error_in_run_goes_to_every_request_of_the_call_and_the_worker_goes_o
 
     batcher: Batcher[str, int, int] = Batcher(run, max_wait=0)
     with pytest.raises(ValueError, match=r"bad items \[1\]"):
-        batcher.submit("bad", [1]).result()
-    assert batcher.submit("good", [2, 3]).result() == [2, 3]
+        batcher.submit("bad", [1]).result(timeout=TIMEOUT)
+    assert batcher.submit("good", [2, 3]).result(timeout=TIMEOUT) == [2, 3]
     wrong: Batcher[str, int, int] = Batcher(lambda key, items: [1], max_wait=0)
     with pytest.raises(RuntimeError, match="run gave 1 results for 2 items"):
-        wrong.submit("k", [1, 2]).result()
-    batcher.close()
-    wrong.close()
+        wrong.submit("k", [1, 2]).result(timeout=TIMEOUT)
+    batcher.close(TIMEOUT)
+    wrong.close(TIMEOUT)
 
 
 def test_close_runs_what_is_queued_then_refuses() -> None:
     gate = Gate()
     batcher: Batcher[str, int, str] = Batcher(gate, max_wait=0)
     running = batcher.submit("a", [1])
-    gate.entered.wait()
+    assert gate.entered.wait(TIMEOUT)
     queued = batcher.submit("b", [2])
-    closer = threading.Thread(target=batcher.close)
+    closer = threading.Thread(target=batcher.close, daemon=True)
     closer.start()
     gate.release.set()
-    closer.join()
-    assert (running.result(), queued.result()) == (["a:10"], ["b:20"])
+    closer.join(TIMEOUT)
+    assert not closer.is_alive()
+    assert (running.result(timeout=TIMEOUT), queued.result(timeout=TIMEOUT)) == (["a:10"], ["b:20"])
     assert batcher.closed
     with pytest.raises(RuntimeError, match="the batcher is closed: it takes no more requests"):
         batcher.submit("a", [1])
-    assert batcher.submit("a", []).result() == []  # nothing to run: no refusal needed
+    assert (
+        batcher.submit("a", []).result(timeout=TIMEOUT) == []
+    )  # nothing to run: no refusal needed
 
 
 @pytest.mark.parametrize(
@@ -137,4 +202,4 @@ def test_bad_arguments_are_named() -> None:
     batcher: Batcher[str, str, str] = Batcher(lambda key, items: items)
     with pytest.raises(TypeError, match="items: expected a sequence, got str"):
         batcher.submit("k", "abc")
-    batcher.close()
+    batcher.close(TIMEOUT)

@@ -52,19 +52,6 @@ def test_lr_factor_warms_up_linearly_then_decays() -> None:
     assert lr_factor(0, 100, 0, "constant") == 1.0
 
 
-def test_train_config_validation_names_the_field_and_choices() -> None:
-    with pytest.raises(ValueError, match="schedule: expected one of constant, linear, cosine"):
-        TrainConfig(schedule="step")
-    with pytest.raises(ValueError, match="batch_size: expected an int >= 1, got 0"):
-        TrainConfig(batch_size=0)
-    with pytest.raises(ValueError, match="lr: expected a finite number > 0"):
-        TrainConfig(lr=0)
-    with pytest.raises(ValueError, match="label_smoothing"):
-        TrainConfig(label_smoothing=1.0)
-    with pytest.raises(ValueError, match="patience: expected an int >= 0"):
-        TrainConfig(patience=-1)
-
-
 # -- batching --------------------------------------------------------------------------------
 
 
@@ -175,6 +162,40 @@ def test_patience_stops_early() -> None:
     # With a learning rate this small the dev score cannot improve twice in a row.
     assert result.metrics["stopped_early"] is True
     assert result.metrics["epochs"] < 50
+
+
+def test_select_loss_keeps_the_weights_of_the_lowest_dev_loss(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The dev figures are scripted (dev_loss itself is checked against cross_entropy in
+    # tests/test_evaluation.py): lower is better, and exact match says otherwise.
+    pairs = toy_pairs(40)
+    model = small_model(seed=0)
+    losses = iter([2.0, 0.5, 1.0, 0.7, 0.1, 3.0])  # dev loss at each evaluation
+    exact = iter([0.9, 0.1, 0.8, 0.2, 0.0, 1.0])
+    weights_at: dict[int, torch.Tensor] = {}
+
+    def evaluate(*args: object, **kwargs: object) -> dict[str, float]:
+        return {"exact_match": next(exact), "char_accuracy": 0.0}
+
+    def dev_loss(*args: object, **kwargs: object) -> float:
+        weights_at[trainer.progress.step] = model.decoder.out.weight.detach().clone()
+        return next(losses)
+
+    monkeypatch.setattr("luong.trainer.evaluate", evaluate)
+    monkeypatch.setattr("luong.trainer.dev_loss", dev_loss)
+    config = TrainConfig(epochs=6, batch_size=40, select="loss", patience=2, progress=False)
+    trainer = Trainer(model, pairs, pairs[:4], config, log=lambda m: None)
+    metrics = trainer.run()
+    # 0.5 at the second evaluation (one step an epoch); two evaluations without a lower one
+    # stop the run.
+    assert [p["dev_loss"] for p in trainer.progress.curve] == [2.0, 0.5, 1.0, 0.7]
+    assert metrics["select"] == "loss" and metrics["stopped_early"]
+    assert metrics["best_step"] == 2 and metrics["dev_loss"] == 0.5
+    assert metrics["dev_exact_match"] == 0.1  # the figures of the selected evaluation
+    assert torch.equal(model.decoder.out.weight, weights_at[2])
+    assert not torch.equal(weights_at[2], weights_at[1])
+    assert not torch.equal(weights_at[2], weights_at[4])
 
 
 # -- gradient clipping and label smoothing, observed at the step --------------------------------

@@ -226,6 +226,9 @@ class TrainConfig:
                 f"label_smoothing: expected a number in [0, 1), got {self.label_smoothing!r}"
             )
         _choice("select", self.select, SELECTS)
+        for name in ("progress", "tensorboard"):  # a TOML `progress = "no"` is no bool
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name}: expected a bool, got {getattr(self, name)!r}")
         try:  # the decoding fields are checked as the SearchOptions they make
             _ = self.test_search
         except OptionError as error:
