@@ -30,6 +30,8 @@ from safetensors.torch import load_file, save_file
 from luong import LuongAttention, Seq2Seq, Seq2SeqConfig, TrainConfig, train
 from luong.evaluation import evaluate
 from luong.search import decode
+from luong.search_options import LINE_BREAKS
+from luong.subword import train_subword
 from luong.translator import translate as translate_texts
 
 MODEL = Seq2SeqConfig(emb_dim=8, enc_hidden=8, enc_layers=1, dec_hidden=16, max_src_len=30)
@@ -179,6 +181,35 @@ def test_n_lines_in_n_lines_out_in_order(model_dir: Path) -> None:
     # Each output is the one its line gives alone: nothing moved.
     for i in (0, 2, 6):
         assert outputs[i] == output_lines(translate(model_dir, lines[i].encode()))[0]
+
+
+def test_a_subword_model_that_emits_line_breaks_still_gives_n_lines(tmp_path: Path) -> None:
+    # A subword model can emit the byte pieces of a line break, a tab or a NUL (<0x0A>,
+    # <0x0D>, <0x09>, <0x00>...): 200 lines in gave 295 out, and tabs inside n-best fields.
+    # This one emits nothing else: <0x0A> the most likely (greedy emits it at every step),
+    # the other breakers, "a" and EOS a little less.
+    pieces = train_subword(["abc abd", "bca dab"] * 10, "unigram", 265)
+    model = Seq2Seq(MODEL, pieces, pieces, seed=0)
+    emitted = [f"<0x{ord(c):02X}>" for c in sorted(LINE_BREAKS) if ord(c) < 0x80] + ["a"]
+    with torch.no_grad():
+        model.decoder.out.weight.zero_()
+        model.decoder.out.bias.fill_(-30.0)
+        for piece in [*emitted, "</s>"]:
+            model.decoder.out.bias[pieces.id(piece)] = 0.0
+        model.decoder.out.bias[pieces.id("<0x0A>")] = 0.5
+    folder = model.save_pretrained(tmp_path / "breaks")
+    # The sources hold such characters too (only \n ends an input line): a NUL, U+2028...
+    sources = [f"ab{'c' * (i % 5)}{sorted(LINE_BREAKS - {chr(10)})[i % 11]}d" for i in range(200)]
+    stdin = "".join(f"{source}\n" for source in sources).encode()
+    greedy = output_lines(translate(folder, stdin))
+    assert len(greedy) == 200
+    assert all(line.strip() == "" and len(line) >= 10 for line in greedy)  # each <0x0A> a space
+    sampled = output_lines(translate(folder, stdin, "--sample", "--nbest", "3", "--seed", "1"))
+    assert len(sampled) == 200
+    fields = [field for line in sampled for field in line.split("\t")]
+    assert len(fields) == 600  # three per line: a tab only between them
+    assert all(set(field) <= {"a", " "} for field in fields)
+    assert sum(field.count(" ") for field in fields) > 1000  # the breakers were drawn
 
 
 def test_targets_keep_their_spelling_and_references_are_compared_alike(tmp_path: Path) -> None:
