@@ -10,7 +10,9 @@ Shapes: B batch, S source length, T output length, V target vocabulary.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -428,12 +430,72 @@ def test_load_bad_vocabulary(saved: Path) -> None:
         Seq2Seq.from_pretrained(saved)
 
 
+def without_hashes(folder: Path) -> None:
+    """Make ``folder`` a model folder as luong wrote them before config.json recorded the
+    vocabulary files' hashes."""
+    config = json.loads((folder / "config.json").read_text())
+    del config["vocab_sha256"]
+    (folder / "config.json").write_text(json.dumps(config))
+
+
 def test_load_wrong_vocabulary_size(saved: Path) -> None:
     Vocab(list("0123456789-+")).save(saved / "tgt_vocab.json")
+    with pytest.raises(ValueError, match=r"tgt_vocab.json: changed since the model was saved"):
+        Seq2Seq.from_pretrained(saved)
+    # Without the hashes, the sizes still tell.
+    without_hashes(saved)
     with pytest.raises(
         ValueError,
         match=r"'decoder.embedding.weight' has shape \(15, 4\), the config expects \(16, 4\)",
     ):
+        Seq2Seq.from_pretrained(saved)
+
+
+def test_config_records_the_sha256_of_each_vocabulary_file(saved: Path) -> None:
+    recorded = json.loads((saved / "config.json").read_text())["vocab_sha256"]
+    assert recorded == {
+        name: hashlib.sha256((saved / name).read_bytes()).hexdigest()
+        for name in ("src_vocab.json", "tgt_vocab.json")
+    }
+
+
+@pytest.mark.parametrize("name", ["src_vocab.json", "tgt_vocab.json"])
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda vocab: {**vocab, "lowercase": True},  # every output changed, silently
+        lambda vocab: {**vocab, "symbols": vocab["symbols"][::-1]},  # the rows mean others
+        lambda vocab: vocab,  # the same description, written another way
+    ],
+    ids=["lowercase", "order", "reformatted"],
+)
+def test_an_edited_vocabulary_is_refused_naming_the_file(saved: Path, name: str, edit) -> None:
+    path = saved / name
+    path.write_text(json.dumps(edit(json.loads(path.read_text())), indent=4))
+    message = (
+        f"{path}: changed since the model was saved (its SHA-256 is not the one config.json "
+        "records); the weights were trained with the vocabulary as saved: restore the file"
+    )
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        Seq2Seq.from_pretrained(saved)
+
+
+def test_a_folder_saved_before_the_hashes_loads_unchecked(saved: Path) -> None:
+    model = Seq2Seq.from_pretrained(saved)
+    without_hashes(saved)
+    assert same_state(Seq2Seq.from_pretrained(saved), model)
+    tgt = json.loads((saved / "tgt_vocab.json").read_text())
+    (saved / "tgt_vocab.json").write_text(json.dumps({**tgt, "lowercase": True}))
+    assert Seq2Seq.from_pretrained(saved).tgt_vocab.lowercase  # as before: nothing to check
+
+
+@pytest.mark.parametrize(
+    "recorded", [None, {"src_vocab.json": "ab"}, {"src_vocab.json": "0" * 64, "x": "0" * 64}]
+)
+def test_recorded_hashes_that_are_not_hashes_name_the_config(saved: Path, recorded) -> None:
+    config = json.loads((saved / "config.json").read_text())
+    (saved / "config.json").write_text(json.dumps({**config, "vocab_sha256": recorded}))
+    with pytest.raises(ValueError, match=r"config.json: vocab_sha256: expected the SHA-256 \("):
         Seq2Seq.from_pretrained(saved)
 
 

@@ -340,6 +340,32 @@ def test_a_line_break_in_the_vocabulary_is_refused(model_dir: Path, tmp_path: Pa
     assert result.stdout == b""
 
 
+def test_an_edited_vocabulary_is_refused_and_old_folders_still_load(
+    model_dir: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "m"
+    shutil.copytree(model_dir, folder, ignore=shutil.ignore_patterns("checkpoints"))
+    sources = b"3 MAY 1979\n12.10.21\n"
+    before = output_lines(translate(folder, sources))
+    vocab = json.loads((folder / "src_vocab.json").read_text(encoding="utf-8"))
+    (folder / "src_vocab.json").write_text(
+        json.dumps({**vocab, "lowercase": True}), encoding="utf-8"
+    )
+    result = translate(folder, sources)
+    assert_one_line_error(
+        result,
+        f"luong: error: {folder}/src_vocab.json: changed since the model was saved (its SHA-256 "
+        "is not the one config.json records)",
+    )
+    assert result.returncode == 1 and result.stdout == b""
+    # A folder written before config.json recorded the hashes loads as it always did.
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    del config["vocab_sha256"]
+    (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    (folder / "src_vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
+    assert output_lines(translate(folder, sources)) == before
+
+
 def test_json_output_holds_no_nan(model_dir: Path, tmp_path: Path) -> None:
     # Finite weights so large that the logits overflow: every score is NaN.
     shape = load_file(str(model_dir / "model.safetensors"))["decoder.out.weight"].shape

@@ -65,6 +65,18 @@ def test_a_model_file_that_is_not_the_saved_one_is_refused(tmp_path: Path) -> No
         load_vocab(tmp_path / "vocab.json")
 
 
+def test_an_edited_subword_description_in_a_model_folder_is_refused(tmp_path: Path) -> None:
+    # The model file's SHA-256 still matches: only the description changed (lowercasing).
+    config = Seq2SeqConfig(emb_dim=4, enc_hidden=4, enc_layers=1, dec_hidden=8, attention="general")
+    folder = Seq2Seq(config, PIECES, PIECES, seed=0).save_pretrained(tmp_path / "m")
+    description = json.loads((folder / "src_vocab.json").read_text())
+    assert description["lowercase"] is False
+    (folder / "src_vocab.json").write_text(json.dumps({**description, "lowercase": True}))
+    assert load_vocab(folder / "src_vocab.json").lowercase  # a valid vocabulary, but not this one
+    with pytest.raises(ValueError, match=r"src_vocab.json: changed since the model was saved"):
+        Seq2Seq.from_pretrained(folder)
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(
