@@ -22,7 +22,7 @@ from safetensors.torch import load_file, save_file
 
 from luong import Seq2Seq, Seq2SeqConfig, Vocab, greedy_search
 from luong.batching import encode_sources
-from luong.config import ATTENTIONS
+from luong.config import ATTENTIONS, MAX_LAYERS, MAX_PARAMETERS, MAX_SRC_LEN, MAX_WIDTH
 from luong.translator import translate
 
 FILES = {"model.safetensors", "config.json", "src_vocab.json", "tgt_vocab.json"}
@@ -84,6 +84,84 @@ def test_config_last_bridge_needs_matching_widths() -> None:
 def test_config_sizes_must_be_positive_ints(field: str, value: object) -> None:
     with pytest.raises(ValueError, match=f"{field}: expected a positive int, got {value!r}"):
         small_config(**{field: value})
+
+
+@pytest.mark.parametrize(
+    ("field", "most"),
+    [
+        ("emb_dim", 16_384),
+        ("enc_hidden", 16_384),
+        ("dec_hidden", 16_384),
+        ("enc_layers", 64),
+        ("dec_layers", 64),
+        ("window", 1_048_576),
+        ("max_src_len", 1_048_576),
+    ],
+)
+def test_config_sizes_are_bounded(field: str, most: int) -> None:
+    # Exactly at the bound is a config (nothing is allocated to make one); one above is not.
+    assert getattr(small_config(**{field: most}), field) == most
+    with pytest.raises(ValueError, match=f"^{field}: expected at most {most}, got {most + 1}$"):
+        small_config(**{field: most + 1})
+    assert (MAX_WIDTH, MAX_LAYERS, MAX_SRC_LEN) == (16_384, 64, 1_048_576)
+
+
+PARAMETER_CASES = [
+    {},
+    {"cell": "lstm", "enc_layers": 3, "dec_layers": 2, "attention": "concat"},
+    {"cell": "lstm", "bidirectional": False, "attention": "bahdanau", "input_feed": False},
+    {"attention": "location", "max_src_len": 17, "bridge": "zero"},
+    {"attention": "dot", "bridge": "last", "enc_layers": 2},
+    {"attention": "scaled_dot", "local": "predictive", "window": 3},
+    {"attention": "general", "local": "monotonic", "cell": "lstm", "bridge": "bridge"},
+    {"tie_embeddings": True, "emb_dim": 5, "dec_hidden": 7},
+]
+
+
+@pytest.mark.parametrize("fields", PARAMETER_CASES, ids=lambda f: "-".join(map(str, f.values())))
+def test_parameter_count_is_the_built_models(fields: dict[str, object]) -> None:
+    src, tgt = (SRC_SPACE, SRC_SPACE) if fields.get("tie_embeddings") else (SRC_SPACE, TGT)
+    model = small_model(0, src, tgt, **fields)
+    count = sum(p.numel() for p in model.parameters())  # a tied tensor once
+    assert model.config.parameter_count(len(src), len(tgt)) == count
+
+
+def test_a_model_too_large_to_allocate_is_refused_before_it_is_built() -> None:
+    # Each size within its bound, together 306 billion parameters: refused as a config.
+    with pytest.raises(
+        ValueError,
+        match=r"^model: 306,029,986,218 parameters with vocabularies of the 4 specials, above "
+        r"the limit of 4,000,000,000 \(16 GB of float32 weights\); 306,029,395,968 of them in "
+        r"the encoder \(enc_hidden 16384, enc_layers 64\)$",
+    ):
+        small_config(enc_hidden=16_384, enc_layers=64)
+    # A config that fits, with vocabularies too large for it (two of 130,004 symbols).
+    config = small_config(emb_dim=16_384)
+    with pytest.raises(
+        ValueError,
+        match=r"^model: 4,261,471,416 parameters with vocabularies of 130,004 and 130,004 "
+        r"symbols, .*; 4,259,971,072 of them in the embeddings \(emb_dim 16384 x 260,008 "
+        r"symbols\)$",
+    ):
+        config.check_parameters(130_004, 130_004)
+    # One embedding matrix for both (130,004 x 16,384 fewer) fits.
+    tied = small_config(emb_dim=16_384, tie_embeddings=True)
+    count = tied.parameter_count(130_004, 130_004)
+    assert count == 4_261_471_416 - 130_004 * 16_384 <= MAX_PARAMETERS
+    tied.check_parameters(130_004, 130_004)
+
+
+def test_the_model_checks_its_parameters_before_it_is_built(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # With the limit lowered to this small model's size, exactly at it builds, one above it
+    # is refused (with the real limit, a model that large would take 17 GB to try).
+    count = sum(p.numel() for p in small_model(0, SRC_SPACE, TGT).parameters())
+    monkeypatch.setattr("luong.config.MAX_PARAMETERS", count)
+    small_model(0, SRC_SPACE, TGT)
+    monkeypatch.setattr("luong.config.MAX_PARAMETERS", count - 1)
+    with pytest.raises(ValueError, match=f"^model: {count:,} parameters with vocabularies of "):
+        small_model(0, SRC_SPACE, TGT)
 
 
 @pytest.mark.parametrize("value", [-0.1, 1.0, 1.5, "0.1", None])

@@ -419,8 +419,11 @@ def test_one_long_training_line_stops_before_any_padding(
 @pytest.mark.parametrize(
     ("field", "value", "needle"),
     [
-        ("emb_dim", 800_000, "model.safetensors: tensor 'encoder.embedding.weight' has shape"),
-        ("enc_layers", 10_000, "holds 1 encoder layers, the config expects enc_layers = 10000"),
+        ("emb_dim", 16_384, "model.safetensors: tensor 'encoder.embedding.weight' has shape"),
+        ("enc_layers", 64, "holds 1 encoder layers, the config expects enc_layers = 64"),
+        # Past the bounds of Seq2SeqConfig: refused as a config, the weights unread.
+        ("emb_dim", 800_000, "config.json: not a valid model config: emb_dim: expected at most"),
+        ("enc_layers", 10_000, "config.json: not a valid model config: enc_layers: expected at"),
     ],
 )
 def test_a_tampered_config_is_refused_before_the_model_is_built(
@@ -435,6 +438,36 @@ def test_a_tampered_config_is_refused_before_the_model_is_built(
     result = luong_limited(300 * 2**20, "translate", str(folder), stdin=b"3 May 1979\n")
     assert_one_line_error(result, needle)
     assert result.stdout == b""
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--emb-dim", "100000000000"], "emb_dim: expected at most 16384, got 100000000000"),
+        (
+            ["--attention", "location", "--max-src-len", "1000000000"],
+            "max_src_len: expected at most 1048576, got 1000000000",
+        ),
+        (["--enc-layers", "100000"], "enc_layers: expected at most 64, got 100000"),
+        (
+            ["--enc-hidden", "16384", "--enc-layers", "64", "--attention", "general"],
+            # Each size within its bound, together 306 billion parameters.
+            "model: 306,048,018,308 parameters with vocabularies of the 4 specials, above the "
+            "limit of 4,000,000,000 (16 GB of float32 weights); 306,035,294,208 of them in the "
+            "encoder (enc_hidden 16384, enc_layers 64)",
+        ),
+    ],
+    ids=["emb-dim", "location", "enc-layers", "together"],
+)
+def test_sizes_that_cannot_be_allocated_are_one_line(
+    tmp_path: Path, flags: list[str], message: str
+) -> None:
+    # They ended in a torch allocator traceback, or built layers for minutes; now the config
+    # refuses them before any data is read or any tensor allocated.
+    out = tmp_path / "run"
+    result = luong_limited(200 * 2**20, "train", "dates", "--out", str(out), *flags)
+    assert_one_line_error(result, f"luong: error: {message}")
+    assert result.returncode == 1 and not out.exists()
 
 
 @pytest.mark.parametrize("command", ["translate", "train", "eval"])

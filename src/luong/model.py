@@ -78,6 +78,12 @@ class Seq2Seq(nn.Module):
         seed: when given, the initial weights are drawn after ``torch.manual_seed(seed)`` and
             torch's global generator is restored afterwards; when None, they are drawn from
             the global generator.
+
+    Raises:
+        TypeError: a config or a vocabulary of the wrong type.
+        ValueError: tied embeddings with two vocabularies, or more than
+            ``luong.config.MAX_PARAMETERS`` parameters with these vocabularies (refused
+            before anything is allocated).
     """
 
     def __init__(
@@ -98,6 +104,8 @@ class Seq2Seq(nn.Module):
                 "tie_embeddings: one embedding matrix needs one joint vocabulary for source "
                 f"and target, got {src_vocab!r} and {tgt_vocab!r}"
             )
+        # With the vocabularies' sizes, before anything is allocated.
+        config.check_parameters(len(src_vocab), len(tgt_vocab))
         self.config = config
         self.src_vocab = src_vocab
         self.tgt_vocab = tgt_vocab
