@@ -19,6 +19,9 @@ from helpers import small_config
 
 from luong.config import (
     ATTENTIONS,
+    MAX_LAYERS,
+    MAX_SRC_LEN,
+    MAX_WIDTH,
     RunConfig,
     Seq2SeqConfig,
     TrainConfig,
@@ -485,3 +488,23 @@ def test_read_toml_tables_of_no_file_or_a_folder(tmp_path: Path) -> None:
     with pytest.raises(ValueError) as folder:
         read_toml_tables(tmp_path)
     assert str(folder.value) == f"{tmp_path}: is a directory, expected a file"
+
+
+@pytest.mark.parametrize(
+    ("field", "most"),
+    [
+        ("emb_dim", 16_384),
+        ("enc_hidden", 16_384),
+        ("dec_hidden", 16_384),
+        ("enc_layers", 64),
+        ("dec_layers", 64),
+        ("window", 1_048_576),
+        ("max_src_len", 1_048_576),
+    ],
+)
+def test_config_sizes_are_bounded(field: str, most: int) -> None:
+    # Exactly at the bound is a config (nothing is allocated to make one); one above is not.
+    assert getattr(small_config(**{field: most}), field) == most
+    with pytest.raises(ValueError, match=f"^{field}: expected at most {most}, got {most + 1}$"):
+        small_config(**{field: most + 1})
+    assert (MAX_WIDTH, MAX_LAYERS, MAX_SRC_LEN) == (16_384, 64, 1_048_576)

@@ -201,6 +201,18 @@ def test_references_are_normalised_as_the_outputs_are(references: bool) -> None:
     assert sacrebleu.corpus_bleu(REFERENCES, [raw]).score < 90
 
 
+@pytest.mark.parametrize("references", [False, True], ids=["pairs", "references"])
+def test_references_are_put_on_one_line_as_the_outputs_are(references: bool) -> None:
+    # A reference with a line separator (U+2028) and a tab where the output, which can never
+    # hold them (luong.vocab.one_line), has spaces: the same text, so 100.
+    broken = [(s, t.replace(" ", "\u2028", 1).replace(" ", "\t", 1)) for s, t in PAIRS]
+    assert sum(t != r for (_, t), r in zip(broken, REFERENCES, strict=True)) >= 5
+    model = scripted_model(dict(PAIRS), PIECES)
+    scores = evaluate(model, broken, references=references, bleu=True, batch_size=4)
+    assert scores["exact_match"] == 1.0
+    assert scores["bleu"] == pytest.approx(100.0, abs=1e-9)
+
+
 def test_multi_reference_bleu_with_each_output_its_items_second_reference() -> None:
     second = {source: refs[1] for source, refs in MULTI.items()}
     model = scripted_model(second, PIECES)

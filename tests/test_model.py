@@ -10,7 +10,9 @@ Shapes: B batch, S source length, T output length, V target vocabulary.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,7 @@ from safetensors.torch import load_file, save_file
 
 from luong import Seq2Seq, Vocab, greedy_search
 from luong.batching import encode_sources
+from luong.config import MAX_PARAMETERS
 from luong.search_options import SearchOptions
 from luong.translator import translate
 
@@ -29,6 +32,67 @@ FILES = {"model.safetensors", "config.json", "src_vocab.json", "tgt_vocab.json"}
 def same_state(a: Seq2Seq, b: Seq2Seq) -> bool:
     sa, sb = a.state_dict(), b.state_dict()
     return list(sa) == list(sb) and all(torch.equal(sa[k], sb[k]) for k in sa)
+
+
+# --- the size of a model -----------------------------------------------------------------------
+
+
+PARAMETER_CASES = [
+    {},
+    {"cell": "lstm", "enc_layers": 3, "dec_layers": 2, "attention": "concat"},
+    {"cell": "lstm", "bidirectional": False, "attention": "bahdanau", "input_feed": False},
+    {"attention": "location", "max_src_len": 17, "bridge": "zero"},
+    {"attention": "dot", "bridge": "last", "enc_layers": 2},
+    {"attention": "scaled_dot", "local": "predictive", "window": 3},
+    {"attention": "general", "local": "monotonic", "cell": "lstm", "bridge": "bridge"},
+    {"tie_embeddings": True, "emb_dim": 5, "dec_hidden": 7},
+]
+
+
+@pytest.mark.parametrize("fields", PARAMETER_CASES, ids=lambda f: "-".join(map(str, f.values())))
+def test_parameter_count_is_the_built_models(fields: dict[str, object]) -> None:
+    src, tgt = (SRC_SPACE, SRC_SPACE) if fields.get("tie_embeddings") else (SRC_SPACE, TGT)
+    model = small_model(0, src, tgt, **fields)
+    count = sum(p.numel() for p in model.parameters())  # a tied tensor once
+    assert model.config.parameter_count(len(src), len(tgt)) == count
+
+
+def test_a_model_too_large_to_allocate_is_refused_before_it_is_built() -> None:
+    # Each size within its bound, together 306 billion parameters: refused as a config.
+    with pytest.raises(
+        ValueError,
+        match=r"^model: 306,029,986,218 parameters with vocabularies of the 4 specials, above "
+        r"the limit of 4,000,000,000 \(16 GB of float32 weights\); 306,029,395,968 of them in "
+        r"the encoder \(enc_hidden 16384, enc_layers 64\)$",
+    ):
+        small_config(enc_hidden=16_384, enc_layers=64)
+    # A config that fits, with vocabularies too large for it (two of 130,004 symbols).
+    config = small_config(emb_dim=16_384)
+    with pytest.raises(
+        ValueError,
+        match=r"^model: 4,261,471,416 parameters with vocabularies of 130,004 and 130,004 "
+        r"symbols, .*; 4,259,971,072 of them in the embeddings \(emb_dim 16384 x 260,008 "
+        r"symbols\)$",
+    ):
+        config.check_parameters(130_004, 130_004)
+    # One embedding matrix for both (130,004 x 16,384 fewer) fits.
+    tied = small_config(emb_dim=16_384, tie_embeddings=True)
+    count = tied.parameter_count(130_004, 130_004)
+    assert count == 4_261_471_416 - 130_004 * 16_384 <= MAX_PARAMETERS
+    tied.check_parameters(130_004, 130_004)
+
+
+def test_the_model_checks_its_parameters_before_it_is_built(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # With the limit lowered to this small model's size, exactly at it builds, one above it
+    # is refused (with the real limit, a model that large would take 17 GB to try).
+    count = sum(p.numel() for p in small_model(0, SRC_SPACE, TGT).parameters())
+    monkeypatch.setattr("luong.config.MAX_PARAMETERS", count)
+    small_model(0, SRC_SPACE, TGT)
+    monkeypatch.setattr("luong.config.MAX_PARAMETERS", count - 1)
+    with pytest.raises(ValueError, match=f"^model: {count:,} parameters with vocabularies of "):
+        small_model(0, SRC_SPACE, TGT)
 
 
 # --- arguments -----------------------------------------------------------------------------------
@@ -351,12 +415,72 @@ def test_load_bad_vocabulary(saved: Path) -> None:
         Seq2Seq.from_pretrained(saved)
 
 
+def without_hashes(folder: Path) -> None:
+    """Make ``folder`` a model folder as luong wrote them before config.json recorded the
+    vocabulary files' hashes."""
+    config = json.loads((folder / "config.json").read_text())
+    del config["vocab_sha256"]
+    (folder / "config.json").write_text(json.dumps(config))
+
+
 def test_load_wrong_vocabulary_size(saved: Path) -> None:
     Vocab(list("0123456789-+")).save(saved / "tgt_vocab.json")
+    with pytest.raises(ValueError, match=r"tgt_vocab.json: changed since the model was saved"):
+        Seq2Seq.from_pretrained(saved)
+    # Without the hashes, the sizes still tell.
+    without_hashes(saved)
     with pytest.raises(
         ValueError,
         match=r"'decoder.embedding.weight' has shape \(15, 4\), the config expects \(16, 4\)",
     ):
+        Seq2Seq.from_pretrained(saved)
+
+
+def test_config_records_the_sha256_of_each_vocabulary_file(saved: Path) -> None:
+    recorded = json.loads((saved / "config.json").read_text())["vocab_sha256"]
+    assert recorded == {
+        name: hashlib.sha256((saved / name).read_bytes()).hexdigest()
+        for name in ("src_vocab.json", "tgt_vocab.json")
+    }
+
+
+@pytest.mark.parametrize("name", ["src_vocab.json", "tgt_vocab.json"])
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda vocab: {**vocab, "lowercase": True},  # every output changed, silently
+        lambda vocab: {**vocab, "symbols": vocab["symbols"][::-1]},  # the rows mean others
+        lambda vocab: vocab,  # the same description, written another way
+    ],
+    ids=["lowercase", "order", "reformatted"],
+)
+def test_an_edited_vocabulary_is_refused_naming_the_file(saved: Path, name: str, edit) -> None:
+    path = saved / name
+    path.write_text(json.dumps(edit(json.loads(path.read_text())), indent=4))
+    message = (
+        f"{path}: changed since the model was saved (its SHA-256 is not the one config.json "
+        "records); the weights were trained with the vocabulary as saved: restore the file"
+    )
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        Seq2Seq.from_pretrained(saved)
+
+
+def test_a_folder_saved_before_the_hashes_loads_unchecked(saved: Path) -> None:
+    model = Seq2Seq.from_pretrained(saved)
+    without_hashes(saved)
+    assert same_state(Seq2Seq.from_pretrained(saved), model)
+    tgt = json.loads((saved / "tgt_vocab.json").read_text())
+    (saved / "tgt_vocab.json").write_text(json.dumps({**tgt, "lowercase": True}))
+    assert Seq2Seq.from_pretrained(saved).tgt_vocab.lowercase  # as before: nothing to check
+
+
+@pytest.mark.parametrize(
+    "recorded", [None, {"src_vocab.json": "ab"}, {"src_vocab.json": "0" * 64, "x": "0" * 64}]
+)
+def test_recorded_hashes_that_are_not_hashes_name_the_config(saved: Path, recorded) -> None:
+    config = json.loads((saved / "config.json").read_text())
+    (saved / "config.json").write_text(json.dumps({**config, "vocab_sha256": recorded}))
+    with pytest.raises(ValueError, match=r"config.json: vocab_sha256: expected the SHA-256 \("):
         Seq2Seq.from_pretrained(saved)
 
 

@@ -30,7 +30,8 @@ from safetensors.torch import load_file, save_file
 from luong import LuongAttention, Seq2Seq, Seq2SeqConfig, TrainConfig, train
 from luong.evaluation import evaluate
 from luong.search import decode
-from luong.search_options import SearchOptions
+from luong.search_options import LINE_BREAKS, SearchOptions
+from luong.subword import train_subword
 from luong.translator import translate as translate_texts
 
 MODEL = Seq2SeqConfig(emb_dim=8, enc_hidden=8, enc_layers=1, dec_hidden=16, max_src_len=30)
@@ -182,6 +183,35 @@ def test_n_lines_in_n_lines_out_in_order(model_dir: Path) -> None:
         assert outputs[i] == output_lines(translate(model_dir, lines[i].encode()))[0]
 
 
+def test_a_subword_model_that_emits_line_breaks_still_gives_n_lines(tmp_path: Path) -> None:
+    # A subword model can emit the byte pieces of a line break, a tab or a NUL (<0x0A>,
+    # <0x0D>, <0x09>, <0x00>...): 200 lines in gave 295 out, and tabs inside n-best fields.
+    # This one emits nothing else: <0x0A> the most likely (greedy emits it at every step),
+    # the other breakers, "a" and EOS a little less.
+    pieces = train_subword(["abc abd", "bca dab"] * 10, "unigram", 265)
+    model = Seq2Seq(MODEL, pieces, pieces, seed=0)
+    emitted = [f"<0x{ord(c):02X}>" for c in sorted(LINE_BREAKS) if ord(c) < 0x80] + ["a"]
+    with torch.no_grad():
+        model.decoder.out.weight.zero_()
+        model.decoder.out.bias.fill_(-30.0)
+        for piece in [*emitted, "</s>"]:
+            model.decoder.out.bias[pieces.id(piece)] = 0.0
+        model.decoder.out.bias[pieces.id("<0x0A>")] = 0.5
+    folder = model.save_pretrained(tmp_path / "breaks")
+    # The sources hold such characters too (only \n ends an input line): a NUL, U+2028...
+    sources = [f"ab{'c' * (i % 5)}{sorted(LINE_BREAKS - {chr(10)})[i % 11]}d" for i in range(200)]
+    stdin = "".join(f"{source}\n" for source in sources).encode()
+    greedy = output_lines(translate(folder, stdin))
+    assert len(greedy) == 200
+    assert all(line.strip() == "" and len(line) >= 10 for line in greedy)  # each <0x0A> a space
+    sampled = output_lines(translate(folder, stdin, "--sample", "--nbest", "3", "--seed", "1"))
+    assert len(sampled) == 200
+    fields = [field for line in sampled for field in line.split("\t")]
+    assert len(fields) == 600  # three per line: a tab only between them
+    assert all(set(field) <= {"a", " "} for field in fields)
+    assert sum(field.count(" ") for field in fields) > 1000  # the breakers were drawn
+
+
 def test_targets_keep_their_spelling_and_references_are_compared_alike(tmp_path: Path) -> None:
     # Targets written decomposed (e + U+0301, as macOS writes them) and with a superscript.
     words = ["cafe", "resume", "m2", "cliche", "creme", "deja vu", "naive", "m3"]
@@ -304,6 +334,32 @@ def test_a_line_break_in_the_vocabulary_is_refused(model_dir: Path, tmp_path: Pa
     assert result.stdout == b""
 
 
+def test_an_edited_vocabulary_is_refused_and_old_folders_still_load(
+    model_dir: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "m"
+    shutil.copytree(model_dir, folder, ignore=shutil.ignore_patterns("checkpoints"))
+    sources = b"3 MAY 1979\n12.10.21\n"
+    before = output_lines(translate(folder, sources))
+    vocab = json.loads((folder / "src_vocab.json").read_text(encoding="utf-8"))
+    (folder / "src_vocab.json").write_text(
+        json.dumps({**vocab, "lowercase": True}), encoding="utf-8"
+    )
+    result = translate(folder, sources)
+    assert_one_line_error(
+        result,
+        f"luong: error: {folder}/src_vocab.json: changed since the model was saved (its SHA-256 "
+        "is not the one config.json records)",
+    )
+    assert result.returncode == 1 and result.stdout == b""
+    # A folder written before config.json recorded the hashes loads as it always did.
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    del config["vocab_sha256"]
+    (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    (folder / "src_vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
+    assert output_lines(translate(folder, sources)) == before
+
+
 def test_json_output_holds_no_nan(model_dir: Path, tmp_path: Path) -> None:
     # Finite weights so large that the logits overflow: every score is NaN.
     shape = load_file(str(model_dir / "model.safetensors"))["decoder.out.weight"].shape
@@ -357,8 +413,11 @@ def test_one_long_training_line_stops_before_any_padding(
 @pytest.mark.parametrize(
     ("field", "value", "needle"),
     [
-        ("emb_dim", 800_000, "model.safetensors: tensor 'encoder.embedding.weight' has shape"),
-        ("enc_layers", 10_000, "holds 1 encoder layers, the config expects enc_layers = 10000"),
+        ("emb_dim", 16_384, "model.safetensors: tensor 'encoder.embedding.weight' has shape"),
+        ("enc_layers", 64, "holds 1 encoder layers, the config expects enc_layers = 64"),
+        # Past the bounds of Seq2SeqConfig: refused as a config, the weights unread.
+        ("emb_dim", 800_000, "config.json: not a valid model config: emb_dim: expected at most"),
+        ("enc_layers", 10_000, "config.json: not a valid model config: enc_layers: expected at"),
     ],
 )
 def test_a_tampered_config_is_refused_before_the_model_is_built(
@@ -373,6 +432,36 @@ def test_a_tampered_config_is_refused_before_the_model_is_built(
     result = luong_limited(300 * 2**20, "translate", str(folder), stdin=b"3 May 1979\n")
     assert_one_line_error(result, needle)
     assert result.stdout == b""
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--emb-dim", "100000000000"], "emb_dim: expected at most 16384, got 100000000000"),
+        (
+            ["--attention", "location", "--max-src-len", "1000000000"],
+            "max_src_len: expected at most 1048576, got 1000000000",
+        ),
+        (["--enc-layers", "100000"], "enc_layers: expected at most 64, got 100000"),
+        (
+            ["--enc-hidden", "16384", "--enc-layers", "64", "--attention", "general"],
+            # Each size within its bound, together 306 billion parameters.
+            "model: 306,048,018,308 parameters with vocabularies of the 4 specials, above the "
+            "limit of 4,000,000,000 (16 GB of float32 weights); 306,035,294,208 of them in the "
+            "encoder (enc_hidden 16384, enc_layers 64)",
+        ),
+    ],
+    ids=["emb-dim", "location", "enc-layers", "together"],
+)
+def test_sizes_that_cannot_be_allocated_are_one_line(
+    tmp_path: Path, flags: list[str], message: str
+) -> None:
+    # They ended in a torch allocator traceback, or built layers for minutes; now the config
+    # refuses them before any data is read or any tensor allocated.
+    out = tmp_path / "run"
+    result = luong_limited(200 * 2**20, "train", "dates", "--out", str(out), *flags)
+    assert_one_line_error(result, f"luong: error: {message}")
+    assert result.returncode == 1 and not out.exists()
 
 
 @pytest.mark.parametrize("command", ["translate", "train", "eval"])

@@ -21,11 +21,12 @@ from luong.evaluation import evaluate
 from luong.metrics import bleu_chrf
 from luong.model import Seq2Seq
 from luong.run import build_vocabularies
-from luong.search_options import SearchOptions
+from luong.search_options import LINE_BREAKS, SearchOptions
 from luong.subword import SubwordVocab, load_vocab, train_subword
 from luong.tasks.data import TaskData
 from luong.tasks.tsv import parse_parallel, read_parallel
 from luong.trainer import Trainer, loss_of
+from luong.vocab import one_line
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "data" / "gettext-en-de"
 TEXT = [
@@ -64,6 +65,18 @@ def test_a_model_file_that_is_not_the_saved_one_is_refused(tmp_path: Path) -> No
         load_vocab(tmp_path / "vocab.json")
 
 
+def test_an_edited_subword_description_in_a_model_folder_is_refused(tmp_path: Path) -> None:
+    # The model file's SHA-256 still matches: only the description changed (lowercasing).
+    config = Seq2SeqConfig(emb_dim=4, enc_hidden=4, enc_layers=1, dec_hidden=8, attention="general")
+    folder = Seq2Seq(config, PIECES, PIECES, seed=0).save_pretrained(tmp_path / "m")
+    description = json.loads((folder / "src_vocab.json").read_text())
+    assert description["lowercase"] is False
+    (folder / "src_vocab.json").write_text(json.dumps({**description, "lowercase": True}))
+    assert load_vocab(folder / "src_vocab.json").lowercase  # a valid vocabulary, but not this one
+    with pytest.raises(ValueError, match=r"src_vocab.json: changed since the model was saved"):
+        Seq2Seq.from_pretrained(folder)
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(
@@ -77,8 +90,27 @@ def test_a_model_file_that_is_not_the_saved_one_is_refused(tmp_path: Path) -> No
 def test_detokenizing_gives_back_the_raw_string(parts: list[str]) -> None:
     text = "".join(parts)
     ids = PIECES.encode(text, eos=False)
-    assert PIECES.decode(ids) == text
-    assert PIECES.join(PIECES.tokenize(text)) == text
+    # The text itself, but for a line break or a tab (U+0085 is among the characters drawn):
+    # a space each.
+    assert PIECES.decode(ids) == one_line(text)
+    assert PIECES.join(PIECES.tokenize(text)) == one_line(text)
+
+
+def byte_pieces(text: str) -> list[int]:
+    """The ids of ``text``'s UTF-8 bytes as byte-fallback pieces (``<0x0A>``...)."""
+    return [PIECES.id(f"<0x{byte:02X}>") for byte in text.encode("utf-8")]
+
+
+@pytest.mark.parametrize("breaker", sorted(LINE_BREAKS), ids=lambda c: f"U+{ord(c):04X}")
+def test_byte_pieces_of_line_breaks_tabs_and_nul_decode_to_a_space(breaker: str) -> None:
+    # What a model may emit, one byte piece at a time: "a", the breaker's bytes (one to three
+    # of them: <0x0A>, <0xC2><0x85>, <0xE2><0x80><0xA8>), "b".
+    ids = byte_pieces(f"a{breaker}b")
+    assert PIECES.symbols_of(ids)[1].startswith("<0x")
+    assert PIECES.decode(ids) == "a b"
+    assert PIECES.join(PIECES.symbols_of(ids)) == "a b"
+    # Runs are kept, a space for each: CR LF TAB NUL is four spaces.
+    assert PIECES.decode(byte_pieces("x\r\n\t\x00y") + [PIECES.eos_id]) == "x    y"
 
 
 def test_bpe_and_unigram_both_learn() -> None:

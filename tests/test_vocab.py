@@ -11,7 +11,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from luong.vocab import Vocab
+from luong.vocab import Vocab, one_line
 
 
 @pytest.fixture
@@ -219,7 +219,7 @@ def test_decode_inverts_encode_on_known_text(
         assert Vocab.unk_id not in ids
         assert vocab.symbols_of(ids) == tokens_of
         separator = "" if tokens == "char" else " "
-        assert vocab.decode(ids) == separator.join(tokens_of)
+        assert vocab.decode(ids) == one_line(separator.join(tokens_of))  # a NUL: a space
 
 
 @settings(max_examples=200, deadline=None)
@@ -334,6 +334,18 @@ def test_target_normalisation_nfc_round_trips_and_old_files_read_nfkc() -> None:
     assert old.normalization == "NFKC" and old.normalize("m²") == "m2"
     with pytest.raises(ValueError, match="normalization: expected one of NFKC, NFC, got 'NFD'"):
         Vocab(["a"], normalization="NFD")  # type: ignore[arg-type]
+
+
+def test_outputs_never_hold_a_line_break_a_tab_or_a_nul() -> None:
+    # A NUL symbol (allowed, as before), or a source's tab or U+2028 copied in place of an
+    # unknown (translate --replace-unk), is written as a space.
+    vocab = Vocab(["a", "\x00"])
+    assert vocab.decode([4, 5, 4, 2]) == "a a"
+    assert vocab.join(["a", "\t", "\u2028", "\x1c", "\r\n", "b"]) == "a" + " " * 5 + "b"
+    assert Vocab(["a"], tokens="space").join(["a", "\x85", "a"]) == "a   a"
+    assert one_line("no break") == "no break"
+    with pytest.raises(TypeError, match="text: expected a str, got bytes"):
+        one_line(b"a\nb")  # type: ignore[arg-type]
 
 
 def test_tabs_and_line_breaks_are_never_symbols() -> None:

@@ -19,8 +19,9 @@ from typing import Any
 import tomli_w
 
 from luong.attention import GLOBAL_SCORES, LOCAL_MODES, LOCAL_SCORES, SAME_WIDTH_SCORES
-from luong.files import MAX_TEXT_BYTES, read_bounded
+from luong.files import MAX_LINE_BYTES, MAX_TEXT_BYTES, read_bounded
 from luong.search_options import OptionError, SearchOptions
+from luong.vocab import Vocab
 
 __all__ = [
     "ATTENTIONS",
@@ -28,6 +29,10 @@ __all__ = [
     "CELLS",
     "DEVICES",
     "LOCALS",
+    "MAX_LAYERS",
+    "MAX_PARAMETERS",
+    "MAX_SRC_LEN",
+    "MAX_WIDTH",
     "PRECISIONS",
     "SCHEDULES",
     "SELECTS",
@@ -51,28 +56,48 @@ SELECTS: tuple[str, ...] = ("auto", "exact", "bleu", "chrf", "loss")
 SUBWORD_KINDS: tuple[str, ...] = ("none", "unigram", "bpe")
 DEVICES: tuple[str, ...] = ("auto", "cpu", "cuda")  # "auto": CUDA when present
 
+# Bounds on the architecture, generous ones: sizes no real model needs, which could not be
+# allocated (--emb-dim 100000000000 ended in a torch allocator traceback) or would build for
+# minutes (--enc-layers 100000). Checked on construction, before anything is allocated.
+MAX_WIDTH = 16_384
+"""The widest embedding or hidden layer: 16 times Luong et al.'s 1000-wide LSTMs."""
+MAX_LAYERS = 64
+"""The most layers of the encoder or the decoder: 8 times GNMT's stacks (Wu et al. 2016, 8
+LSTM layers each)."""
+MAX_SRC_LEN = MAX_LINE_BYTES
+"""The longest source and the widest local window, in symbols: no line luong reads holds more
+bytes (``luong.files.MAX_LINE_BYTES``, 1,048,576)."""
+MAX_PARAMETERS = 4_000_000_000
+"""The most parameters a model may have: 16 GB of float32 weights, 64 GB to train with Adam
+(weights, gradients and two moments), about what one large accelerator holds."""
+
 
 @dataclass(frozen=True)
 class Seq2SeqConfig:
     """The architecture. The defaults are the dates model of ``make demo``."""
 
+    # The sizes are bounded (generously: widths up to MAX_WIDTH = 16,384, layers up to
+    # MAX_LAYERS = 64, lengths up to MAX_SRC_LEN = 1,048,576, at most MAX_PARAMETERS = 4
+    # billion parameters in all), so that a size no machine can allocate is refused at once.
     cell: str = "gru"  # recurrent cell of encoder and decoder: "lstm" or "gru"
-    emb_dim: int = 64  # E: width of the source and target embeddings
-    enc_hidden: int = 64  # encoder hidden size per direction
-    enc_layers: int = 2  # encoder layers
+    emb_dim: int = 64  # E: width of the source and target embeddings, 1 to 16,384
+    enc_hidden: int = 64  # encoder hidden size per direction, 1 to 16,384
+    enc_layers: int = 2  # encoder layers, 1 to 64
     bidirectional: bool = True  # bidirectional encoder: keys are K = 2 * enc_hidden wide
-    dec_hidden: int = 128  # d: decoder hidden size, the attention's query width
-    dec_layers: int = 1  # decoder layers
+    dec_hidden: int = 128  # d: decoder hidden size, the attention's query width, 1 to 16,384
+    dec_layers: int = 1  # decoder layers, 1 to 64
     # The score (Luong eq. 8): "dot", "general", "concat", "location", "scaled_dot"
     # (dot / sqrt(d)), or "bahdanau" (additive, attends before the step).
     attention: str = "dot"
     # Luong section 3.2: "none" (global attention), "monotonic" (local-m, p_t = t) or
     # "predictive" (local-p, eq. 9-10); local takes dot, general, concat or scaled_dot.
     local: str = "none"
-    window: int = 10  # D: local attention reads the source window [p_t - D, p_t + D]
-    # The longest source the model takes, in symbols (its EOS not counted): longer training
-    # sources stop the run, luong translate rejects (or --truncate cuts) longer lines, and
-    # the location score's W_a has a row per position (max_src_len + 1, the EOS included).
+    # D: local attention reads the source window [p_t - D, p_t + D]; 1 to 1,048,576.
+    window: int = 10
+    # The longest source the model takes, in symbols (its EOS not counted), 1 to 1,048,576
+    # (no line luong reads holds more bytes): longer training sources stop the run, luong
+    # translate rejects (or --truncate cuts) longer lines, and the location score's W_a has a
+    # row per position (max_src_len + 1, the EOS included).
     max_src_len: int = 64
     input_feed: bool = True  # feed h~_{t-1} into step t (Luong section 3.3)
     bridge: str = "bridge"  # initial decoder state: "bridge" (linear + tanh), "last", "zero"
@@ -85,11 +110,12 @@ class Seq2SeqConfig:
         _choice("attention", self.attention, ATTENTIONS)
         _choice("local", self.local, LOCALS)
         _choice("bridge", self.bridge, BRIDGES)
-        sizes = ("emb_dim", "enc_hidden", "enc_layers", "dec_hidden", "dec_layers")
-        for name in (*sizes, "window", "max_src_len"):
+        for name, most in SIZE_BOUNDS.items():
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"{name}: expected a positive int, got {value!r}")
+            if value > most:
+                raise ValueError(f"{name}: expected at most {most}, got {value}")
         for name in ("bidirectional", "input_feed", "tie_embeddings"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name}: expected a bool, got {getattr(self, name)!r}")
@@ -111,11 +137,96 @@ class Seq2SeqConfig:
                 f"bridge 'last' copies the encoder state: key width {self.key_dim} != "
                 f"dec_hidden {self.dec_hidden}; use bridge 'bridge' or 'zero'"
             )
+        # The vocabularies are not known yet: the smallest, the specials alone.
+        specials = len(Vocab.SPECIALS)
+        self._check_parameters(specials, specials, f"with vocabularies of the {specials} specials")
 
     @property
     def key_dim(self) -> int:
         """K, the width of the encoder outputs."""
         return self.enc_hidden * (2 if self.bidirectional else 1)
+
+    def parameter_count(self, src_size: int, tgt_size: int) -> int:
+        """The parameters of a ``Seq2Seq`` of this config with vocabularies of ``src_size``
+        and ``tgt_size`` symbols (specials included), a tied embedding once: what
+        ``sum(p.numel() for p in model.parameters())`` gives, computed without building it."""
+        return sum(self._parameter_parts(src_size, tgt_size).values())
+
+    def check_parameters(self, src_size: int, tgt_size: int) -> None:
+        """Refuse a model of more than ``MAX_PARAMETERS`` parameters with vocabularies of
+        ``src_size`` and ``tgt_size`` symbols, before anything is allocated.
+
+        Raises:
+            ValueError: the count and the limit, and the part that holds the most parameters
+                with the sizes that make it.
+        """
+        vocabularies = f"with vocabularies of {src_size:,} and {tgt_size:,} symbols"
+        self._check_parameters(src_size, tgt_size, vocabularies)
+
+    def _check_parameters(self, src_size: int, tgt_size: int, vocabularies: str) -> None:
+        parts = self._parameter_parts(src_size, tgt_size)
+        total = sum(parts.values())
+        if total <= MAX_PARAMETERS:
+            return
+        largest = max(parts, key=parts.__getitem__)
+        d, k = self.dec_hidden, self.key_dim
+        embedded = src_size if self.tie_embeddings else src_size + tgt_size
+        what = {
+            "embeddings": f"emb_dim {self.emb_dim} x {embedded:,} symbols",
+            "encoder": f"enc_hidden {self.enc_hidden}, enc_layers {self.enc_layers}",
+            "bridge": f"key width {k}, dec_hidden {d}",
+            "attention": (
+                f"max_src_len {self.max_src_len}, dec_hidden {d}"
+                if self.attention == "location"
+                else f"key width {k}, dec_hidden {d}"
+            ),
+            "decoder": f"dec_hidden {d}, dec_layers {self.dec_layers}",
+            "output layer": f"dec_hidden {d} x {tgt_size:,} symbols",
+        }[largest]
+        raise ValueError(
+            f"model: {total:,} parameters {vocabularies}, above the limit of "
+            f"{MAX_PARAMETERS:,} (16 GB of float32 weights); {parts[largest]:,} of them in the "
+            f"{largest} ({what})"
+        )
+
+    def _parameter_parts(self, src_size: int, tgt_size: int) -> dict[str, int]:
+        """The parameters of each part of the model (``parameter_count``). Each recurrent
+        layer and direction of ``nn.LSTM`` / ``nn.GRU`` has W_ih ``[G h, input]``, W_hh
+        ``[G h, h]`` and two biases ``[G h]``, G = 4 gates (LSTM) or 3 (GRU)."""
+        gates = 4 if self.cell == "lstm" else 3
+        d, k, e = self.dec_hidden, self.key_dim, self.emb_dim
+
+        def recurrent(first_input: int, hidden: int, layers: int, directions: int) -> int:
+            above = hidden * directions  # the input of the layers above the first
+            per_layer = [first_input] + [above] * (layers - 1)
+            return sum(directions * gates * hidden * (n + hidden + 2) for n in per_layer)
+
+        bahdanau = self.attention == "bahdanau"
+        score = {
+            "dot": 0,
+            "scaled_dot": 0,
+            "general": k * d,  # W_a [d, K]
+            "concat": (d + k) * d + d,  # W_a [d, d + K], v [1, d]
+            "location": (self.max_src_len + 1) * d,  # W_a [max_src_len + 1, d]
+            "bahdanau": d * d + k * d + d,  # W_q [d, d], W_k [d, K], v [1, d]
+        }[self.attention]
+        position = d * d + d if self.local == "predictive" else 0  # W_p [d, d], v_p [1, d]
+        # The first decoder layer reads the embedding, h~_{t-1} (input feeding) and, with
+        # Bahdanau's score, the context.
+        first = e + (d if self.input_feed else 0) + (k if bahdanau else 0)
+        # W [d, K] and b [d] for h (and for c, LSTM) with bridge "bridge"; "last" and "zero"
+        # have none.
+        bridge = (k * d + d) * (2 if self.cell == "lstm" else 1) if self.bridge == "bridge" else 0
+        return {
+            "embeddings": (src_size if self.tie_embeddings else src_size + tgt_size) * e,
+            "encoder": recurrent(
+                e, self.enc_hidden, self.enc_layers, 2 if self.bidirectional else 1
+            ),
+            "bridge": bridge,
+            "attention": score + position + (k + d) * d,  # and W_c [d, K + d]
+            "decoder": recurrent(first, d, self.dec_layers, 1),
+            "output layer": (d + 1) * tgt_size,
+        }
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -135,6 +246,17 @@ class Seq2SeqConfig:
             raise ValueError(f"missing fields {missing}; expected {sorted(names)}")
         return cls(**data)
 
+
+# The most each size field of Seq2SeqConfig may be.
+SIZE_BOUNDS = {
+    "emb_dim": MAX_WIDTH,
+    "enc_hidden": MAX_WIDTH,
+    "enc_layers": MAX_LAYERS,
+    "dec_hidden": MAX_WIDTH,
+    "dec_layers": MAX_LAYERS,
+    "window": MAX_SRC_LEN,
+    "max_src_len": MAX_SRC_LEN,
+}
 
 # Seq2SeqConfig fields added after 0.1.0: a config.json written before them has none.
 ADDED_MODEL_FIELDS = frozenset({"tie_embeddings"})

@@ -18,7 +18,8 @@ token of the teacher-forced pairs.
 Like is compared with like: outputs and references both go through the target vocabulary's
 ``normalize`` (NFC for the target vocabularies a run builds, ``luong.vocab``) before they are
 scored, so a reference written decomposed (``e`` + U+0301, as macOS writes it) matches the
-composed ``é`` the model learned to write.
+composed ``é`` the model learned to write; and a reference's line breaks and tabs become
+spaces, as in every output (``comparable``).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from luong.metrics import bleu_chrf, char_accuracy, exact_match, reference_score
 from luong.model import Seq2Seq, evaluating
 from luong.search_options import SearchOptions
 from luong.translator import translate
-from luong.vocab import TOKENS, Vocab
+from luong.vocab import TOKENS, Vocab, one_line
 
 __all__ = [
     "BLEU_SCORES",
@@ -109,7 +110,7 @@ def evaluate_pairs(
         raise ValueError("pairs: expected at least one (source, target) pair, got none")
     hyps = translate(model, [s for s, _ in pairs], options, batch_size=batch_size)
     hyps = [model.tgt_vocab.normalize(hyp) for hyp in hyps]
-    refs = [model.tgt_vocab.normalize(t) for _, t in pairs]
+    refs = [comparable(model.tgt_vocab, t) for _, t in pairs]
     scores: dict[str, Any] = {
         "exact_match": exact_match(hyps, refs),
         "char_accuracy": char_accuracy(hyps, refs),
@@ -169,9 +170,8 @@ def evaluate_references(
     sources = [source for source, _ in grouped]
     refs = [targets for _, targets in grouped]
     hyps = translate(model, sources, options, batch_size=batch_size)
-    normalize = model.tgt_vocab.normalize
-    hyps = [normalize(hyp) for hyp in hyps]
-    refs = [[normalize(target) for target in targets] for _, targets in grouped]
+    hyps = [model.tgt_vocab.normalize(hyp) for hyp in hyps]
+    refs = [[comparable(model.tgt_vocab, target) for target in targets] for _, targets in grouped]
     tokens = model.tgt_vocab.tokens if model.tgt_vocab.tokens in TOKENS else "space"
     scores: dict[str, Any] = dict(reference_scores(hyps, refs, tokens))  # type: ignore[arg-type]
     unknown = [len(model.src_vocab.unknown(source)) for source in sources]
@@ -186,6 +186,13 @@ def evaluate_references(
     if bleu:
         scores.update(bleu_chrf(hyps, refs))
     return scores
+
+
+def comparable(vocab: Vocab, reference: str) -> str:
+    """A reference as the outputs it is compared with are written: on one line
+    (``luong.vocab.one_line``: a line break or tab a model could never write is a space, as in
+    every output) and normalised as the target vocabulary normalises."""
+    return vocab.normalize(one_line(reference))
 
 
 def dev_loss(model: Seq2Seq, pairs: Sequence[Pair], batch_size: int = 500) -> float:

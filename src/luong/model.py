@@ -7,13 +7,20 @@ Shapes: ``B`` batch, ``S`` source length, ``T`` target length, ``V`` target voca
 A saved model is a folder of data, never pickled code:
 
     model.safetensors   the weights
-    config.json         ``Seq2SeqConfig`` as JSON (and the package version that wrote it)
+    config.json         ``Seq2SeqConfig`` as JSON, the package version that wrote it, and
+                        the SHA-256 of each vocabulary file
     src_vocab.json      the source vocabulary
     tgt_vocab.json      the target vocabulary
+
+The weights are trained for the vocabularies as saved: an edited vocabulary file (``"lowercase":
+true``, another symbol order, another sentencepiece model) would change every output without
+a word, so ``from_pretrained`` refuses a vocabulary file whose SHA-256 is not the one
+``config.json`` records. Folders written before the hashes were recorded load unchecked.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterator
@@ -44,9 +51,11 @@ __all__ = [
     "CONFIG",
     "SRC_VOCAB",
     "TGT_VOCAB",
+    "VOCAB_SHA256",
     "WEIGHTS",
     "Seq2Seq",
     "check_sizes",
+    "check_vocab_hashes",
     "evaluating",
     "load_checked",
 ]
@@ -55,6 +64,8 @@ WEIGHTS = "model.safetensors"
 CONFIG = "config.json"
 SRC_VOCAB = "src_vocab.json"
 TGT_VOCAB = "tgt_vocab.json"
+# The key of config.json that records each vocabulary file's SHA-256, by file name.
+VOCAB_SHA256 = "vocab_sha256"
 
 
 class Seq2Seq(nn.Module):
@@ -67,6 +78,12 @@ class Seq2Seq(nn.Module):
         seed: when given, the initial weights are drawn after ``torch.manual_seed(seed)`` and
             torch's global generator is restored afterwards; when None, they are drawn from
             the global generator.
+
+    Raises:
+        TypeError: a config or a vocabulary of the wrong type.
+        ValueError: tied embeddings with two vocabularies, or more than
+            ``luong.config.MAX_PARAMETERS`` parameters with these vocabularies (refused
+            before anything is allocated).
     """
 
     def __init__(
@@ -87,6 +104,8 @@ class Seq2Seq(nn.Module):
                 "tie_embeddings: one embedding matrix needs one joint vocabulary for source "
                 f"and target, got {src_vocab!r} and {tgt_vocab!r}"
             )
+        # With the vocabularies' sizes, before anything is allocated.
+        config.check_parameters(len(src_vocab), len(tgt_vocab))
         self.config = config
         self.src_vocab = src_vocab
         self.tgt_vocab = tgt_vocab
@@ -185,12 +204,17 @@ class Seq2Seq(nn.Module):
         """Write the model folder (weights, config, vocabularies); returns its path."""
         path = Path(directory)
         path.mkdir(parents=True, exist_ok=True)
-        # Each file is replaced atomically: a reader never sees half of one.
+        # Each file is replaced atomically: a reader never sees half of one. The config comes
+        # last: it records the vocabulary files' hashes.
         write_tensors(path / WEIGHTS, self.weights(), metadata={"format": "luong"})
-        config = {"luong_version": __version__, "model": self.config.to_json()}
-        write_text(path / CONFIG, json.dumps(config, indent=2) + "\n")
         self.src_vocab.save(path / SRC_VOCAB)
         self.tgt_vocab.save(path / TGT_VOCAB)
+        config = {
+            "luong_version": __version__,
+            "model": self.config.to_json(),
+            VOCAB_SHA256: {name: _sha256(path / name) for name in (SRC_VOCAB, TGT_VOCAB)},
+        }
+        write_text(path / CONFIG, json.dumps(config, indent=2) + "\n")
         return path
 
     def weights(self) -> dict[str, Tensor]:
@@ -216,8 +240,10 @@ class Seq2Seq(nn.Module):
 
         Raises:
             FileNotFoundError: the folder or one of its files is missing.
-            ValueError: a file is unreadable, or the weights do not match the config (names
-                the tensor and the expected and found shapes).
+            ValueError: a file is unreadable, a vocabulary file is not the one the model was
+                saved with (its SHA-256 differs from the one ``config.json`` records), or
+                the weights do not match the config (names the tensor and the expected and
+                found shapes).
         """
         path = Path(directory)
         if not path.is_dir():
@@ -234,6 +260,9 @@ class Seq2Seq(nn.Module):
         except RecursionError:
             raise ValueError(f"{path / CONFIG}: not valid JSON (nested too deep)") from None
         src_vocab, tgt_vocab = load_vocab(path / SRC_VOCAB), load_vocab(path / TGT_VOCAB)
+        # After reading them, so that a file that is no vocabulary says what is wrong with it.
+        if isinstance(raw, dict) and VOCAB_SHA256 in raw:
+            check_vocab_hashes(path, raw[VOCAB_SHA256])
         # The sizes first, from the header: a tampered config (emb_dim = 800000, 10,000
         # layers) is refused before it is built.
         check_sizes(
@@ -246,6 +275,37 @@ class Seq2Seq(nn.Module):
         model = cls(config, src_vocab, tgt_vocab)
         load_checked(model, read_tensors(path / WEIGHTS), path / WEIGHTS)
         return model.to(device).eval()
+
+
+def check_vocab_hashes(folder: Path, recorded: object) -> None:
+    """Check each vocabulary file of a model folder against the SHA-256 that ``config.json``
+    records for it (``recorded``: ``{"src_vocab.json": HEX, "tgt_vocab.json": HEX}``).
+
+    Raises:
+        ValueError: ``recorded`` is not such an object (naming ``config.json``), or a file's
+            SHA-256 differs (naming the file).
+    """
+    names = (SRC_VOCAB, TGT_VOCAB)
+    if not (
+        isinstance(recorded, dict)
+        and set(recorded) == set(names)
+        and all(isinstance(v, str) and re.fullmatch("[0-9a-f]{64}", v) for v in recorded.values())
+    ):
+        raise ValueError(
+            f"{folder / CONFIG}: {VOCAB_SHA256}: expected the SHA-256 (64 hex digits) of "
+            f"{' and '.join(names)}, got {recorded!r:.80}"
+        )
+    for name in names:
+        if _sha256(folder / name) != recorded[name]:
+            raise ValueError(
+                f"{folder / name}: changed since the model was saved (its SHA-256 is not the "
+                f"one {CONFIG} records); the weights were trained with the vocabulary as "
+                "saved: restore the file"
+            )
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(read_bounded(path, MAX_JSON_BYTES)).hexdigest()
 
 
 def check_sizes(

@@ -8,7 +8,9 @@ Text goes through untouched: no normalisation inside sentencepiece (its ``identi
 runs of spaces kept, and byte fallback, so a character the model never saw becomes its UTF-8
 bytes (``<0xE2>``...) instead of ``<unk>``. Detokenizing a segmentation gives back the text it
 came from, character for character (after Unicode NFC, which ``normalize`` applies, and
-lowercasing when asked).
+lowercasing when asked), except what an output never holds: the byte pieces of a line break,
+a tab or a NUL (``<0x0A>``, ``<0x0D>``, ``<0x09>``, ``<0x00>``, ``<0xE2><0x80><0xA8>``...)
+decode to a space each (``luong.vocab.one_line``), whatever the model emits.
 
 A subword vocabulary is saved as two files: ``NAME.json`` (what it is) and ``NAME.model``
 (sentencepiece's own model file, usable by sentencepiece's tools), whose SHA-256 the JSON
@@ -29,7 +31,7 @@ from typing import Any
 import sentencepiece as spm
 
 from luong.files import MAX_JSON_BYTES, atomic_write, read_bounded, write_json
-from luong.vocab import Vocab
+from luong.vocab import Vocab, one_line
 
 __all__ = ["SUBWORDS", "SubwordVocab", "load_vocab", "nfc", "train_subword"]
 
@@ -101,8 +103,9 @@ class SubwordVocab(Vocab):
         return [*pieces, self.eos_id]
 
     def join(self, symbols: Iterable[str]) -> str:
-        """Pieces back to text (sentencepiece's detokenization)."""
-        return str(self.processor.decode_pieces(list(symbols)))
+        """Pieces back to text (sentencepiece's detokenization), one line of it: the bytes of
+        a line break, a tab or a NUL decode to a space each (``one_line``)."""
+        return one_line(str(self.processor.decode_pieces(list(symbols))))
 
     def surface_tokens(self, text: str) -> list[str]:
         """The pieces of ``text`` before lowercasing."""

@@ -25,6 +25,9 @@ Two normalisations, one per side of a pair:
 Symbols never hold a tab or a line break (any character ``str.splitlines`` breaks at): an
 output stays on its line, and n-best lists stay tab-separated. ``build`` leaves such
 characters out (they stay unknown); a vocabulary, or a vocabulary file, holding one is refused.
+Whatever reaches an output anyway (a subword model's byte pieces ``<0x0A>``, ``<0x09>``...,
+a source's tab copied in place of an unknown, a NUL symbol) is written as a space: ``join``,
+and so ``decode`` and every output (``one_line``), never holds a line break, a tab or a NUL.
 
 A token of the text is known when it is one of the vocabulary's own symbols. A token spelled
 like a special (``"<s>"`` in space mode) is unknown: raw input can never inject an end of
@@ -45,6 +48,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar, Literal
 
 from luong.files import MAX_JSON_BYTES, read_bounded, write_json
+from luong.search_options import LINE_BREAKS
 
 __all__ = [
     "NORMALIZATIONS",
@@ -53,6 +57,7 @@ __all__ = [
     "Tokens",
     "Vocab",
     "join_symbols",
+    "one_line",
     "split_symbols",
 ]
 
@@ -63,8 +68,12 @@ NORMALIZATIONS: tuple[str, ...] = ("NFKC", "NFC")
 """Sources: NFKC (the default); targets: NFC (see the module docstring)."""
 
 _FIELDS = ("tokens", "lowercase", "symbols", "specials")
-# A tab and every line boundary of str.splitlines.
-_LINE_BREAKING = frozenset("\t\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
+# A tab and every line boundary of str.splitlines: never in a symbol. (A NUL symbol is
+# allowed, as it always was, so vocabulary files written before still load; ``join`` writes
+# it as a space.)
+_LINE_BREAKING = LINE_BREAKS - {"\x00"}
+# What an output never holds, each written as a space (``one_line``).
+_AS_SPACES = str.maketrans(dict.fromkeys(LINE_BREAKS, " "))
 # Written only when it is not NFKC: a file without it is an NFKC vocabulary (files written
 # before targets were NFC read as they always did).
 _OPTIONAL_FIELDS = ("normalization",)
@@ -242,8 +251,9 @@ class Vocab:
         return split_symbols(text, self.tokens)
 
     def join(self, symbols: Iterable[str]) -> str:
-        """The inverse of ``split``: symbols joined into text."""
-        return join_symbols(symbols, self.tokens)
+        """Symbols joined into text, one line of it (``one_line``): the inverse of ``split``
+        for text without line breaks, tabs and NUL, which become spaces."""
+        return one_line(join_symbols(symbols, self.tokens))
 
     def surface_tokens(self, text: str) -> list[str]:
         """``text``'s tokens as written, before lowercasing (to copy with their case): one
@@ -307,7 +317,8 @@ class Vocab:
         return out
 
     def decode(self, ids: Iterable[int], *, strip: bool = True) -> str:
-        """Text of ``ids``: ``symbols_of`` joined by ``""`` (char) or ``" "`` (space).
+        """Text of ``ids``: ``symbols_of`` joined by ``""`` (char) or ``" "`` (space), one
+        line of it (``join``).
 
         Args:
             ids: ints (or anything with ``__index__``).
@@ -471,6 +482,24 @@ def split_symbols(text: str, tokens: str) -> list[str]:
 def join_symbols(symbols: Iterable[str], tokens: str) -> str:
     """The inverse of ``split_symbols``: joined by ``""`` (char) or ``" "`` (space)."""
     return ("" if tokens == "char" else " ").join(symbols)
+
+
+def one_line(text: str) -> str:
+    """``text`` with each line break, tab and NUL (``luong.search_options.LINE_BREAKS``: what
+    ``str.splitlines`` breaks at, the tab that separates n-best outputs, NUL) replaced by a
+    space: what every output goes through (``Vocab.join``), so that N lines in give N lines
+    out and an output is one field of a tab-separated line, whatever the model emits.
+
+    A space, not nothing: these characters separate what is on either side of them (a
+    removed ``\\n`` would glue two words into one), and the output keeps its length in
+    characters. Runs are kept, as sentencepiece keeps runs of spaces (``"\\r\\n"`` gives two
+    spaces).
+
+    Raises:
+        TypeError: ``text`` is not a str.
+    """
+    _check_text(text)
+    return text.translate(_AS_SPACES)
 
 
 def _breaks_lines(symbol: str) -> bool:
