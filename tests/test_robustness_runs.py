@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -516,6 +517,46 @@ SIGNAL_AT = """
 
 def final_weights(out: Path) -> dict[str, torch.Tensor]:
     return load_file(str(out / "model.safetensors"))
+
+
+LUONG_SCRIPT = Path(sys.executable).parent / "luong"  # the console script, where installed
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param(["-m", "luong"], id="python -m luong"),
+        pytest.param(
+            [str(LUONG_SCRIPT)],
+            id="luong",
+            marks=pytest.mark.skipif(not LUONG_SCRIPT.is_file(), reason="no console script"),
+        ),
+    ],
+)
+def test_sigterm_while_the_command_starts_gives_the_message_and_143(command: list[str]) -> None:
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    # -X importtime: a line on stderr as each module's import ends; torch's come while luong
+    # imports it, seconds before luong.cli (and its main) is imported.
+    script = [sys.executable, "-X", "importtime", *command, "--version"]
+    with subprocess.Popen(script, stderr=subprocess.PIPE, text=True, env=env) as process:
+        try:
+            assert process.stderr is not None
+            lines = iter(process.stderr.readline, "")
+            torch_line = re.compile(r"\| +torch(\.\S+)?$")  # torch or a module of it
+            assert next((line for line in lines if torch_line.search(line.rstrip())), "")
+            process.send_signal(signal.SIGTERM)
+            err = process.stderr.read()
+            status = process.wait(timeout=60)
+        finally:
+            process.kill()
+    said = [line for line in err.splitlines() if not line.startswith("import time:")]
+    assert (status, said) == (128 + signal.SIGTERM, ["luong: terminated (SIGTERM)"])
+    assert not any(line.endswith(" luong.cli") for line in err.splitlines())  # still starting
+
+
+def test_import_luong_in_another_program_leaves_sigterm_alone() -> None:
+    code = "import signal, luong; assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL"
+    subprocess.run([sys.executable, "-c", code], check=True, env=os.environ, timeout=300)
 
 
 def test_sigterm_writes_a_checkpoint_and_the_run_resumes_exactly(tmp_path: Path) -> None:
