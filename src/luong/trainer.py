@@ -288,10 +288,18 @@ class Trainer:
         cfg, model, p, world = self.config, self.model, self.progress, self.world
         interrupted = _SignalFlag()
         saved: Path | None = None
+        if cfg.warmup_steps > self.total_steps and world.main and not p.finished:
+            LOGGER.warning(
+                f"warning: warmup_steps={cfg.warmup_steps} is more than the run's "
+                f"{self.total_steps} steps: the learning rate only rises to "
+                f"{self.total_steps}/{cfg.warmup_steps} of lr={cfg.lr:g} and never decays; "
+                f"lower --warmup-steps (to {max(1, self.total_steps // 10)}, say) or train longer"
+            )
         self._bar = tqdm(
             total=self.total_steps,
             initial=p.step,
-            disable=not (cfg.progress and world.main),
+            # None: no bar where stderr is no terminal (a log file gets no \r updates)
+            disable=None if cfg.progress and world.main else True,
             unit="step",
             leave=False,
         )
