@@ -109,10 +109,13 @@ def _sources(
 
 # -- the command line in a subprocess --------------------------------------------------------
 
-# A model small enough to train in a second or two.
+# A model small enough to train in a second or two (in a few steps: no warm-up, whose 100
+# steps would outlast the run and make it warn).
 TINY_MODEL_FLAGS = [
     "--epochs",
     "1",
+    "--warmup-steps",
+    "0",
     "--emb-dim",
     "8",
     "--enc-hidden",

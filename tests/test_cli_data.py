@@ -4,6 +4,7 @@ through subprocesses; bad lines and usage errors as one line on stderr."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -183,3 +184,19 @@ def test_usage_errors(args: list[str], message: str, capsys: pytest.CaptureFixtu
     assert exit_.value.code == 2
     err = capsys.readouterr().err
     assert err.startswith("usage: luong") and f"luong: error: {message}" in err
+
+
+def test_a_translation_runs_summary_gives_bleu_and_chrf(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A subword model of your own data: a translation run, scored with BLEU and chrF.
+    pairs = "".join(f"open file {i}\tDatei {i} öffnen\n" for i in range(40))
+    (tmp_path / "t.tsv").write_text(pairs, encoding="utf-8")
+    files = [f"--{split}={tmp_path / 't.tsv'}" for split in ("train", "dev", "test")]
+    subwords = ["--subword", "unigram", "--vocab-size", "290", "--joint-vocab"]
+    assert main(["train", *files, *subwords, "--out", str(tmp_path / "run"), *TINY]) == 0
+    test, dev, written = capsys.readouterr().out.splitlines()
+    # Not "test WER 100.00% PER 95.63%": the figures of a translation run.
+    assert re.fullmatch(r"test BLEU \d+\.\d\d  chrF \d+\.\d\d  \(greedy; nrefs:1\|.+\)", test)
+    assert re.fullmatch(r"dev BLEU \d+\.\d\d \(selected on bleu\); trained 3 steps in .+", dev)
+    assert written == f"model and metrics.json written to {tmp_path / 'run'}"

@@ -35,3 +35,5 @@ def test_readme_example_runs(index: int, tmp_path: Path, monkeypatch: pytest.Mon
         options = luong.SearchOptions(beam=5, nbest=3)
         outputs = ensemble.translate_nbest(["3 May 1979"], options)  # type: ignore[attr-defined]
         assert len(outputs[0]) == 3 and len(set(outputs[0])) == 3
+        # A pair that has learned the task (16 steps under 100 of warm-up gave "20-0-0-0-...").
+        assert outputs[0][0] == "1979-05-03"

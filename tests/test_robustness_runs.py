@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -518,6 +519,46 @@ def final_weights(out: Path) -> dict[str, torch.Tensor]:
     return load_file(str(out / "model.safetensors"))
 
 
+LUONG_SCRIPT = Path(sys.executable).parent / "luong"  # the console script, where installed
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param(["-m", "luong"], id="python -m luong"),
+        pytest.param(
+            [str(LUONG_SCRIPT)],
+            id="luong",
+            marks=pytest.mark.skipif(not LUONG_SCRIPT.is_file(), reason="no console script"),
+        ),
+    ],
+)
+def test_sigterm_while_the_command_starts_gives_the_message_and_143(command: list[str]) -> None:
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    # -X importtime: a line on stderr as each module's import ends; torch's come while luong
+    # imports it, seconds before luong.cli (and its main) is imported.
+    script = [sys.executable, "-X", "importtime", *command, "--version"]
+    with subprocess.Popen(script, stderr=subprocess.PIPE, text=True, env=env) as process:
+        try:
+            assert process.stderr is not None
+            lines = iter(process.stderr.readline, "")
+            torch_line = re.compile(r"\| +torch(\.\S+)?$")  # torch or a module of it
+            assert next((line for line in lines if torch_line.search(line.rstrip())), "")
+            process.send_signal(signal.SIGTERM)
+            err = process.stderr.read()
+            status = process.wait(timeout=60)
+        finally:
+            process.kill()
+    said = [line for line in err.splitlines() if not line.startswith("import time:")]
+    assert (status, said) == (128 + signal.SIGTERM, ["luong: terminated (SIGTERM)"])
+    assert not any(line.endswith(" luong.cli") for line in err.splitlines())  # still starting
+
+
+def test_import_luong_in_another_program_leaves_sigterm_alone() -> None:
+    code = "import signal, luong; assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL"
+    subprocess.run([sys.executable, "-c", code], check=True, env=os.environ, timeout=300)
+
+
 def test_sigterm_writes_a_checkpoint_and_the_run_resumes_exactly(tmp_path: Path) -> None:
     def command(out: Path) -> list[str]:
         return ["train", "dates", "--out", str(out), *TINY_DATES_FLAGS, "--batch-size", "32"]
@@ -546,15 +587,80 @@ def test_sigint_during_the_final_evaluation_stops_the_run(tmp_path: Path) -> Non
     # TINY_DATES_FLAGS: one epoch of 4 steps, so the only dev evaluation is the final one.
     stopped = child(SIGNAL_AT, "evaluate", "1", "SIGINT", *command)
     assert stopped.returncode == 128 + signal.SIGINT
-    # The evaluation under way ends (and is logged), then the run stops.
-    logged, last = stopped.stderr.splitlines()
-    assert logged.startswith("luong: step 4 (epoch 1): train loss ")
-    assert last == (
+    # The evaluation under way stops at once (nothing logged); the checkpoint keeps it due.
+    assert stopped.stderr == (
         f"luong: interrupted; checkpoint written to {out}/checkpoints/step-0000004, run the "
-        "same command to resume"
+        "same command to resume\n"
     )
     assert not (out / "metrics.json").exists()
     resumed = child(SIGNAL_AT, "evaluate", "0", "SIGINT", *command)
     assert resumed.returncode == 0, resumed.stderr
-    assert f"resuming from {out}/checkpoints/step-0000004 (finished)" in resumed.stderr
-    assert json.loads((out / "metrics.json").read_text())["steps"] == 4
+    assert f"resuming from {out}/checkpoints/step-0000004 (epoch 1, step 4/4)" in resumed.stderr
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["steps"] == 4 and [q["step"] for q in metrics["dev_curve"]] == [4]
+
+
+# The child: the luong command whose CALL-th dev evaluation never ends (the real one again
+# and again: a decode as long as --max-decode-len allows, for ever); it says "evaluating" on
+# stderr as that evaluation starts.
+ENDLESS_EVALUATION = """
+    import sys
+    import luong.trainer as trainer
+    from luong.cli import main
+
+    call, real, calls = int(sys.argv[1]), trainer.evaluate, [0]
+
+    def endless(*args, **kwargs):
+        calls[0] += 1
+        if calls[0] == call:
+            print("evaluating", file=sys.stderr, flush=True)
+            while True:
+                real(*args, **kwargs)
+        return real(*args, **kwargs)
+
+    trainer.evaluate = endless
+    sys.exit(main(sys.argv[2:]))
+"""
+
+
+def test_sigterm_stops_a_dev_evaluation_at_once_and_the_run_resumes_exactly(
+    tmp_path: Path,
+) -> None:
+    def command(out: Path) -> list[str]:
+        flags = ["--batch-size", "32", "--eval-every", "2"]  # 13 steps, 7 evaluations
+        return ["train", "dates", "--out", str(out), *TINY_DATES_FLAGS, *flags]
+
+    reference = child(SIGNAL_AT, "loss_of", "0", "SIGTERM", *command(tmp_path / "reference"))
+    assert reference.returncode == 0, reference.stderr
+    out = tmp_path / "run"
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    script = [sys.executable, "-c", textwrap.dedent(ENDLESS_EVALUATION), "2", *command(out)]
+    with subprocess.Popen(script, stderr=subprocess.PIPE, text=True, env=env) as process:
+        try:
+            assert process.stderr is not None
+            lines = iter(process.stderr.readline, "")
+            shown = next((line for line in lines if not line.startswith("luong: step ")), "")
+            assert shown == "evaluating\n"  # the evaluation at step 4 is under way
+            process.send_signal(signal.SIGTERM)
+            status = process.wait(timeout=120)  # without the fix: for ever
+            err = process.stderr.read()
+        finally:
+            process.kill()
+    assert status == 128 + signal.SIGTERM
+    assert err == (
+        f"luong: terminated (SIGTERM); checkpoint written to {out}/checkpoints/step-0000004, "
+        "run the same command to resume\n"
+    )
+    resumed = child(SIGNAL_AT, "loss_of", "0", "SIGTERM", *command(out))
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"resuming from {out}/checkpoints/step-0000004 (epoch 1, step 4/13)" in resumed.stderr
+    # The resumed run does the evaluation of step 4 first: the same curve, the same weights.
+    curves = [
+        json.loads((d / "metrics.json").read_text())["dev_curve"]
+        for d in (out, tmp_path / "reference")
+    ]
+    clockless = [[{k: v for k, v in q.items() if k != "seconds"} for q in c] for c in curves]
+    assert [q["step"] for q in clockless[0]] == [2, 4, 6, 8, 10, 12, 13]
+    assert clockless[0] == clockless[1]
+    weights, expected = final_weights(out), final_weights(tmp_path / "reference")
+    assert all(torch.equal(weights[name], expected[name]) for name in expected)

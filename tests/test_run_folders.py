@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 import torch
-from helpers import TINY_DATES_FLAGS, assert_one_line_error, luong
+from helpers import TINY_DATES_FLAGS, TINY_MODEL_FLAGS, assert_one_line_error, luong, toy_pairs
 from safetensors.torch import load_file
 
+from luong.cli import main
 from luong.config import read_toml_tables
 from luong.run import configure
 
@@ -37,7 +38,8 @@ def without_clock(rows: list[dict]) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """A run with the progress bar on: its folder and its stderr."""
+    """A run with the progress bar on (not drawn: stderr is a pipe): its folder and its
+    stderr."""
     out = tmp_path_factory.mktemp("runs") / "a"
     result = luong("train", "dates", "--out", str(out), *FLAGS)
     assert result.returncode == 0, result.stderr.decode()
@@ -122,7 +124,8 @@ def test_a_killed_and_resumed_run_writes_the_same_log_jsonl(
 
 def test_train_log_holds_the_messages_and_no_progress_bar(reference: tuple[Path, str]) -> None:
     out, stderr = reference
-    assert "\r" in stderr  # the progress bar was drawn on stderr
+    # stderr is a pipe, no terminal: no bar (test_the_progress_bar_is_drawn_on_a_terminal_only)
+    assert "\r" not in stderr
     log = (out / "train.log").read_bytes().decode()
     assert "\r" not in log
     lines = log.splitlines()
@@ -192,6 +195,102 @@ def test_a_config_without_a_task_and_no_task_given_trains_dates(tmp_path: Path) 
     assert configure(config_file=config).task == "dates"
     result = luong("train", "--out", str(tmp_path / "run"), *FLAGS[:2])
     assert_one_line_error(result, "or a --config naming the task")
+
+
+# -- a config's files are read from its folder (issue 27, item 3) --------------------------
+
+
+def write_pairs(path: Path, pairs: list[tuple[str, str]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(f"{s}\t{t}\n" for s, t in pairs))
+
+
+def run_main(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    """``luong ARGS`` in this process: the exit status and stderr."""
+    status = main(list(args))
+    return status, capsys.readouterr().err
+
+
+def test_a_run_folders_config_repeats_the_run_from_any_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    # The same file names in both folders, other pairs: the data of elsewhere is a decoy.
+    for folder, seed in ((project, 0), (elsewhere, 1)):
+        write_pairs(folder / "data" / "tr.tsv", toy_pairs(200, seed))
+        write_pairs(folder / "data" / "dev.tsv", toy_pairs(20, seed + 10))
+    monkeypatch.chdir(project)
+    files = ["--train", "data/tr.tsv", "--dev", "data/dev.tsv"]
+    status, err = run_main(capsys, "train", *files, "--out", "runs/a", *TINY_MODEL_FLAGS)
+    assert status == 0, err
+    first = project / "runs" / "a"
+    # config.toml names the files from its own folder; run.json as they were given.
+    tables = read_toml_tables(first / "config.toml")
+    assert (tables["data"]["train"], tables["data"]["dev"]) == (
+        "../../data/tr.tsv",
+        "../../data/dev.tsv",
+    )
+    assert json.loads((first / "run.json").read_text())["task_options"]["train"] == "data/tr.tsv"
+
+    monkeypatch.chdir(elsewhere)
+    config = "../project/runs/a/config.toml"
+    status, err = run_main(capsys, "train", "--config", config, "--out", "../project/runs/b")
+    assert status == 0, err
+    again = project / "runs" / "b"
+    run, repeated = (json.loads((d / "run.json").read_text()) for d in (first, again))
+    assert repeated["data_sha256"] == run["data_sha256"]
+    assert repeated["task_options"]["train"] == "../project/data/tr.tsv"
+    assert (again / "config.toml").read_text() == (first / "config.toml").read_text()
+    weights, expected = (load_file(str(d / "model.safetensors")) for d in (again, first))
+    assert all(torch.equal(weights[name], expected[name]) for name in expected)
+    # The run folder itself, from its config.toml: the same run (the files named another
+    # way, the same contents), so the finished run is only evaluated again.
+    status, err = run_main(capsys, "train", "--config", config, "--out", "../project/runs/a")
+    assert status == 0, err
+    assert "resuming from ../project/runs/a/checkpoints/step-0000002 (finished)" in err
+
+
+def test_a_missing_file_of_a_config_names_the_key_and_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_pairs(tmp_path / "exp" / "tr.tsv", toy_pairs(20))
+    (tmp_path / "exp" / "c.toml").write_text(
+        'task = "tsv"\n[data]\ntrain = "tr.tsv"\ndev = "../dev.tsv"\n'
+    )
+    monkeypatch.chdir(tmp_path)
+    status, err = run_main(capsys, "train", "--config", "exp/c.toml", "--out", "run")
+    assert (status, err) == (
+        1,
+        "luong: error: dev.tsv: no such file (dev = '../dev.tsv' in [data] of exp/c.toml, "
+        "whose relative paths are read from its folder)\n",
+    )
+    assert not (tmp_path / "run").exists()
+    # A flag's file is read from the working directory, and replaces the file's.
+    config = configure(config_file="exp/c.toml", data={"dev": "exp/tr.tsv"})
+    assert (config.data["train"], config.data["dev"]) == ("exp/tr.tsv", "exp/tr.tsv")
+
+
+def test_an_old_run_folders_config_still_reads_paths_from_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A run folder from before: its config.toml names the files as they were given.
+    write_pairs(tmp_path / "data" / "tr.tsv", toy_pairs(20))
+    old = tmp_path / "runs" / "old"
+    old.mkdir(parents=True)
+    (old / "run.json").write_text("{}")
+    (old / "config.toml").write_text('task = "tsv"\n[data]\ntrain = "data/tr.tsv"\n')
+    monkeypatch.chdir(tmp_path)
+    with caplog.at_level("WARNING", logger="luong"):
+        assert configure(config_file="runs/old/config.toml").data["train"] == "data/tr.tsv"
+    assert caplog.messages == [
+        "warning: runs/old/config.toml: [data] train = 'data/tr.tsv' is not in runs/old; read "
+        "from the working directory, as run folders written before paths were kept relative "
+        "to them meant"
+    ]
+    # Only a run folder's config.toml: another TOML file's paths are its folder's.
+    (old / "c.toml").write_text((old / "config.toml").read_text())
+    with pytest.raises(FileNotFoundError, match=r"^runs/old/data/tr.tsv: no such file"):
+        configure(config_file="runs/old/c.toml")
 
 
 @pytest.fixture(scope="module")

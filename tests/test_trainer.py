@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import copy
+import io
 import json
 import math
 import random
+import sys
 from typing import Any
 
 import pytest
@@ -283,3 +285,39 @@ def test_the_trainer_steps_on_the_smoothed_loss(monkeypatch: pytest.MonkeyPatch)
     batch, loss = seen[0]
     assert loss == pytest.approx(smoothed_loss_by_hand(initial, batch, 0.1), abs=1e-10, rel=0)
     assert abs(loss - smoothed_loss_by_hand(initial, batch, 0.0)) > 1e-4
+
+
+# -- what a new user sees (issue 27, item 13) ------------------------------------------------
+
+
+def test_a_warm_up_longer_than_the_run_is_one_warning(caplog: pytest.LogCaptureFixture) -> None:
+    pairs = toy_pairs(128)  # one epoch of 2 steps (batches of 64)
+    with caplog.at_level("WARNING", logger="luong"):
+        config = small_train_config(epochs=1, warmup_steps=100)
+        Trainer(small_model(), pairs, pairs[:4], config, log=lambda m: None).run()
+        assert caplog.messages == [
+            "warning: warmup_steps=100 is more than the run's 2 steps: the learning rate only "
+            "rises to 2/100 of lr=0.005 and never decays; lower --warmup-steps (to 1, say) or "
+            "train longer"
+        ]
+        caplog.clear()
+        config = small_train_config(epochs=1, warmup_steps=2)
+        Trainer(small_model(), pairs, pairs[:4], config, log=lambda m: None).run()
+        assert caplog.messages == []
+
+
+class Terminal(io.StringIO):
+    """A stream that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_progress_bar_is_drawn_on_a_terminal_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    pairs = toy_pairs(128)
+    config = small_train_config(epochs=1, warmup_steps=0, progress=True)
+    for stream, drawn in ((io.StringIO(), False), (Terminal(), True)):
+        monkeypatch.setattr(sys, "stderr", stream)  # where tqdm writes
+        Trainer(small_model(), pairs, pairs[:4], config, log=lambda m: None).run()
+        # A redirected stderr (a log file, a pipe) gets no carriage-return updates.
+        assert ("\r" in stream.getvalue()) == drawn, stream.getvalue()

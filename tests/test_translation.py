@@ -124,6 +124,20 @@ def test_a_vocabulary_size_the_data_cannot_support_is_one_clear_line() -> None:
         train_subword(TEXT, "unigram", 50_000)
 
 
+def test_a_vocabulary_size_too_small_for_the_characters_says_what_size_to_use() -> None:
+    # Not sentencepiece's "decrease character_coverage with --character_coverage", which
+    # luong has not: the size to ask for, and that size works.
+    for kind in ("unigram", "bpe"):
+        with pytest.raises(ValueError) as error:
+            train_subword(TEXT, kind, 262)
+        assert str(error.value) == (
+            f"vocab_size: 262 {kind} pieces cannot be learned from this text: it needs at "
+            "least 296 (the special and byte pieces, and one per distinct character of the "
+            "text); raise vocab_size (--vocab-size 296)"
+        )
+        assert len(train_subword(TEXT, kind, 296)) == 296
+
+
 def test_bleu_and_chrf_equal_sacrebleus_command_line(tmp_path: Path) -> None:
     hyps = ["die Datei kann nicht geöffnet werden", "Zugriff verweigert", "Fehler %s beim Lesen"]
     refs = ["Datei kann nicht geöffnet werden", "Zugriff verweigert", "Fehler beim Lesen von %s"]

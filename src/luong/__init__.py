@@ -9,6 +9,39 @@ The package's top floor: it gathers the public names of the modules below it
 (``docs/architecture.md``); no module of the package imports it.
 """
 
+# ruff: noqa: E402  (the luong command's first SIGTERM handler goes in before the imports)
+
+import os
+import signal
+import sys
+
+
+def _is_the_command() -> bool:
+    """Whether this process is the ``luong`` command: its console script, or
+    ``python -m luong`` (``torchrun -m luong`` too), whose package is imported while
+    ``sys.argv[0]`` is still ``"-m"``."""
+    if os.path.basename(sys.argv[0]) in ("luong", "luong.exe", "luong-script.py"):
+        return True
+    if sys.argv[:1] != ["-m"]:
+        return False
+    for i, arg in enumerate(sys.orig_argv):  # the interpreter's options, then -m MODULE
+        if arg.startswith("-m"):
+            return arg == "-mluong" or sys.orig_argv[i : i + 2] == ["-m", "luong"]
+    return False
+
+
+def _terminated_while_starting(signum: int, frame: object) -> None:
+    # Nothing is written yet: end at once, as the command would (``luong.cli.main``).
+    os.write(2, b"luong: terminated (SIGTERM)\n")
+    os._exit(128 + signum)
+
+
+# The command spends its first seconds importing torch (below), before ``luong.cli.main``
+# installs its handler: a SIGTERM then gets the command's answer, not a silent death by the
+# signal. ``import luong`` in another program installs nothing.
+if _is_the_command() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+    signal.signal(signal.SIGTERM, _terminated_while_starting)
+
 from collections.abc import Sequence
 from pathlib import Path
 

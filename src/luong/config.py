@@ -308,7 +308,7 @@ class TrainConfig:
     max_bad_steps: int = 5  # stop after this many non-finite steps in a row
     device: str = "auto"  # "auto" (CUDA when present), "cpu" or "cuda"
     precision: str = "fp32"  # "fp32", or "bf16" autocast (for GPUs; slow on most CPUs)
-    progress: bool = True  # a tqdm progress bar on stderr
+    progress: bool = True  # a tqdm progress bar on stderr (when stderr is a terminal)
     tensorboard: bool = False  # TensorBoard event files in RUN/tensorboard (luong[tensorboard])
 
     def __post_init__(self) -> None:

@@ -11,7 +11,9 @@ A run folder holds the model (``model.safetensors``, ``config.json``, the vocabu
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import os
 import platform
 import sys
 from collections.abc import Callable, Iterator, Mapping
@@ -55,6 +57,9 @@ RUN = "run.json"  # what a run folder's run was made of; a folder without it is 
 CONFIG = "config.toml"  # the run's settings, resolved: luong train --config RUN/config.toml
 TRAIN_LOG = "train.log"  # the messages of the run (the "luong" logger)
 LOGGER = logging.getLogger("luong")
+# Your own data's options that name files (``luong.tasks.load_task``): a TSV file, or a
+# [source, target] pair of files.
+_DATA_FILES = ("train", "dev", "test")
 
 
 @dataclass
@@ -86,8 +91,16 @@ def configure(
     ``[data]`` (when the file names the same task) updated with ``data``; a built-in task's
     data seed is 0 unless one of them sets it.
 
+    Files. A relative path in the file's ``[data]`` (your own data's ``train``, ``dev``,
+    ``test``) is read from the file's folder, whatever the working directory; the options
+    returned name it from the working directory, as ``data``'s paths are. A run folder's
+    ``config.toml`` from before this rule (its paths relative to where that run was started)
+    is still read: a path missing from its folder but present in the working directory is
+    taken from there, with a warning.
+
     Raises:
-        FileNotFoundError: ``config_file`` does not exist.
+        FileNotFoundError: ``config_file`` does not exist, or a file its ``[data]`` names
+            (the message names the key and ``config_file``).
         ValueError: an unknown task, preset, table or field (named, with the valid ones), or
             a value a config refuses.
     """
@@ -100,9 +113,14 @@ def configure(
         fields = {**default.to_json(), **tables.get(name, {}), **(given or {})}
         return config_from_dict(cls, fields, f"[{name}]")
 
+    file_data = dict(tables.get("data", {})) if file_task in (None, task) else {}
+    if task == OWN_DATA and config_file is not None:
+        for key in _DATA_FILES:
+            if key in file_data and key not in (data or {}):  # a flag's file is the flag's
+                file_data[key] = _file_of_config(Path(config_file), key, file_data[key])
     options = {
         **({"seed": 0} if task != OWN_DATA else {}),
-        **(tables.get("data", {}) if file_task in (None, task) else {}),
+        **file_data,
         **(data or {}),
     }
     return RunConfig(
@@ -220,7 +238,7 @@ def run(
                 _lock_run_folder(folder, lock)
                 _check_or_write_run(folder, description)
                 if not (folder / CONFIG).is_file():
-                    write_text(folder / CONFIG, run_toml(config))
+                    write_text(folder / CONFIG, run_toml(_as_kept_in(folder, config)))
                 lock.enter_context(_log_to_file(folder / TRAIN_LOG))
             if not trainer.resume() and resume:
                 raise ValueError(f"--resume: {out} holds no checkpoint to resume from")
@@ -340,6 +358,84 @@ _COSMETIC = {
 }
 
 
+def _file_of_config(config_file: Path, key: str, value: Any) -> Any:
+    """``[data] key = value`` of ``config_file`` (a path, or a [source, target] pair of
+    them) named from the working directory: a relative path is read from the file's folder.
+    A value of another type is left for ``load_task`` to refuse.
+
+    Raises:
+        FileNotFoundError: no such file (the message names the key and the config file).
+    """
+    if isinstance(value, list):
+        return [_file_of_config(config_file, key, one) for one in value]
+    if not isinstance(value, str):
+        return value
+    joined = config_file.parent / value  # an absolute value stays itself
+    if joined.exists():
+        return _from_here(joined)
+    # A run folder's config.toml written before paths were kept relative to the folder held
+    # them as given, relative to where that run was started.
+    old_run = config_file.name == CONFIG and (config_file.parent / RUN).is_file()
+    if old_run and not Path(value).is_absolute() and Path(value).exists():
+        LOGGER.warning(
+            f"warning: {config_file}: [data] {key} = {value!r} is not in {config_file.parent}; "
+            "read from the working directory, as run folders written before paths were kept "
+            "relative to them meant"
+        )
+        return value
+    raise FileNotFoundError(
+        f"{_from_here(joined)}: no such file ({key} = {value!r} in [data] of {config_file}, "
+        "whose relative paths are read from its folder)"
+    )
+
+
+def _physical(path: str | os.PathLike[str]) -> str:
+    """``path`` made absolute with the links and ``..`` of its folder resolved (its own
+    name kept: a linked file keeps the name it was given)."""
+    folder, name = os.path.split(os.fspath(path))
+    return os.path.join(os.path.realpath(folder or os.curdir), name)
+
+
+def _relative(path: str | os.PathLike[str], start: str | os.PathLike[str]) -> str:
+    """``path`` relative to the folder ``start`` (both as the file system resolves them),
+    or absolute where no relative path leads there (another drive)."""
+    try:
+        return os.path.relpath(_physical(path), os.path.realpath(start))
+    except ValueError:
+        return _physical(path)
+
+
+def _from_here(path: str | os.PathLike[str]) -> str:
+    return _relative(path, os.curdir)
+
+
+def _as_kept_in(folder: Path, config: RunConfig) -> RunConfig:
+    """``config`` as the run folder ``folder`` keeps it in ``config.toml``: your own data's
+    files relative to the folder, where every TOML config's relative paths are read from,
+    so that ``luong train --config FOLDER/config.toml`` repeats the run from any working
+    directory (and from a copy of the whole tree: no absolute path of this machine)."""
+    if config.task != OWN_DATA:
+        return config
+
+    def kept(value: Any) -> Any:
+        if isinstance(value, list | tuple):
+            return [kept(one) for one in value]
+        return _relative(value, folder) if isinstance(value, str | os.PathLike) else value
+
+    data = {k: kept(v) if k in _DATA_FILES else v for k, v in config.data.items()}
+    return dataclasses.replace(config, data=data)
+
+
+def _same_files(old: Any, new: Any) -> bool:
+    """Whether two data options (a path or a [source, target] pair of them, as ``run.json``
+    keeps them) name the same files from the working directory."""
+    if isinstance(old, list) and isinstance(new, list):
+        return len(old) == len(new) and all(map(_same_files, old, new))
+    if isinstance(old, str) and isinstance(new, str):
+        return _physical(old) == _physical(new)
+    return bool(old == new)
+
+
 @contextmanager
 def _log_to_file(path: Path) -> Iterator[None]:
     """Append the "luong" logger's records to ``path`` while the run lasts (at least its
@@ -400,6 +496,20 @@ def _check_or_write_run(out: Path, description: dict[str, Any]) -> None:
             f"{path}: not a luong run description (expected a JSON object, got "
             f"{type(saved).__name__}); choose another --out to start a new run"
         )
+    own_data, hashed = description["task"] == OWN_DATA, isinstance(saved.get("data_sha256"), dict)
+
+    def differs(key: str, name: str, old: dict[str, Any], new: dict[str, Any]) -> bool:
+        if name in _COSMETIC or old.get(name) == new.get(name):
+            return False
+        if key == "task_options" and own_data and name in _DATA_FILES:
+            # Your own data's files, perhaps named another way (from config.toml's folder,
+            # from another working directory): with the hashes, their contents are compared
+            # below.
+            return not (
+                name in old and name in new and (hashed or _same_files(old[name], new[name]))
+            )
+        return True
+
     differences = []
     for key in ("task", "task_options", "model_config", "train_config"):
         old, new = saved.get(key), description[key]
@@ -407,7 +517,7 @@ def _check_or_write_run(out: Path, description: dict[str, Any]) -> None:
             differences += [
                 f"{key}.{name}: {old.get(name)!r} -> {new.get(name)!r}"
                 for name in sorted(set(old) | set(new))
-                if name not in _COSMETIC and old.get(name) != new.get(name)
+                if differs(key, name, old, new)
             ]
         elif old != new:
             differences.append(f"{key}: {old!r} -> {new!r}")

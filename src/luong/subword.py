@@ -23,6 +23,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
@@ -205,6 +206,15 @@ def train_subword(
         )
     except RuntimeError as error:
         complaint = " ".join(str(error).split())
+        # Too few pieces for the text's characters: sentencepiece's own advice names its
+        # --character_coverage, which luong keeps at 1.0 (byte fallback covers the rest).
+        needed = re.search(r"smaller than required_chars\. \d+ vs (\d+)", complaint)
+        if needed:
+            raise ValueError(
+                f"vocab_size: {vocab_size} {kind} pieces cannot be learned from this text: "
+                f"it needs at least {needed[1]} (the special and byte pieces, and one per "
+                f"distinct character of the text); raise vocab_size (--vocab-size {needed[1]})"
+            ) from None
         raise ValueError(
             f"vocab_size: {vocab_size} {kind} pieces cannot be learned from this text "
             f"(sentencepiece: {complaint})"

@@ -17,8 +17,8 @@ import shutil
 import signal
 import threading
 import time
-from collections.abc import Callable, Sequence
-from contextlib import nullcontext
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -131,6 +131,9 @@ class Progress:
     interval_tokens: int = 0
     finished: bool = False
     stopped_early: bool = False
+    # A mid-epoch dev evaluation is due at this step: a signal stopped the run before it
+    # ended, so the resumed run does it first (an end-of-epoch one is done again anyway).
+    eval_due: bool = False
 
 
 class Trainer:
@@ -279,15 +282,24 @@ class Trainer:
         Raises:
             TrainingDiverged: ``max_bad_steps`` non-finite steps in a row.
             TrainingInterrupted: SIGINT (Ctrl-C) or SIGTERM (``kill``, a scheduler), after
-                writing a checkpoint; one during the last evaluation stops the run there.
+                writing a checkpoint: the step under way ends, a dev evaluation under way
+                stops at once (the resumed run does it again).
         """
         cfg, model, p, world = self.config, self.model, self.progress, self.world
         interrupted = _SignalFlag()
         saved: Path | None = None
+        if cfg.warmup_steps > self.total_steps and world.main and not p.finished:
+            LOGGER.warning(
+                f"warning: warmup_steps={cfg.warmup_steps} is more than the run's "
+                f"{self.total_steps} steps: the learning rate only rises to "
+                f"{self.total_steps}/{cfg.warmup_steps} of lr={cfg.lr:g} and never decays; "
+                f"lower --warmup-steps (to {max(1, self.total_steps // 10)}, say) or train longer"
+            )
         self._bar = tqdm(
             total=self.total_steps,
             initial=p.step,
-            disable=not (cfg.progress and world.main),
+            # None: no bar where stderr is no terminal (a log file gets no \r updates)
+            disable=None if cfg.progress and world.main else True,
             unit="step",
             leave=False,
         )
@@ -311,8 +323,8 @@ class Trainer:
                             seed=_epoch_seed(cfg.seed, p.epoch),
                         )
                     steps = self._epoch_steps(p.epoch)
-                    stop = False
-                    for group in steps[p.batch :]:
+                    stop = self._evaluate(on_eval, interrupted) if p.eval_due else False
+                    for group in [] if stop else steps[p.batch :]:
                         batches = [self.data.batch(ix) for ix in group]
                         p.interval_tokens += sum(b.target_tokens for b in batches)
                         batches = [b.to(model.device) for b in batches]
@@ -322,16 +334,17 @@ class Trainer:
                         self._bar.update(1)
                         if p.step % cfg.log_every == 0:
                             self._record_interval()
-                        if p.step % cfg.eval_every == 0 and p.batch < len(steps):
-                            stop = self._evaluate(on_eval)
-                        if stop_now:
+                        p.eval_due = p.step % cfg.eval_every == 0 and p.batch < len(steps)
+                        if stop_now:  # before the evaluation, which the resumed run does
                             raise TrainingInterrupted(self._checkpoint(), interrupted.signum)
+                        if p.eval_due:
+                            stop = self._evaluate(on_eval, interrupted)
                         if stop:
                             break
                         if cfg.checkpoint_every and p.step % cfg.checkpoint_every == 0:
                             self._checkpoint()
                     if not stop:
-                        stop = self._evaluate(on_eval)  # the end of the epoch
+                        stop = self._evaluate(on_eval, interrupted)  # the end of the epoch
                     if stop or p.epoch >= cfg.epochs:
                         p.finished, p.stopped_early = True, stop
                     else:
@@ -411,22 +424,48 @@ class Trainer:
                     self._writer.add_scalar(f"{record['kind']}/{key}", value, record["step"])
             self._writer.flush()
 
-    def _evaluate(self, on_eval: Callable[[dict[str, Any]], None] | None) -> bool:
-        """Rank 0 evaluates on dev; every rank learns whether to stop early."""
-        stop = self._evaluate_on_main(on_eval) if self.world.main else None
-        return bool(self.world.broadcast(stop))
+    def _evaluate(
+        self, on_eval: Callable[[dict[str, Any]], None] | None, interrupted: _SignalFlag
+    ) -> bool:
+        """Rank 0 evaluates on dev; every rank learns whether to stop early.
 
-    def _evaluate_on_main(self, on_eval: Callable[[dict[str, Any]], None] | None) -> bool:
-        """Score dev, add a point to the curve, keep the best weights; whether to stop."""
+        Raises:
+            TrainingInterrupted: SIGINT or SIGTERM reached rank 0 before or during the
+                scoring, which stops there (a long decode must not outlast the signal), after
+                a checkpoint that keeps the evaluation due.
+        """
+        stop: bool | None = None
+        if self.world.main:
+            try:
+                stop = self._evaluate_on_main(on_eval, interrupted)
+            except _Cut:
+                self.model.train()  # the state is as before the evaluation; none of it kept
+        outcome = self.world.broadcast((stop, interrupted.signum))
+        if outcome[0] is None:
+            raise TrainingInterrupted(self._checkpoint(), outcome[1])
+        self.progress.eval_due = False
+        return bool(outcome[0])
+
+    def _evaluate_on_main(
+        self, on_eval: Callable[[dict[str, Any]], None] | None, interrupted: _SignalFlag
+    ) -> bool:
+        """Score dev, add a point to the curve, keep the best weights; whether to stop.
+        Nothing changes before the scores are in: a signal raises ``_Cut`` until then."""
         cfg, model, p = self.config, self.model, self.progress
-        scores = evaluate(
-            model,
-            self.dev_pairs,
-            cfg.dev_search,
-            references=False,
-            bleu=self.bleu,
-            batch_size=cfg.eval_batch_size,
-        )
+        with interrupted.cutting():
+            scores = evaluate(
+                model,
+                self.dev_pairs,
+                cfg.dev_search,
+                references=False,
+                bleu=self.bleu,
+                batch_size=cfg.eval_batch_size,
+            )
+            loss = (
+                dev_loss(model, self.dev_pairs, cfg.eval_batch_size)
+                if self.select == "loss"
+                else None
+            )
         point: dict[str, Any] = {
             "step": p.step,
             "epoch": p.epoch,
@@ -436,8 +475,8 @@ class Trainer:
         }
         if self.bleu:
             point.update(dev_bleu=round(scores["bleu"], 4), dev_chrf=round(scores["chrf"], 4))
-        if self.select == "loss":
-            point["dev_loss"] = round(dev_loss(model, self.dev_pairs, cfg.eval_batch_size), 6)
+        if loss is not None:
+            point["dev_loss"] = round(loss, 6)
         model.train()
         mean_loss = sum(p.losses) / len(p.losses) if p.losses else float("nan")
         p.losses = []
@@ -596,9 +635,16 @@ def _rng_state(device: torch.device) -> dict[str, torch.Tensor]:
     return states
 
 
+class _Cut(BaseException):
+    """A signal arrived while ``_SignalFlag.cutting``: the work under way stops there. Not
+    an ``Exception``, so that no ``except Exception`` on the way swallows it."""
+
+
 class _SignalFlag:
     """While active, SIGINT (Ctrl-C) and SIGTERM (``kill``, a scheduler's stop) set
-    ``raised`` instead of stopping a step half-way; the loop checks it between steps."""
+    ``raised`` instead of stopping a step half-way; the loop checks it between steps.
+    Inside ``cutting()`` (a dev evaluation, which a long decode can make last for hours) a
+    signal stops the work at once instead."""
 
     SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -606,6 +652,7 @@ class _SignalFlag:
         self.raised = False
         self.signum: int = signal.SIGINT  # the signal that arrived first
         self._previous: dict[int, Any] = {}
+        self._cutting = False
 
     def __enter__(self) -> _SignalFlag:
         if threading.current_thread() is threading.main_thread():
@@ -616,6 +663,21 @@ class _SignalFlag:
     def _handle(self, signum: int, frame: Any) -> None:
         if not self.raised:
             self.raised, self.signum = True, signum
+        if self._cutting:
+            self._cutting = False  # raised once: the clean-up after it runs undisturbed
+            raise _Cut()
+
+    @contextmanager
+    def cutting(self) -> Iterator[None]:
+        """Within: a signal raises ``_Cut`` as it arrives, and one that arrived already
+        raises it on entry (while active in the main thread, where the handlers are)."""
+        if self.raised:
+            raise _Cut()
+        self._cutting = True
+        try:
+            yield
+        finally:
+            self._cutting = False
 
     def __exit__(self, *exc: object) -> None:
         for signum, previous in self._previous.items():

@@ -176,27 +176,29 @@ def main(args: argparse.Namespace) -> int:
     if not result.main:
         return 0  # under torchrun, rank 0 alone reports
     m = result.metrics
-    if "test_wer" in m:
-        print(
-            f"test WER {m['test_wer']:.2%}  PER {m['test_per']:.2%}  "
-            f"(exact match {m['test_exact_match']:.4f} against any reference; "
-            f"{m['test_sources']} sources, {m['test_pairs']} pairs)"
-        )
-        if m["test_unknown_tokens"]:
-            print(
-                f"test: {m['test_unknown_tokens']} unknown source symbols mapped to unk "
-                f"in {m['test_sources_with_unknown']} sources"
-            )
-    elif m["test_exact_match"] is not None:
-        print(
-            f"test exact match {m['test_exact_match']:.4f}  char accuracy "
-            f"{m['test_char_accuracy']:.4f}  ({m['test_pairs']} pairs)"
-        )
+    # The figures of the task: BLEU and chrF for translation (a run scored with them), WER
+    # and PER for sources with references (G2P), exact match for pairs (dates).
     if m.get("test_bleu") is not None:
         beam = m["train_config"]["test_beam"]
         print(
             f"test BLEU {m['test_bleu']:.2f}  chrF {m['test_chrf']:.2f}  "
             f"({'greedy' if beam == 1 else f'beam {beam}'}; {m['test_bleu_signature']})"
+        )
+    elif "test_wer" in m:
+        print(
+            f"test WER {m['test_wer']:.2%}  PER {m['test_per']:.2%}  "
+            f"(exact match {m['test_exact_match']:.4f} against any reference; "
+            f"{m['test_sources']} sources, {m['test_pairs']} pairs)"
+        )
+    elif m["test_exact_match"] is not None:
+        print(
+            f"test exact match {m['test_exact_match']:.4f}  char accuracy "
+            f"{m['test_char_accuracy']:.4f}  ({m['test_pairs']} pairs)"
+        )
+    if m.get("test_unknown_tokens"):
+        print(
+            f"test: {m['test_unknown_tokens']} unknown source symbols mapped to unk "
+            f"in {m['test_sources_with_unknown']} sources"
         )
     reached = m["seconds_to_dev_0.99"]
     dev = f"dev BLEU {m['dev_bleu']:.2f}" if "dev_bleu" in m else ""
