@@ -5,10 +5,11 @@
         [--beam 3 --nbest 3]
 
 Starts ``luong serve`` on the model folders at a free loopback port, opens the page in
-Debian's ``chromium`` (driven by Selenium through ``chromedriver``), translates ``--source``
-with every model side by side (``--beam``, ``--nbest``), selects an output step (its bar
-chart) and hovers a heatmap cell (its weight), and, with ``--prefix``, has the first model
-continue from that prefix; then saves the whole page as a PNG. Needs ``apt-get install
+Debian's ``chromium`` (driven by Selenium through ``chromedriver``), waits for the example's
+translation, sets the page's ``beam`` and ``nbest`` controls, translates ``--source`` with
+every model side by side, selects an output step (its bar chart) and hovers a heatmap cell
+(its weight), and, with ``--prefix``, has the first model continue from that prefix; then
+saves the whole page as a PNG. Needs ``apt-get install
 chromium chromium-driver`` and the dev extra (selenium).
 """
 
@@ -54,7 +55,7 @@ def main() -> None:
     parser.add_argument("--step", type=int, default=5, help="the output step selected (0-based)")
     parser.add_argument("--beam", type=int, default=3, help="the page's beam (default 3)")
     parser.add_argument("--nbest", type=int, default=3, help="the page's n-best (default 3)")
-    parser.add_argument("--width", type=int, default=1600)
+    parser.add_argument("--width", type=int, default=1680)
     args = parser.parse_args()
     chromium, driver_path = shutil.which("chromium"), shutil.which("chromedriver")
     if chromium is None or driver_path is None:
@@ -82,29 +83,35 @@ def main() -> None:
                 time.sleep(0.1)
         driver = webdriver.Chrome(options=options, service=Service(executable_path=driver_path))
         driver.get(base)
-        wait(driver, "return document.body.dataset.ready")
+        wait(driver, "return document.body.dataset.done === '1'")  # the example's answer
         for name, value in (("beam", args.beam), ("nbest", args.nbest)):
-            field = driver.find_element(By.ID, name)
+            field = driver.find_element(By.ID, f"option-{name}")
             field.clear()
             field.send_keys(str(value))
         box = driver.find_element(By.ID, "source")
         box.clear()
         box.send_keys(args.source)
         driver.find_element(By.ID, "translate").click()
-        wait(driver, "return document.body.dataset.done === '1'")
+        wait(driver, "return document.body.dataset.done === '2'")
         panel = driver.find_elements(By.CSS_SELECTOR, ".panel")[0]
         if args.prefix:
             panel.find_element(By.CSS_SELECTOR, ".prefix").send_keys(args.prefix)
             panel.find_element(By.CSS_SELECTOR, ".continue").click()
-            wait(driver, "return document.body.dataset.done === '2'")
+            wait(driver, "return document.body.dataset.done === '3'")
+        # The whole page in the window before the pointer moves: a resize or a scroll after the
+        # hover would move the cell from under the pointer, and the readout would go blank.
+        # The window's height counts the browser's frame (about 140 px headless): add it.
+        height, frame = driver.execute_script(
+            "return [Math.ceil(document.body.getBoundingClientRect().bottom),"
+            " outerHeight - innerHeight]"
+        )
+        driver.set_window_size(args.width, height + frame)
         for each in driver.find_elements(By.CSS_SELECTOR, ".panel"):
             rows = each.find_elements(By.CSS_SELECTOR, ".heatmap tbody th")
             rows[min(args.step, len(rows) - 1)].click()
         cells = panel.find_elements(By.CSS_SELECTOR, f'.heatmap td.cell[data-step="{args.step}"]')
         best = max(cells, key=lambda c: float(c.get_attribute("data-weight") or 0))
         ActionChains(driver).move_to_element(best).perform()
-        height = driver.execute_script("return document.documentElement.scrollHeight")
-        driver.set_window_size(args.width, height + 20)
         args.out.parent.mkdir(parents=True, exist_ok=True)
         driver.save_screenshot(str(args.out))
         print(f"wrote {args.out}")
