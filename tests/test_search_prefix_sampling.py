@@ -8,6 +8,7 @@ import torch
 from helpers import SRC_SPACE, TGT, small_model, source_batch
 
 from luong import Vocab
+from luong.batching import encode_sources
 from luong.ensemble import Ensemble
 from luong.search import (
     beam_search,
@@ -15,6 +16,7 @@ from luong.search import (
     greedy_search,
     hypothesis_text,
     length_penalty,
+    sample_search,
 )
 from luong.search_options import SearchOptions
 from luong.translator import Translator, translate, translate_nbest
@@ -180,3 +182,23 @@ def test_translate_and_the_translator_take_the_prefix_and_sampling_options() -> 
     drawn = Translator(model).translate_nbest(texts, drawing)
     again = translate_nbest(model, texts, drawing)
     assert drawn == again and [len(d) for d in drawn] == [3, 0, 3]
+
+
+def test_sample_search_over_tensors_draws_as_decode_does() -> None:
+    """The same sources, in the same order, with the same seed: the same draws as ``decode``
+    (which encodes the texts and samples in input order)."""
+    model = small_model(seed=5, src=SRC_SPACE)
+    texts = ["abc", "de fg", "hij a"]
+    drawing = SearchOptions(sample=True, nbest=2, seed=11, temperature=1.3, prefix="1")
+    src, lengths = encode_sources(model.src_vocab, texts, model.device)
+    tensor = sample_search(model, src, lengths, drawing)
+    assert [[h.tokens for h in hs] for hs in tensor] == [
+        [h.tokens for h in hs] for hs in decode(model, texts, drawing)
+    ]
+    assert all(h.tokens[0] == TGT.id("1") for hs in tensor for h in hs)
+    with pytest.raises(ValueError, match="^sample: expected true; use beam_search$"):
+        sample_search(model, src, lengths, SearchOptions())
+    with pytest.raises(ValueError, match="^sample: expected false; use sample_search$"):
+        beam_search(model, src, lengths, drawing)
+    with pytest.raises(TypeError, match="options: expected SearchOptions, got NoneType"):
+        beam_search(model, src, lengths, None)  # type: ignore[arg-type]

@@ -34,7 +34,6 @@ from luong.search.hypothesis import (
     Hypothesis,
     MaxLen,
     next_token_log_probs,
-    output_limits,
 )
 from luong.search.penalties import (
     coverage_penalty,
@@ -42,8 +41,8 @@ from luong.search.penalties import (
     length_penalties,
     length_penalty,
 )
-from luong.search.prefix import Forced, force_prefix, prefix_ids
-from luong.search_options import OptionError, SearchOptions
+from luong.search.prefix import Forced, force_prefix, search_inputs
+from luong.search_options import SearchOptions
 from luong.vocab import Vocab
 
 __all__ = ["Beams", "Pool", "Step", "beam_search", "greedy_floor", "search_beams"]
@@ -82,13 +81,7 @@ def beam_search(
         ValueError: bad shapes, a limit below 1, a prefix outside the target vocabulary or
             ``options.sample``.
     """
-    if not isinstance(options, SearchOptions):
-        raise TypeError(f"options: expected SearchOptions, got {type(options).__name__}")
-    if options.sample:
-        raise OptionError("sample", "beam search does not sample (luong.search.sample_search)")
-    limit = options.max_len if max_len is None else max_len
-    limits = output_limits(src, src_lengths, limit, default=True)
-    ids = prefix_ids(model.tgt_vocab, options.prefix)
+    limits, ids = search_inputs(model, src, src_lengths, options, max_len, sample=False)
     with torch.inference_mode():
         memory, state = model.encode(src, src_lengths)
         return search_beams(model, memory, state, src_lengths, limits, options, ids, prune=prune)

@@ -12,11 +12,18 @@ import torch
 from torch import Tensor
 
 from luong.ensemble import Decodable, decoder_step
-from luong.search.hypothesis import AnyMemory, AnyState, next_token_log_probs
-from luong.search_options import OptionError
+from luong.model import Seq2Seq
+from luong.search.hypothesis import (
+    AnyMemory,
+    AnyState,
+    MaxLen,
+    next_token_log_probs,
+    output_limits,
+)
+from luong.search_options import OptionError, SearchOptions
 from luong.vocab import Vocab
 
-__all__ = ["Forced", "force_prefix", "prefix_ids"]
+__all__ = ["Forced", "force_prefix", "prefix_ids", "search_inputs"]
 
 
 def prefix_ids(vocab: Vocab, prefix: str) -> list[int]:
@@ -31,6 +38,34 @@ def prefix_ids(vocab: Vocab, prefix: str) -> list[int]:
             "prefix", f"expected symbols of the target vocabulary, got unknown {unknown[:5]}"
         )
     return vocab.encode(prefix, eos=False)
+
+
+def search_inputs(
+    model: Seq2Seq,
+    src: Tensor,
+    src_lengths: Tensor,
+    options: SearchOptions,
+    max_len: MaxLen | None,
+    sample: bool,
+) -> tuple[Tensor, list[int]]:
+    """What a search over tensors (``beam_search``, ``sample_search``) checks first: the
+    options (their ``sample`` as the search needs it), the batch, the output limit per
+    sentence ``[B]`` (``max_len``, or ``options.max_len``, or each sentence's default) and
+    the prefix's target ids.
+
+    Raises:
+        TypeError: ``options`` is not a ``SearchOptions``.
+        ValueError: bad shapes, a limit below 1, a prefix outside the target vocabulary, or
+            ``options.sample`` other than ``sample``.
+    """
+    if not isinstance(options, SearchOptions):
+        raise TypeError(f"options: expected SearchOptions, got {type(options).__name__}")
+    if options.sample != sample:
+        search = "sample_search" if options.sample else "beam_search"
+        raise OptionError("sample", f"expected {str(sample).lower()}; use {search}")
+    limit = options.max_len if max_len is None else max_len
+    limits = output_limits(src, src_lengths, limit, default=True)
+    return limits, prefix_ids(model.tgt_vocab, options.prefix)
 
 
 @dataclass(frozen=True)

@@ -18,11 +18,10 @@ from luong.search.hypothesis import (
     Hypothesis,
     MaxLen,
     next_token_log_probs,
-    output_limits,
     row_hypotheses,
 )
-from luong.search.prefix import force_prefix, prefix_ids
-from luong.search_options import OptionError, SearchOptions
+from luong.search.prefix import force_prefix, search_inputs
+from luong.search_options import SearchOptions
 from luong.vocab import Vocab
 
 __all__ = ["draw_samples", "sample_search", "sampling_generator"]
@@ -62,13 +61,7 @@ def sample_search(
         ValueError: bad shapes, a limit below 1, a prefix outside the target vocabulary, or
             ``options.sample`` not set.
     """
-    if not isinstance(options, SearchOptions):
-        raise TypeError(f"options: expected SearchOptions, got {type(options).__name__}")
-    if not options.sample:
-        raise OptionError("sample", "expected true for sample_search, got false")
-    limit = options.max_len if max_len is None else max_len
-    limits = output_limits(src, src_lengths, limit, default=True)
-    ids = prefix_ids(model.tgt_vocab, options.prefix)
+    limits, ids = search_inputs(model, src, src_lengths, options, max_len, sample=True)
     if generator is None:
         generator = sampling_generator(options, src.device)
     with torch.inference_mode():
