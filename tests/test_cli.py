@@ -49,6 +49,27 @@ def test_eval_prints_json(model_dir: Path) -> None:
     assert 0.0 <= json.loads(beam.stdout)["exact_match"] <= 1.0
 
 
+def test_eval_of_a_run_folder_reads_its_task(model_dir: Path, tmp_path: Path) -> None:
+    """``luong eval RUN`` scores the run's own task (its config.toml) without --task; a
+    folder that says no built-in task is a usage error under eval's own usage line."""
+    named = luong("eval", str(model_dir), "--task", "dates", "--n", "30", "--json")
+    recorded = luong("eval", str(model_dir), "--n", "30", "--json")
+    assert recorded.returncode == 0, recorded.stderr.decode()
+    assert json.loads(recorded.stdout) == json.loads(named.stdout)
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    for name in ("model.safetensors", "config.json", "src_vocab.json", "tgt_vocab.json"):
+        (bare / name).write_bytes((model_dir / name).read_bytes())
+    result = luong("eval", str(bare))
+    assert result.returncode == 2
+    assert_one_line_error(
+        result,
+        "expected --task TASK, --data FILE.tsv or --data-src/--data-tgt, got neither "
+        f"(and {bare} has no config.toml to read its task from)",
+    )
+    assert result.stderr.decode().startswith("usage: luong eval ")  # eval's usage, not luong's
+
+
 def test_translate_keeps_every_line_in_order(model_dir: Path, tmp_path: Path) -> None:
     lines = ["3 May 1979", "", "Monday, March 5, 1979", "   ", "12.10.21"]
     result = luong("translate", str(model_dir), stdin="\n".join(lines).encode())

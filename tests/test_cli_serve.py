@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import signal
 import socket
 import subprocess
@@ -19,7 +20,8 @@ from typing import Any
 import pytest
 from helpers import SRC_SPACE, assert_one_line_error, luong, small_model
 
-from luong.cli.serve import model_names
+from luong.cli import build_parser
+from luong.cli.serve import model_names, server_config
 from luong.search import decode, hypothesis_text
 from luong.search_options import SearchOptions
 
@@ -231,3 +233,60 @@ def test_serve_the_same_folder_twice_is_a_usage_error(folder: Path) -> None:
     assert_one_line_error(
         luong("serve", str(folder), str(folder)), "DIR: a model folder is given twice"
     )
+
+
+def test_serve_on_a_busy_port_is_one_line_before_the_models_load(folder: Path) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as busy:
+        port = busy.getsockname()[1]
+        result = luong("serve", str(folder), "--port", str(port))
+    assert result.returncode == 1 and result.stdout == b""
+    assert_one_line_error(
+        result, f"port {port} on 127.0.0.1 is in use (another server?); choose another with --port"
+    )
+    assert b"serving" not in result.stderr  # no serving message before it
+
+
+def test_serve_states_uvicorns_limits() -> None:
+    args = build_parser().parse_args(["serve", "m", "--max-connections", "32"])
+    config = server_config(object(), args)
+    assert (config.limit_concurrency, config.h11_max_incomplete_event_size) == (32, 16384)
+    assert (config.timeout_keep_alive, config.timeout_graceful_shutdown) == (5, 30)
+    assert (config.host, config.port) == ("127.0.0.1", 8000)
+    default = build_parser().parse_args(["serve", "m"])
+    assert server_config(object(), default).limit_concurrency == 256
+
+
+def test_translate_with_stdin_closed_is_one_line(folder: Path) -> None:
+    for stream in ([], ["--stream"]):
+        result = subprocess.run(
+            [sys.executable, "-m", "luong", "translate", str(folder), *stream],
+            capture_output=True,
+            preexec_fn=lambda: os.close(0),
+            env={**os.environ, "OMP_NUM_THREADS": "1"},
+            timeout=120,
+        )
+        assert result.returncode == 2 and result.stdout == b""
+        assert_one_line_error(
+            result, "<stdin>: closed; give the sources on stdin or with --input FILE"
+        )
+
+
+def test_an_output_that_cannot_be_written_names_stdout(folder: Path, tmp_path: Path) -> None:
+    """A full disk (here: a file size limit) names the output, not only the errno."""
+    out = tmp_path / "out.txt"
+
+    def small_files() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (64, 64))
+
+    with open(out, "wb") as sink:
+        result = subprocess.run(
+            [sys.executable, "-m", "luong", "translate", str(folder)],
+            input=lines(SOURCES * 200),
+            stdout=sink,
+            stderr=subprocess.PIPE,
+            preexec_fn=small_files,
+            env={**os.environ, "OMP_NUM_THREADS": "1"},
+            timeout=120,
+        )
+    assert result.returncode == 1
+    assert_one_line_error(result, "luong: error: [Errno 27] <stdout>: File too large")

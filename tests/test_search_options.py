@@ -164,10 +164,12 @@ def test_flags_are_made_from_the_fields() -> None:
     assert search_options(parser.parse_args([])) == SearchOptions()  # nothing given: defaults
     with pytest.raises(UsageError, match=r"^--top-k: only when sampling$"):
         search_options(parser.parse_args(["--top-k", "3"]))
-    only = argparse.ArgumentParser()
-    add_search_flags(only, ("beam", "alpha"))
+    fewer = argparse.ArgumentParser()
+    add_search_flags(fewer, exclude=("nbest", "seed"))
     with pytest.raises(SystemExit):
-        only.parse_args(["--nbest", "2"])  # not one of this command's flags
+        fewer.parse_args(["--nbest", "2"])  # not one of this command's flags
+    fewer.add_argument("--seed", type=int)  # a command's own --seed (eval's: the data's)
+    assert search_options(fewer.parse_args(["--seed", "3"])) == SearchOptions()
 
 
 # -- a new option, added in a subclass ---------------------------------------------------------

@@ -3,6 +3,7 @@ the dynamic batching under 64 concurrent clients (answers identical to offline d
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import threading
@@ -19,6 +20,7 @@ import torch
 from fastapi.testclient import TestClient
 from helpers import SRC_SPACE, small_model
 
+import luong.server
 from luong import Translator
 from luong.search import decode, source_symbols
 from luong.search_options import SearchOptions
@@ -475,6 +477,42 @@ def test_health_answers_while_a_batch_decodes(monkeypatch: pytest.MonkeyPatch) -
         "queued": 0,
     }
     assert answers[0].json()["results"][0]["hypotheses"][0]["text"] == expected_text
+
+
+def test_health_answers_while_an_answer_is_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The records and JSON of a large answer (64 sources, beam 16, n-best 16, attention) took
+    1.3 s on the event loop, and /health waited: they are written on a worker thread."""
+    model = served("one", 0)
+    entered, release = threading.Event(), threading.Event()
+    record = luong.server.hypothesis_record
+
+    on_the_loop: list[bool] = []
+
+    def held_record(*args: Any) -> Any:  # the answer's first record waits until released
+        try:
+            asyncio.get_running_loop()  # only the event loop's thread has one
+            on_the_loop.append(True)
+        except RuntimeError:
+            on_the_loop.append(False)
+        entered.set()
+        release.wait(timeout=5)  # (on the event loop, /health would wait this long)
+        return record(*args)
+
+    monkeypatch.setattr(luong.server, "hypothesis_record", held_record)
+    answers: list[Any] = []
+    with TestClient(create_app([model], max_wait_ms=0)) as client:
+        asking = threading.Thread(
+            target=lambda: answers.append(client.post("/api/translate", json={"sources": ["ab"]}))
+        )
+        asking.start()
+        assert entered.wait(timeout=60)
+        health = client.get("/health")  # the answer is being written now
+        release.set()
+        asking.join(timeout=60)
+    assert health.status_code == 200 and health.json()["status"] == "ok"
+    assert on_the_loop == [False]
+    assert answers[0].status_code == 200
+    assert answers[0].json()["results"] == expected(model, ["ab"], attention=False)
 
 
 def test_a_search_error_is_422_and_the_server_goes_on() -> None:

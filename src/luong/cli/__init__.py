@@ -52,6 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
     zoo.add_parser(commands)
     average.add_parser(commands)
     serve.add_parser(commands)
+    for command in commands.choices.values():  # a usage error shows its command's usage line
+        command.set_defaults(command_parser=command)
     return parser
 
 
@@ -72,7 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 128 + signal.SIGPIPE
     except UsageError as error:
-        parser.error(str(error))  # exits with status 2
+        getattr(args, "command_parser", parser).error(str(error))  # exits with status 2
     except OptionError as error:  # a decoding option the search refused: name its flag
         print(f"luong: error: {flag_message(error)}", file=sys.stderr)
         return 1

@@ -9,7 +9,7 @@ import logging
 import sys
 import typing
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from tqdm.auto import tqdm
 
@@ -33,11 +33,14 @@ __all__ = [
     "add_model_arguments",
     "add_search_flags",
     "flag_message",
+    "flush_stdout",
     "log_to_stderr",
     "overrides",
     "read_lines",
     "say",
     "search_options",
+    "stdin",
+    "write_line",
 ]
 
 # The fields whose flags take one of a fixed set of values.
@@ -141,18 +144,20 @@ def flag(name: str) -> str:
 
 def add_search_flags(
     parser: argparse.ArgumentParser,
-    only: tuple[str, ...] | None = None,
+    exclude: tuple[str, ...] = (),
     cls: type[SearchOptions] = SearchOptions,
 ) -> None:
-    """A flag per field of ``cls`` (``SearchOptions`` or a subclass; ``only`` these fields
-    when given), made from the field: its name (``--top-k``), its type, its choices, its
+    """A flag per field of ``cls`` (``SearchOptions`` or a subclass) but those in
+    ``exclude``, made from the field: its name (``--top-k``), its type, its choices, its
     help text and its default. A flag not given is None ("not given": the field's default),
-    so ``search_options`` builds the options from what the user typed."""
+    so ``search_options`` builds the options from what the user typed. A field added to
+    ``SearchOptions`` is a flag of every command that decodes."""
     group = parser.add_argument_group("decoding (luong.search_options.SearchOptions)")
     for f, kind, spec in option_specs(cls):
-        if only is not None and f.name not in only:
+        if f.name in exclude:
             continue
-        shown = "" if f.default in (None, False, "") else f" (default {f.default})"
+        unset = f.default is None or f.default is False or f.default == ""
+        shown = "" if unset else f" (default {f.default})"
         dest = SEARCH_DEST + f.name  # apart from a command's own flags (eval's data --seed)
         if kind is bool:
             group.add_argument(
@@ -166,7 +171,7 @@ def add_search_flags(
             type=base,
             default=None,
             choices=spec.choices,
-            metavar=spec.metavar if spec.choices is None else None,
+            metavar=(spec.metavar or f.name.upper()) if spec.choices is None else None,
             help=spec.help + shown,
         )
 
@@ -196,5 +201,34 @@ def read_lines(path: Path | None) -> list[str]:
     """Lines of ``path`` (stdin when None), line endings removed (``luong.files``' rule);
     invalid UTF-8 names the file and line."""
     if path is None:
-        return list(text_lines(sys.stdin.buffer, "<stdin>"))
+        return list(text_lines(stdin(), "<stdin>"))
     return read_text_lines(path)
+
+
+def stdin() -> BinaryIO:
+    """The standard input's bytes; a closed one (``luong translate DIR <&-``) is an error
+    that says where else the sources can come from."""
+    if sys.stdin is None:
+        raise UsageError("<stdin>: closed; give the sources on stdin or with --input FILE")
+    return sys.stdin.buffer
+
+
+def write_line(line: str) -> None:
+    """``line`` and a newline on stdout; a failed write (a full disk, a file too large)
+    names the output, which the error of ``write`` does not."""
+    try:
+        sys.stdout.write(line + "\n")
+    except BrokenPipeError:
+        raise  # the reader went away: the command stops quietly (luong.cli.main)
+    except OSError as error:
+        raise OSError(error.errno, f"<stdout>: {error.strerror or error}") from None
+
+
+def flush_stdout() -> None:
+    """Flush stdout, a failed write named as ``write_line`` names it."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as error:
+        raise OSError(error.errno, f"<stdout>: {error.strerror or error}") from None

@@ -27,8 +27,9 @@ __all__ = ["add_parser", "main"]
 
 Pair = tuple[str, str]
 
-# The decoding options that make sense for scoring: the best output of a search.
-EVAL_OPTIONS = ("beam", "alpha", "beta", "min_len", "max_len", "replace_unk", "combine")
+# Scoring takes the best output of a search: no n-best lists, no draws (and --seed is the
+# task's data seed here).
+NOT_SCORED = ("nbest", "sample", "temperature", "top_k", "seed")
 
 
 def add_parser(commands: Any) -> None:
@@ -53,7 +54,7 @@ def add_parser(commands: Any) -> None:
         "--batch-size", type=int, default=1000, help="sources per search call (default 1000)"
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    add_search_flags(parser, EVAL_OPTIONS)
+    add_search_flags(parser, exclude=NOT_SCORED)
     parser.set_defaults(handler=main)
 
 

@@ -21,12 +21,6 @@ from luong.search import hypothesis_text
 
 __all__ = ["add_parsers", "main_plot", "main_scores"]
 
-# The decoding options of one drawn output (not nbest: the best is drawn).
-PLOT_OPTIONS = (
-    "beam", "alpha", "beta", "min_len", "max_len", "prefix", "sample", "temperature", "top_k",
-    "seed", "replace_unk",
-)  # fmt: skip
-
 
 def add_parsers(commands: Any) -> None:
     plot = commands.add_parser(
@@ -38,7 +32,7 @@ def add_parsers(commands: Any) -> None:
     plot.add_argument("model", type=Path, help="a model folder")
     plot.add_argument("text", help='the input, e.g. "Monday, March 5, 1979"')
     plot.add_argument("--out", type=Path, required=True, help="the PNG to write")
-    add_search_flags(plot, PLOT_OPTIONS)
+    add_search_flags(plot, exclude=("nbest",))  # one output is drawn: the best
     plot.add_argument(
         "--dpi", type=int, default=100, help=f"pixels per inch, at most {MAX_DPI} (default 100)"
     )

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import ipaddress
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +63,58 @@ def add_parser(commands: Any) -> None:
         metavar="K",
         help=f"the widest beam a request may ask for (default {ServeLimits.max_beam})",
     )
+    parser.add_argument(
+        "--max-connections",
+        type=int,
+        default=MAX_CONNECTIONS,
+        metavar="N",
+        help="connections served at once; more get 503 (uvicorn's limit_concurrency; a "
+        f"client that sends its headers slowly holds one) (default {MAX_CONNECTIONS})",
+    )
     parser.set_defaults(handler=main)
+
+
+MAX_CONNECTIONS = 256
+"""``luong serve``'s default ``--max-connections``."""
+
+
+def server_config(app: Any, args: argparse.Namespace) -> uvicorn.Config:
+    """uvicorn's settings for ``app``, its limits stated: at most ``--max-connections``
+    connections and requests at once (503 above), request headers of at most 16 KiB (h11's
+    limit: 400 above), an idle keep-alive connection closed after 5 s, 30 s for the requests
+    in flight at shutdown. uvicorn has no deadline for a request's headers: a client that
+    sends them a byte at a time holds its connection, so it counts against
+    ``--max-connections``; a public server wants a proxy with a header timeout in front
+    (nginx's ``client_header_timeout``, docs/serving.md)."""
+    return uvicorn.Config(
+        app,
+        host=args.host,
+        port=args.port,
+        log_level="warning",
+        limit_concurrency=args.max_connections,
+        h11_max_incomplete_event_size=16 * 1024,
+        timeout_keep_alive=5,
+        timeout_graceful_shutdown=30,
+    )
+
+
+def check_port(host: str, port: int) -> None:
+    """Bind ``host:port`` for a moment, so that a port in use is one clear line before the
+    models are loaded (uvicorn would say ``[Errno 98]`` after the serving message).
+
+    Raises:
+        OSError: the port is in use, or the address is not this machine's.
+    """
+    try:
+        with socket.create_server((host, port)):
+            pass
+    except OSError as error:
+        if error.errno == errno.EADDRINUSE:
+            raise OSError(
+                error.errno,
+                f"port {port} on {host} is in use (another server?); choose another with --port",
+            ) from None
+        raise OSError(error.errno, f"cannot listen on {host}:{port}: {error.strerror}") from None
 
 
 def model_names(folders: list[Path]) -> list[str]:
@@ -84,12 +137,15 @@ def _check(args: argparse.Namespace) -> None:
         raise UsageError(f"--max-sources: expected >= 1, got {args.max_sources}")
     if args.max_beam < 1:
         raise UsageError(f"--max-beam: expected >= 1, got {args.max_beam}")
+    if args.max_connections < 1:
+        raise UsageError(f"--max-connections: expected >= 1, got {args.max_connections}")
     if len(set(model_names(args.models))) != len(args.models):
         raise UsageError("DIR: a model folder is given twice")
 
 
 def main(args: argparse.Namespace) -> int:
     _check(args)
+    check_port(args.host, args.port)
     models = []
     for name, folder in zip(model_names(args.models), args.models, strict=True):
         metrics = read_json(folder / METRICS) if (folder / METRICS).is_file() else None
@@ -108,9 +164,7 @@ def main(args: argparse.Namespace) -> int:
     )
     # uvicorn handles SIGINT and SIGTERM itself while it runs: it stops taking connections,
     # lets the requests in flight finish, then the app's shutdown drains the batcher.
-    uvicorn.run(
-        app, host=args.host, port=args.port, log_level="warning", timeout_graceful_shutdown=30
-    )
+    uvicorn.Server(server_config(app, args)).run()
     return 0
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
@@ -13,9 +12,12 @@ from luong.cli.common import (
     UsageError,
     add_model_arguments,
     add_search_flags,
+    flush_stdout,
     read_lines,
     say,
     search_options,
+    stdin,
+    write_line,
 )
 from luong.ensemble import Decodable, load_models
 from luong.files import text_lines
@@ -101,7 +103,8 @@ def main(args: argparse.Namespace) -> int:
     # Each window of lines is written as soon as it is done: memory does not grow with the
     # input (every line was checked above, so nothing stops half-way).
     for line in lines:
-        sys.stdout.write(line + "\n")
+        write_line(line)
+    flush_stdout()
     return 0
 
 
@@ -110,9 +113,7 @@ def _stream(args: argparse.Namespace, model: Decodable, options: SearchOptions) 
     next line is read (so a pipe or a person typing sees each output at once)."""
     name = str(args.input) if args.input is not None else "<stdin>"
     with ExitStack() as stack:
-        stream = (
-            sys.stdin.buffer if args.input is None else stack.enter_context(open(args.input, "rb"))
-        )
+        stream = stdin() if args.input is None else stack.enter_context(open(args.input, "rb"))
         for number, line in enumerate(text_lines(stream, name)):
             try:
                 fitted = fit_sources(
@@ -127,6 +128,6 @@ def _stream(args: argparse.Namespace, model: Decodable, options: SearchOptions) 
             if options.seed is not None:  # line i draws with seed N + i (below 2^64)
                 line_options = replace(options, seed=(options.seed + number) % (MAX_SEED + 1))
             for output in output_lines(model, fitted.sources, line_options, format=args.format):
-                sys.stdout.write(output + "\n")
-            sys.stdout.flush()
+                write_line(output)
+            flush_stdout()
     return 0
