@@ -328,7 +328,7 @@ def test_an_error_clears_the_panel_and_every_models_error_is_shown(
     set_field(browser, "#option-temperature", "0")
     translate(browser, "abc de")
     message = refusal(server, {"sources": ["abc de"], "temperature": 0.0})
-    assert message == "temperature: Input should be greater than 0"
+    assert message == "temperature: expected a finite number > 0, got 0.0"
     cleared(general, message)
     cleared(dot, message)
     assert status_lines(browser) == [f"general, dot: {message}"]

@@ -150,7 +150,26 @@ def test_models_health_schema_and_page(client: Any, models: list[ServedModel]) -
     assert client.get("/static/..%2Fserver.py").status_code == 404
 
 
-LIMITS = ServeLimits(max_sources=3, max_source_len=5, max_beam=4, max_nbest=3, max_prefix_len=4)
+LIMITS = ServeLimits(
+    max_sources=3, max_source_len=5, max_beam=4, max_nbest=3, max_prefix_len=4, max_output_len=9
+)
+
+
+def test_requests_exactly_at_the_limits_are_answered(models: list[ServedModel]) -> None:
+    at_the_limits = [
+        {"sources": ["a", "b", "c"]},  # max_sources
+        {"sources": ["abcde"]},  # max_source_len (symbols)
+        {"sources": ["a"], "beam": 4, "nbest": 3},  # max_beam, max_nbest
+        {"sources": ["a"], "prefix": "1234"},  # max_prefix_len
+        {"sources": ["a"], "beam": 2, "max_len": 9, "min_len": 8},  # max_output_len
+    ]
+    with TestClient(create_app(models, limits=LIMITS, max_wait_ms=0)) as client:
+        for body in at_the_limits:
+            answer = client.post("/api/translate", json=body)
+            assert answer.status_code == 200, (body, answer.text)
+            assert len(answer.json()["results"]) == len(body["sources"])
+        (long,) = client.post("/api/translate", json=at_the_limits[4]).json()["results"]
+        assert len(long["hypotheses"][0]["tokens"]) == 9  # EOS forbidden until the 9th
 
 
 @pytest.mark.parametrize(
@@ -184,6 +203,11 @@ LIMITS = ServeLimits(max_sources=3, max_source_len=5, max_beam=4, max_nbest=3, m
             {"sources": ["a"], "sample": True, "beam": 2},
             422,
             "beam: sampling draws one token a step, expected 1, got 2",
+        ),
+        (
+            {"sources": ["a"], "beam": 2, "max_len": 10},
+            422,
+            "max_output_len: max_len 10, above the limit of 9",
         ),
     ],
 )
