@@ -73,10 +73,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         # interpreter's own flush at exit from failing again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 128 + signal.SIGPIPE
-    except UsageError as error:  # the command's usage line, then the error
+    except UsageError as error:  # as argparse's own: the command's usage line, exit 2
         getattr(args, "command_parser", parser).print_usage(sys.stderr)
         print(f"luong: error: {error}", file=sys.stderr)
-        return 2
+        raise SystemExit(2) from None
     except OptionError as error:  # a decoding option the search refused: name its flag
         print(f"luong: error: {flag_message(error)}", file=sys.stderr)
         return 1
