@@ -1,6 +1,9 @@
 # The commands a user and CI run. `make setup` is idempotent: it creates .venv once and
 # reinstalls only when pyproject.toml changes.
 PYTHON ?= python3
+# pytest's worker processes (pytest-xdist), each taking whole test files: the suite is mostly
+# single-threaded (one torch thread a process), so two workers use a 2-core machine's cores.
+PYTEST_WORKERS ?= 2
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
@@ -22,7 +25,7 @@ typecheck: setup
 	$(BIN)/mypy src
 
 pytest: setup
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadfile
 
 test: lint typecheck pytest
 
