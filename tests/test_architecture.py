@@ -25,6 +25,7 @@ FLOORS: list[tuple[str, set[str]]] = [
     ("decoder, configs, metrics, subwords", {
         "luong.decoder", "luong.config", "luong.metrics", "luong.subword",
     }),
+    ("devices", {"luong.devices"}),
     ("batching, processes", {"luong.batching", "luong.distributed"}),
     ("model", {"luong.model"}),
     ("ensemble", {"luong.ensemble"}),
