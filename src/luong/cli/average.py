@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from luong.averaging import CHECKPOINTS, average_checkpoints, run_checkpoints
-from luong.cli.common import UsageError
+from luong.cli.common import UsageError, add_device_flags
+from luong.devices import resolve_device
 
 __all__ = ["add_parser", "main"]
 
@@ -44,12 +45,14 @@ def add_parser(commands: Any) -> None:
         help="replace --out if it holds an earlier average (in one step: a reader sees the "
         "old average or the new one); any other folder is still refused",
     )
+    add_device_flags(parser)
     parser.set_defaults(handler=main)
 
 
 def main(args: argparse.Namespace) -> int:
     if args.last is not None and args.last < 1:
         raise UsageError(f"--last: expected >= 1, got {args.last}")
+    device = resolve_device(args.device, "--device")
     runs = [p for p in args.paths if (p / CHECKPOINTS).is_dir()]
     if len(runs) > 1:
         raise UsageError(
@@ -67,7 +70,7 @@ def main(args: argparse.Namespace) -> int:
     if args.last is not None and not runs:
         raise UsageError(f"--last: {args.paths[0]} is not a run folder (no checkpoints/)")
     folders = run_checkpoints(runs[0], args.last) if runs else list(args.paths)
-    out = average_checkpoints(folders, args.out, force=args.force)
+    out = average_checkpoints(folders, args.out, force=args.force, device=device)
     names = ", ".join(f.name for f in folders)
     print(f"averaged {len(folders)} checkpoint{'s' * (len(folders) != 1)} ({names}) into {out}")
     return 0

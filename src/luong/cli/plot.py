@@ -7,7 +7,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from luong.cli.common import UsageError, add_search_flags, search_options
+from luong.cli.common import UsageError, add_device_flags, add_search_flags, search_options
+from luong.devices import resolve_device
 from luong.model import Seq2Seq
 from luong.plot import (
     MAX_DPI,
@@ -36,6 +37,7 @@ def add_parsers(commands: Any) -> None:
     plot.add_argument(
         "--dpi", type=int, default=100, help=f"pixels per inch, at most {MAX_DPI} (default 100)"
     )
+    add_device_flags(plot)
     plot.set_defaults(handler=main_plot)
 
     scores = commands.add_parser(
@@ -70,6 +72,7 @@ def add_parsers(commands: Any) -> None:
     scores.add_argument(
         "--dpi", type=int, default=100, help=f"pixels per inch, at most {MAX_DPI} (default 100)"
     )
+    add_device_flags(scores)
     scores.set_defaults(handler=main_scores)
 
 
@@ -83,7 +86,8 @@ def main_plot(args: argparse.Namespace) -> int:
     _check_dpi(args)
     if not args.text.strip():
         raise UsageError("text: expected a non-empty input")
-    model = Seq2Seq.from_pretrained(args.model)
+    device = resolve_device(args.device, "--device")
+    model = Seq2Seq.from_pretrained(args.model, device)
     best = plot_translation(model, args.text, args.out, options, dpi=args.dpi)
     output = hypothesis_text(model, best, args.text if options.replace_unk else None)
     print(f"{args.text} -> {output}; attention written to {args.out}")
@@ -95,12 +99,13 @@ def main_scores(args: argparse.Namespace) -> int:
         if getattr(args, name) < 0:
             raise UsageError(f"--{name}: expected >= 0, got {getattr(args, name)}")
     _check_dpi(args)
+    device = resolve_device(args.device, "--device")
     if args.models:
         if not args.text.strip():
             raise UsageError("--text: expected a non-empty input")
         panels = []
         for folder in args.models:
-            model = Seq2Seq.from_pretrained(folder)
+            model = Seq2Seq.from_pretrained(folder, device)
             name = f"{model.config.attention} ({folder.name})"
             panels.append(model_score_panel(model, args.text, args.step, args.pad, name))
         title = f"attention at output step {args.step} for {args.text!r}"

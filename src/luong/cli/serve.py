@@ -11,7 +11,8 @@ from typing import Any
 
 import uvicorn
 
-from luong.cli.common import UsageError, say
+from luong.cli.common import UsageError, add_device_flags, say
+from luong.devices import resolve_device
 from luong.files import read_json
 from luong.server import ServedModel, ServeLimits, create_app
 from luong.translator import Translator
@@ -71,6 +72,7 @@ def add_parser(commands: Any) -> None:
         help="connections served at once; more get 503 (uvicorn's limit_concurrency; a "
         f"client that sends its headers slowly holds one) (default {MAX_CONNECTIONS})",
     )
+    add_device_flags(parser)
     parser.set_defaults(handler=main)
 
 
@@ -145,11 +147,12 @@ def _check(args: argparse.Namespace) -> None:
 
 def main(args: argparse.Namespace) -> int:
     _check(args)
+    device = resolve_device(args.device, "--device")
     check_port(args.host, args.port)
     models = []
     for name, folder in zip(model_names(args.models), args.models, strict=True):
         metrics = read_json(folder / METRICS) if (folder / METRICS).is_file() else None
-        models.append(ServedModel(name, Translator.from_pretrained(folder), metrics))
+        models.append(ServedModel(name, Translator.from_pretrained(folder, device), metrics))
     limits = ServeLimits(
         max_sources=args.max_sources,
         max_beam=args.max_beam,

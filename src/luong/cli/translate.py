@@ -10,6 +10,7 @@ from typing import Any
 
 from luong.cli.common import (
     UsageError,
+    add_device_flags,
     add_model_arguments,
     add_search_flags,
     flush_stdout,
@@ -19,6 +20,7 @@ from luong.cli.common import (
     stdin,
     write_line,
 )
+from luong.devices import autocast, check_precision, resolve_device
 from luong.ensemble import Decodable, load_models
 from luong.files import text_lines
 from luong.search_options import MAX_SEED, SearchOptions
@@ -56,6 +58,7 @@ def add_parser(commands: Any) -> None:
         "attention [T][S] over the source symbols and its EOS; numbers rounded to 6 decimals, "
         "null where not finite (default text)",
     )
+    add_device_flags(parser, precision=True)
     add_search_flags(parser)
     parser.add_argument(
         "--stream",
@@ -77,7 +80,14 @@ def _check(args: argparse.Namespace) -> SearchOptions:
 
 def main(args: argparse.Namespace) -> int:
     options = _check(args)
-    model = load_models(args.model)
+    device = resolve_device(args.device, "--device")
+    check_precision(args.precision, device, "--precision")
+    model = load_models(args.model, device)
+    with autocast(args.precision, device):
+        return _translate(args, model, options)
+
+
+def _translate(args: argparse.Namespace, model: Decodable, options: SearchOptions) -> int:
     if args.stream:
         return _stream(args, model, options)
     fitted = fit_sources(
