@@ -24,7 +24,7 @@ import pytest
 import luong
 import luong.cli
 from luong.cli import COMMANDS, build_parser, main
-from luong.config import Seq2SeqConfig, TrainConfig, VocabConfig
+from luong.config import Seq2SeqConfig, TrainConfig, VocabConfig, setting
 from luong.presets import PRESETS, TASKS, task_configs
 from luong.search_options import option_specs
 
@@ -154,6 +154,13 @@ def test_the_config_flags_help_is_the_fields_and_says_what_0_means() -> None:
             # A number whose default is 0 says what 0 means (a seed is just a seed).
             if kind in (int, float) and field.default == 0 and field.name != "seed":
                 assert "(0: " in spec.help or "(0 or 1: " in spec.help, field.name
+
+
+@pytest.mark.parametrize("text", ["", "  ", "two\nlines", None])
+def test_a_config_fields_help_is_one_line_of_text(text: str | None) -> None:
+    with pytest.raises(ValueError, match="^help: expected a text of one line, got "):
+        setting(0, text)  # type: ignore[arg-type]
+    assert setting(0, "what it does (0: none)").metadata["option"].help == "what it does (0: none)"
 
 
 def flag_help(text: str, flag: str) -> str:

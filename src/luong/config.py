@@ -132,7 +132,13 @@ def setting(
 
     The text is what ``luong train --help`` shows for the field's flag (with the default of
     the task or preset); ``choices`` are the flag's valid values. The config checks its
-    fields itself (``__post_init__``), so no bounds are given here."""
+    fields itself (``__post_init__``), so no bounds are given here.
+
+    Raises:
+        ValueError: ``help`` is not a text of one line.
+    """
+    if not isinstance(help, str) or not help.strip() or "\n" in help:
+        raise ValueError(f"help: expected a text of one line, got {help!r:.60}")
     return field(default=default, metadata=option(help, choices=choices, metavar=metavar))
 
 
