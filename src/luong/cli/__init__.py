@@ -15,6 +15,7 @@
     luong curves runs/a runs/b --out curves.png
     luong zoo --task dates --out docs/zoo [--seeds 3] [--steps 200] [--window 4]
     luong serve runs/dot runs/general [--host 127.0.0.1] [--port 8000] [--max-batch 64]
+    luong export runs/dates --out exported/dates   (ONNX graphs and a runtime without torch)
 
 One module per command (``luong.cli.train``, ...); what they share is ``luong.cli.common``.
 Every error is one line on stderr and a non-zero exit status, never a traceback.
@@ -29,7 +30,7 @@ import sys
 import threading
 from collections.abc import Sequence
 
-from luong.cli import average, evaluate, plot, runs, serve, train, translate, zoo
+from luong.cli import average, evaluate, export, plot, runs, serve, train, translate, zoo
 from luong.cli.common import UsageError, flag_message
 from luong.search_options import OptionError
 from luong.version import __version__
@@ -52,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     zoo.add_parser(commands)
     average.add_parser(commands)
     serve.add_parser(commands)
+    export.add_parser(commands)
     for command in commands.choices.values():  # a usage error shows its command's usage line
         command.set_defaults(command_parser=command)
     return parser
