@@ -151,6 +151,7 @@ RANDOM = random.Random(0)
 TEXTS = ["".join(RANDOM.choices("abcdefghij", k=RANDOM.randint(1, 12))) for _ in range(40)]
 SEARCHES = [
     SearchOptions(),
+    SearchOptions(beam=2),
     SearchOptions(beam=5),
     SearchOptions(beam=5, nbest=3, alpha=0.6, beta=0.2),
     SearchOptions(beam=3, min_len=4, max_len=12),
@@ -161,12 +162,20 @@ MODELS = [
     {"attention": "concat", "cell": "lstm", "input_feed": False, "dec_layers": 2},
     {"attention": "dot", "local": "monotonic", "window": 2},
     {"attention": "bahdanau", "cell": "lstm"},
+    {"attention": "general", "lively": True},
 ]
 
 
 @pytest.fixture(scope="module", params=MODELS, ids=lambda f: "-".join(map(str, f.values())))
 def pair(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    model = small_model(seed=3, **request.param)
+    fields = dict(request.param)
+    lively = fields.pop("lively", False)
+    model = small_model(seed=3, **fields)
+    if lively:  # peakier distributions and later EOS (test_search's LIVELY): beams diverge
+        with torch.no_grad():
+            for param in model.parameters():
+                param.mul_(3.0)
+            model.decoder.out.bias[Vocab.eos_id] -= 1.0
     folder = export_onnx(model, tmp_path_factory.mktemp("onnx") / "model")
     return model, runtime.load(folder, threads=1)
 
