@@ -402,6 +402,10 @@ def test_cli_exports_and_refuses_bad_folders(
             "luong model folder?)",
         ),
         (
+            [str(tmp_path / "missing"), "--out", str(tmp_path / "out")],
+            f"{tmp_path / 'missing'}: no such model folder",
+        ),
+        (
             [str(model_dir), "--out", str(tmp_path / "onnx")],
             f"{tmp_path / 'onnx'}: not empty (it holds encoder.onnx, export.json, luong_onnx.py "
             "and 3 more); choose a new or empty folder for --out",
