@@ -354,6 +354,10 @@ def test_runtime_refuses_long_sources_and_bad_calls(tmp_path: Path) -> None:
         onnx.translate("abc")
     with pytest.raises(ValueError, match="batch_size: expected an int >= 1, got 0"):
         onnx.translate(["abc"], batch_size=0)
+    with pytest.raises(ValueError, match=r"ids: expected ids in \[0, 15\), got 15"):
+        onnx.tgt_vocab.decode([4, 15])
+    with pytest.raises(ValueError, match="ids: expected one or more sources of ids in"):
+        onnx.encode([[4, 2], []])
     with pytest.raises(FileNotFoundError, match="no such export folder"):
         runtime.load(tmp_path / "missing")
     with pytest.raises(ValueError, match="not a luong ONNX export"):

@@ -61,7 +61,7 @@ __all__ = [
 ]
 
 OPSET = 17
-"""The ONNX opset the graphs are written in (onnxruntime 1.14 and later run it)."""
+"""The ONNX opset the graphs are written in (onnxruntime 1.12 and later run it)."""
 
 TOLERANCE = 1e-4
 """The largest difference between an export and its model that ``export_onnx`` accepts (the

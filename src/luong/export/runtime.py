@@ -169,9 +169,15 @@ class Vocabulary:
 
     def decode(self, ids: Iterable[int]) -> str:
         """The text of ``ids`` up to the first EOS, without PAD and BOS, on one line (a line
-        break, tab or NUL in it becomes a space)."""
+        break, tab or NUL in it becomes a space).
+
+        Raises:
+            ValueError: an id outside ``[0, V)``.
+        """
         symbols = []
         for i in ids:
+            if not 0 <= i < len(self.symbols):
+                raise ValueError(f"ids: expected ids in [0, {len(self.symbols)}), got {i!r}")
             if i == EOS:
                 break
             if i not in (PAD, BOS):
@@ -465,7 +471,17 @@ class OnnxTranslator:
     # -- the graphs
 
     def encode(self, ids: Sequence[Sequence[int]]) -> Encoded:
-        """Run the encoder on sources given as ids (each ending with EOS)."""
+        """Run the encoder on sources given as ids (each ending with EOS, as
+        ``Vocabulary.encode`` gives them).
+
+        Raises:
+            ValueError: no source, an empty source, or an id outside the source vocabulary.
+        """
+        size = len(self.src_vocab)
+        if not ids or not all(row and all(0 <= i < size for i in row) for row in ids):
+            raise ValueError(
+                f"ids: expected one or more sources of ids in [0, {size}), each ending with EOS"
+            )
         lengths = np.array([len(row) for row in ids], dtype=np.int64)
         src = np.zeros((len(ids), int(lengths.max())), dtype=np.int64)
         for b, row in enumerate(ids):
@@ -496,7 +512,9 @@ class OnnxTranslator:
         """One decoder step of rows ``rows`` ``[R]`` (each row's sentence) from tokens ``[R]``
         at target position ``t``: the next-token log-probabilities ``[R, V]`` with PAD and
         BOS ruled out (-inf, as ``luong.search.hypothesis.next_token_log_probs``), the new
-        state (a ``coverage`` in it accumulates the weights) and the weights ``[R, S]``."""
+        state (a ``coverage`` in it accumulates the weights) and the weights ``[R, S]``. No
+        checks: the search calls it every step with what ``encode`` and the last step gave
+        (``Decoder.step``'s contract)."""
         given = {
             "tokens": tokens,
             "keys": encoded.keys,
