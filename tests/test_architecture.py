@@ -25,6 +25,7 @@ PACKAGE = SRC / "luong"
 # floor, never a higher one). docs/architecture.md says what each floor is for; a new module
 # goes onto a floor here and there.
 FLOORS: list[tuple[str, set[str]]] = [
+    ("the ONNX runtime", {"luong.export", "luong.export.runtime"}),
     ("files", {"luong.version", "luong.files", "luong.request_batcher"}),
     ("search options", {"luong.search_options"}),
     ("vocabulary", {"luong.vocab"}),
@@ -38,6 +39,7 @@ FLOORS: list[tuple[str, set[str]]] = [
     ("batching, processes", {"luong.batching", "luong.distributed"}),
     ("model", {"luong.model"}),
     ("ensemble", {"luong.ensemble"}),
+    ("ONNX export", {"luong.export.exporter"}),
     ("search: hypotheses, checkpoints, task data", {
         "luong.search.hypothesis", "luong.checkpoint", "luong.tasks.data",
     }),
@@ -63,6 +65,7 @@ FLOORS: list[tuple[str, set[str]]] = [
     ("command line: commands", {
         "luong.cli.train", "luong.cli.evaluate", "luong.cli.translate", "luong.cli.plot",
         "luong.cli.zoo", "luong.cli.runs", "luong.cli.average", "luong.cli.serve",
+        "luong.cli.export",
     }),
     ("command line", {"luong.cli"}),
     ("the package", {"luong", "luong.__main__"}),

@@ -15,6 +15,7 @@
     luong curves runs/a runs/b --out curves.png
     luong zoo --task dates --out docs/zoo [--seeds 3] [--steps 200] [--window 4]
     luong serve runs/dot runs/general [--host 127.0.0.1] [--port 8000] [--max-batch 64]
+    luong export runs/dates --out exported/dates   (ONNX graphs and a runtime without torch)
 
 The dispatch: ``COMMANDS`` gives each command its grammar (a function of
 ``luong.cli.parsers``, plain data) and its handler, named as ``"module:function"``. The
@@ -67,12 +68,14 @@ COMMANDS: dict[str, Command] = {
     "zoo": Command(parsers.add_zoo, "luong.cli.zoo:main", "plot"),
     "average": Command(parsers.add_average, "luong.cli.average:main"),
     "serve": Command(parsers.add_serve, "luong.cli.serve:main", "serve"),
+    "export": Command(parsers.add_export, "luong.cli.export:main", "export"),
 }
 """Every command of ``luong``, in the order ``luong --help`` lists them."""
 
 EXTRAS: dict[str, tuple[str, ...]] = {
     "serve": ("fastapi", "uvicorn"),
     "plot": ("matplotlib",),
+    "export": ("onnx", "onnxruntime"),
 }
 """The package's extras (``pip install 'luong[NAME]'``, pyproject.toml) that commands need,
 and the modules each brings."""

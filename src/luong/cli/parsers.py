@@ -34,6 +34,7 @@ __all__ = [
     "add_average",
     "add_curves",
     "add_eval",
+    "add_export",
     "add_plot",
     "add_plot_scores",
     "add_runs",
@@ -449,4 +450,25 @@ def add_serve(commands: Any) -> None:
         metavar="N",
         help="connections served at once; more get 503 (uvicorn's limit_concurrency; a "
         f"client that sends its headers slowly holds one) (default {MAX_CONNECTIONS})",
+    )
+
+
+def add_export(commands: Any) -> None:
+    parser = commands.add_parser(
+        "export",
+        help="write a model as ONNX graphs with a runtime that needs no torch",
+        description="Export a model folder (or run folder) as ONNX: the encoder and one "
+        "decoder step as two graphs (encoder.onnx, step.onnx), the vocabulary files beside "
+        "them, and luong_onnx.py, a runtime (greedy and beam search in numpy over "
+        "onnxruntime) that translates with them where only numpy, onnxruntime and "
+        "sentencepiece are installed: python DIR/luong_onnx.py DIR --beam 5 < sources.txt. "
+        "The export is checked against the model before it is written. Needs the packages "
+        "onnx and onnxruntime (pip install 'luong[export]').",
+    )
+    parser.add_argument("model", type=Path, metavar="DIR", help="a model folder or run folder")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        help="the export folder to write: a new or empty folder (written all or nothing)",
     )
