@@ -35,15 +35,9 @@ from luong.batching import check_batch, source_mask
 from luong.config import Seq2SeqConfig
 from luong.decoder import Decoder, DecoderState, Memory
 from luong.encoder import Bridge, Encoder
-from luong.files import (
-    MAX_JSON_BYTES,
-    read_bounded,
-    read_tensor_shapes,
-    read_tensors,
-    write_tensors,
-    write_text,
-)
+from luong.files import MAX_JSON_BYTES, read_bounded, write_text
 from luong.subword import load_vocab
+from luong.tensor_files import read_tensor_shapes, read_tensors, write_tensors
 from luong.version import __version__
 from luong.vocab import Vocab
 
@@ -316,9 +310,10 @@ def check_sizes(
     source: Path,
 ) -> None:
     """Check the sizes a model of ``config`` would have against the tensor shapes of a weights
-    file (``luong.files.read_tensor_shapes``), without building it: the embeddings (vocabulary
-    sizes, ``emb_dim``), the recurrent cells (``enc_hidden``, ``dec_hidden``, ``cell``), the
-    number of layers, the output layer and the location score's rows (``max_src_len``). Every
+    file (``luong.tensor_files.read_tensor_shapes``), without building it: the embeddings
+    (vocabulary sizes, ``emb_dim``), the recurrent cells (``enc_hidden``, ``dec_hidden``,
+    ``cell``), the number of layers, the output layer and the location score's rows
+    (``max_src_len``). Every
     other tensor's size follows from these, so once they match the model is no larger than
     the file; ``load_checked`` then checks every tensor.
 
