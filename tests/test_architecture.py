@@ -18,6 +18,7 @@ PACKAGE = SRC / "luong"
 FLOORS: list[tuple[str, set[str]]] = [
     ("files", {"luong.version", "luong.files", "luong.request_batcher"}),
     ("search options", {"luong.search_options"}),
+    ("int8 weights", {"luong.int8"}),
     ("attention, encoder, vocabulary", {
         "luong.attention", "luong.encoder", "luong.vocab",
     }),
@@ -39,9 +40,9 @@ FLOORS: list[tuple[str, set[str]]] = [
     }),
     ("search: text in", {"luong.search.text"}),
     ("search", {"luong.search"}),
-    ("translation of strings, the tasks, averaging", {
+    ("translation of strings, the tasks, averaging, int8", {
         "luong.translator", "luong.tasks.dates", "luong.tasks.g2p", "luong.tasks.tsv",
-        "luong.tasks.translation", "luong.averaging",
+        "luong.tasks.translation", "luong.averaging", "luong.quantize",
     }),
     ("evaluation, task dispatch", {"luong.evaluation", "luong.tasks"}),
     ("trainer", {"luong.trainer"}),

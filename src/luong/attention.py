@@ -44,6 +44,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from luong.int8 import Int8Linear
+
 __all__ = [
     "GLOBAL_SCORES",
     "LOCAL_MODES",
@@ -164,7 +166,7 @@ class _Attention(nn.Module):
     query_from: ClassVar[str]
     d: int
     key_dim: int
-    combine: nn.Linear
+    combine: nn.Linear | Int8Linear  # Int8Linear in an int8 model (luong.model)
 
     @property
     def proj_dim(self) -> int:
