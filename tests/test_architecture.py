@@ -53,6 +53,7 @@ FLOORS: list[tuple[str, set[str]]] = [
     ("command line: commands", {
         "luong.cli.train", "luong.cli.evaluate", "luong.cli.translate", "luong.cli.plot",
         "luong.cli.zoo", "luong.cli.runs", "luong.cli.average", "luong.cli.serve",
+        "luong.cli.quantize",
     }),
     ("command line", {"luong.cli"}),
     ("the package", {"luong", "luong.__main__"}),

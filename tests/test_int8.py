@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 import torch
 from fastapi.testclient import TestClient
-from helpers import SRC_SPACE, small_model
+from helpers import SRC_SPACE, TINY_DATES_FLAGS, assert_one_line_error, output_lines, small_model
+from helpers import luong as run_luong
 from safetensors import safe_open
 
 from luong import Seq2SeqConfig, TrainConfig
@@ -304,3 +305,77 @@ def test_the_server_answers_with_an_int8_model() -> None:
     assert answer.status_code == 200
     texts = [r["hypotheses"][0]["text"] for r in answer.json()["results"]]
     assert texts == translate(int8, ["abc de", "j"], SearchOptions(beam=3))
+
+
+# -- the command line ------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def folders(trained, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The trained model's folder and its int8 form, written by ``luong quantize``."""
+    root = tmp_path_factory.mktemp("int8")
+    trained[0].save_pretrained(root / "float")
+    result = run_luong("quantize", str(root / "float"), "--out", str(root / "int8"))
+    assert result.returncode == 0, result.stderr.decode()
+    assert f"into {root / 'int8'}: model.safetensors" in result.stdout.decode()
+    return root / "float", root / "int8"
+
+
+def test_translate_eval_and_ensembles_read_the_int8_folder(trained, folders) -> None:
+    _, int8, pairs = trained
+    floats, ints = folders
+    sources = [s for s, _ in pairs[:20]]
+    stdin = "".join(f"{s}\n" for s in sources).encode()
+    lines = output_lines(run_luong("translate", str(ints), "--beam", "5", stdin=stdin))
+    assert lines == translate(int8, sources, SearchOptions(beam=5))
+    both = output_lines(run_luong("translate", str(ints), str(floats), stdin=stdin))
+    assert len(both) == len(sources)
+    result = run_luong("eval", str(ints), "--task", "dates", "--n", "40", "--json")
+    assert result.returncode == 0, result.stderr.decode()
+    assert 0.0 <= json.loads(result.stdout)["exact_match"] <= 1.0
+
+
+def test_quantize_refuses_what_is_not_a_float_model_in_one_line(folders, tmp_path: Path) -> None:
+    _, ints = folders
+    assert_one_line_error(
+        run_luong("quantize", str(tmp_path), "--out", str(tmp_path / "q")),
+        f"{tmp_path / 'model.safetensors'}: missing (is {tmp_path} a luong model folder?)",
+    )
+    assert_one_line_error(
+        run_luong("quantize", str(ints), "--out", str(tmp_path / "q")),
+        f"{ints}: holds an int8 model already (luong quantize); quantize the float model it "
+        "was made from",
+    )
+    assert not (tmp_path / "q").exists()
+
+
+def test_quantize_out_is_new_or_empty_or_an_earlier_int8_model(folders, tmp_path: Path) -> None:
+    floats, ints = folders
+    before = (ints / "model.safetensors").read_bytes()
+    assert_one_line_error(
+        run_luong("quantize", str(floats), "--out", str(ints), "--parts", "output"),
+        f"{ints}: holds an earlier int8 model (config.json, model.safetensors, src_vocab.json and "
+        "1 more); choose a new or empty folder for --out, or --force to replace it",
+    )
+    assert_one_line_error(
+        run_luong("quantize", str(floats), "--out", str(floats.parent)),
+        f"{floats.parent}: not empty and not an earlier int8 model",
+    )
+    assert_one_line_error(
+        run_luong("quantize", str(floats), "--out", str(tmp_path / "q"), "--parts", "all"),
+        "--parts: expected some of output, cells, attention, each once, got 'all'",
+    )
+    assert (ints / "model.safetensors").read_bytes() == before
+    assert not (tmp_path / "q").exists()
+
+
+def test_train_refuses_an_int8_model_folder_in_one_line(folders) -> None:
+    _, ints = folders
+    assert_one_line_error(
+        run_luong("train", "dates", "--out", str(ints), "--resume", *TINY_DATES_FLAGS),
+        f"{ints}: holds an int8 model (luong quantize), which decodes only and is not trained; "
+        "train or resume the float run it was made from, or choose another --out",
+    )
+    assert sorted(p.name for p in ints.iterdir()) == [
+        "config.json", "model.safetensors", "src_vocab.json", "tgt_vocab.json",
+    ]  # fmt: skip

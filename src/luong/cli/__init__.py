@@ -9,6 +9,7 @@
         [--format text|jsonl] [--replace-unk] < sources.txt > outputs.txt
     luong translate runs/a runs/b runs/c [--combine logprob|prob] ...   (an ensemble)
     luong average runs/dates --last 5 --out runs/dates-avg
+    luong quantize runs/dates --out runs/dates-int8 [--parts output,cells,attention]
     luong plot runs/dates "Monday, March 5, 1979" --out attn.png [--beam 5]
     luong plot-scores --out scores.png [DIR ...] [--text TEXT] [--step N] [--pad N]
     luong runs runs/ [--format text|json]
@@ -29,7 +30,7 @@ import sys
 import threading
 from collections.abc import Sequence
 
-from luong.cli import average, evaluate, plot, runs, serve, train, translate, zoo
+from luong.cli import average, evaluate, plot, quantize, runs, serve, train, translate, zoo
 from luong.cli.common import UsageError, flag_message
 from luong.search_options import OptionError
 from luong.version import __version__
@@ -51,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     runs.add_parsers(commands)
     zoo.add_parser(commands)
     average.add_parser(commands)
+    quantize.add_parser(commands)
     serve.add_parser(commands)
     for command in commands.choices.values():  # a usage error shows its command's usage line
         command.set_defaults(command_parser=command)
