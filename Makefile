@@ -1,21 +1,34 @@
 # The commands a user and CI run. `make setup` is idempotent: it creates .venv once and
-# reinstalls only when pyproject.toml changes.
+# reinstalls only when pyproject.toml or constraints.txt changes. `make demo` installs the core
+# alone (what luong train, translate and eval need); `make setup` and everything that tests
+# install the dev extra (every extra, the test and lint tools) on top. torch comes as the exact
+# version of constraints.txt, this machine's CPU build. --no-compile: a module is compiled when
+# it is first imported, not all of torch's thousands at install (minutes on a busy machine).
 PYTHON ?= python3
 # pytest's worker processes (pytest-xdist), each taking whole test files: the suite is mostly
 # single-threaded (one torch thread a process), so two workers use a 2-core machine's cores.
 PYTEST_WORKERS ?= 2
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+CORE := $(VENV)/.installed-core
+DEV := $(VENV)/.installed-dev
+PIP_INSTALL := $(BIN)/python -m pip install -q --no-compile --disable-pip-version-check \
+    -c constraints.txt
 
 .PHONY: setup test lint typecheck pytest demo mutation bench joeynmt clean
 
-setup: $(STAMP)
+setup: $(DEV)
 
-$(STAMP): pyproject.toml
+$(CORE): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[dev]'
-	touch $(STAMP)
+	$(PIP_INSTALL) -e .
+	touch $(CORE)
+
+# The dev extra holds the core: once it is installed, the core's stamp is current too.
+$(DEV): pyproject.toml constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(PIP_INSTALL) -e '.[dev]'
+	touch $(DEV) $(CORE)
 
 lint: setup
 	$(BIN)/ruff check src tests benchmarks scripts
@@ -38,7 +51,7 @@ mutation: setup
 
 # The main job: train the dates model, print its test exact match, translate five dates.
 DEMO_OUT ?= runs/dates
-demo: setup
+demo: $(CORE)
 	$(BIN)/luong train dates --out $(DEMO_OUT)
 	@printf '%s\n' "Monday, March 5, 1979" "3 May 1979" "12.10.21" "August 17, 2031" "5/4/09" > $(DEMO_OUT)/samples.txt
 	@echo "five sample dates:"

@@ -1,13 +1,22 @@
 """The package's layers, read from its source with ``ast``: imports only go down the floors of
 ``docs/architecture.md``, there is no import cycle, every import of luong sits at the top of
-its module, and no name starting with ``_`` crosses from one file to another."""
+its module, and no name starting with ``_`` crosses from one file to another. The plain floors
+that ``import luong`` and the command line's grammar load import no torch; the two tables
+that import modules by name (the package's public names, the commands' handlers) name real
+modules on the right floors, and nothing else imports by name."""
 
 from __future__ import annotations
 
 import ast
+import re
+import sys
+import tomllib
 from pathlib import Path
 
 import pytest
+
+from luong.cli import COMMANDS, EXTRAS, build_parser
+from luong.cli import parsers as grammar
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = SRC / "luong"
@@ -16,19 +25,22 @@ PACKAGE = SRC / "luong"
 # floor, never a higher one). docs/architecture.md says what each floor is for; a new module
 # goes onto a floor here and there.
 FLOORS: list[tuple[str, set[str]]] = [
+    ("the ONNX runtime", {"luong.export", "luong.export.runtime"}),
     ("files", {"luong.version", "luong.files", "luong.request_batcher"}),
     ("search options", {"luong.search_options"}),
+    ("vocabulary", {"luong.vocab"}),
+    ("configs", {"luong.config"}),
+    ("presets", {"luong.presets"}),
     ("int8 weights", {"luong.int8"}),
-    ("attention, encoder, vocabulary", {
-        "luong.attention", "luong.encoder", "luong.vocab",
+    ("attention, encoder, tensor files", {
+        "luong.attention", "luong.encoder", "luong.tensor_files",
     }),
     ("the decoder's fused recurrence", {"luong.recurrence"}),
-    ("decoder, configs, metrics, subwords", {
-        "luong.decoder", "luong.config", "luong.metrics", "luong.subword",
-    }),
+    ("decoder, metrics, subwords", {"luong.decoder", "luong.metrics", "luong.subword"}),
     ("batching, processes", {"luong.batching", "luong.distributed"}),
     ("model", {"luong.model"}),
     ("ensemble", {"luong.ensemble"}),
+    ("ONNX export", {"luong.export.exporter"}),
     ("search: hypotheses, checkpoints, task data", {
         "luong.search.hypothesis", "luong.checkpoint", "luong.tasks.data",
     }),
@@ -50,10 +62,11 @@ FLOORS: list[tuple[str, set[str]]] = [
     ("plot, zoo, run folders", {"luong.plot", "luong.zoo", "luong.run_folders"}),
     ("server", {"luong.server"}),
     ("command line: shared", {"luong.cli.common"}),
+    ("command line: grammar", {"luong.cli.parsers"}),
     ("command line: commands", {
         "luong.cli.train", "luong.cli.evaluate", "luong.cli.translate", "luong.cli.plot",
         "luong.cli.zoo", "luong.cli.runs", "luong.cli.average", "luong.cli.serve",
-        "luong.cli.quantize",
+        "luong.cli.export", "luong.cli.quantize",
     }),
     ("command line", {"luong.cli"}),
     ("the package", {"luong", "luong.__main__"}),
@@ -84,11 +97,25 @@ def imported(node: ast.Import | ast.ImportFrom) -> list[str]:
     return modules if len(modules) == len(names) else [node.module, *modules]
 
 
+def type_checking_block(tree: ast.Module) -> list[ast.stmt]:
+    """The statements of a module-level ``if TYPE_CHECKING:`` (read by type checkers only)."""
+    return [
+        statement
+        for node in tree.body
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+        for statement in node.body
+    ]
+
+
 def imports(module: str) -> list[tuple[int, str, bool]]:
     """(line, imported luong module, at module level) for every import in ``module``,
-    those inside functions and under ``if TYPE_CHECKING`` included."""
+    those inside functions and under ``if TYPE_CHECKING`` included. The package's own
+    ``if TYPE_CHECKING`` imports count as module level: they name its public names for type
+    checkers (``PUBLIC``, checked below), imported by name when first used."""
     tree = TREES[module]
     top = {id(node) for node in tree.body}
+    if module == "luong":
+        top |= {id(node) for node in type_checking_block(tree)}
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import | ast.ImportFrom):
@@ -208,3 +235,137 @@ def test_the_checks_catch_what_they_are_for() -> None:
     assert FLOOR["luong.run"] > FLOOR["luong.attention"]
     assert "_advance" in private_names(TREES["luong.decoder"])
     assert "_advance" not in private_names(TREES["luong.search"])
+
+
+# -- what `import luong` and the command line's grammar load: no torch ---------------------
+
+# The packages besides the standard library that the plain floors may import (TOML writing).
+PLAIN_DEPENDENCIES = {"tomli_w"}
+
+
+def loaded_by(roots: set[str]) -> set[str]:
+    """The luong modules that importing ``roots`` runs: their module-level imports of luong,
+    followed, each with the packages above it (``luong.cli.parsers`` runs ``luong/cli/
+    __init__.py`` and ``luong/__init__.py`` first); ``if TYPE_CHECKING`` blocks do not run."""
+    seen: set[str] = set()
+    todo = list(roots)
+    while todo:
+        module = todo.pop()
+        if module in seen:
+            continue
+        seen.add(module)
+        parts = module.split(".")
+        todo += [".".join(parts[:n]) for n in range(1, len(parts))]
+        for node in TREES[module].body:
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                todo += imported(node)
+    return seen
+
+
+def outside_imports(module: str) -> set[str]:
+    """The top-level packages other than luong that ``module`` imports when it is imported."""
+    names = set()
+    for node in TREES[module].body:
+        if isinstance(node, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names.add(node.module.split(".")[0])
+    return names - {"luong", "__future__"}
+
+
+def test_import_luong_and_the_command_lines_grammar_load_only_plain_modules() -> None:
+    loaded = loaded_by({"luong", "luong.cli"})
+    assert {"luong.config", "luong.presets", "luong.cli.parsers"} <= loaded
+    heavy = {
+        module: sorted(outside_imports(module) - set(sys.stdlib_module_names) - PLAIN_DEPENDENCIES)
+        for module in sorted(loaded)
+    }
+    assert {module: names for module, names in heavy.items() if names} == {}
+    # No command's handler is among them: each is imported when its command runs.
+    assert loaded.isdisjoint(FLOORS[FLOOR["luong.cli.train"]][1])
+
+
+def test_the_plain_check_sees_torch() -> None:
+    assert "torch" in outside_imports("luong.attention")
+    assert "luong.attention" in loaded_by({"luong.model"})
+    assert "luong" in loaded_by({"luong.cli.train"})  # the packages above a module run first
+
+
+def assigned(module: str, name: str) -> object:
+    """The literal value a module assigns to ``name`` at its top level, read from its source."""
+    for node in TREES[module].body:
+        if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(ast.unparse(target) == name for target in targets):
+                return ast.literal_eval(node.value)
+    return None
+
+
+def test_the_packages_public_names_come_from_real_modules_below_it() -> None:
+    public = assigned("luong", "PUBLIC")
+    assert isinstance(public, dict) and public, "luong/__init__.py: no PUBLIC table"
+    wrong = [
+        f"{module}.{name}"
+        for module, names in public.items()
+        for name in names
+        if module not in MODULES
+        or name not in (assigned(module, "__all__") or ())
+        or FLOOR[module] >= FLOOR["luong"]
+    ]
+    assert wrong == []
+    names = sorted(name for names in public.values() for name in names)
+    assert sorted(assigned("luong", "__all__")) == sorted([*names, "__version__"])  # type: ignore[arg-type]
+    # The names type checkers see are the same names from the same modules.
+    checked = {
+        (node.module, alias.asname or alias.name)
+        for node in type_checking_block(TREES["luong"])
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    assert checked == {(module, name) for module, names in public.items() for name in names}
+
+
+def test_only_the_two_tables_import_by_name() -> None:
+    # luong.PUBLIC (importlib.import_module) and luong.cli.COMMANDS (pkgutil.resolve_name);
+    # nothing else imports a module by name, so every other import is an import statement
+    # that the checks above read.
+    by_name = ("import_module", "resolve_name", "__import__", "spec_from_file_location")
+    found = sorted(
+        (module, ast.unparse(node.func))
+        for module, tree in TREES.items()
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and ast.unparse(node.func).endswith(by_name)
+    )
+    assert found == [
+        ("luong", "importlib.import_module"),
+        ("luong.cli", "pkgutil.resolve_name"),
+    ]
+
+
+def test_each_command_runs_a_function_of_the_commands_floor() -> None:
+    commands = FLOORS[FLOOR["luong.cli.train"]][1]
+    wrong = []
+    for name, command in COMMANDS.items():
+        module, _, function = command.handler.partition(":")
+        body = TREES[module].body if module in TREES else []
+        defined = {node.name for node in body if isinstance(node, ast.FunctionDef)}
+        if module not in commands or function not in defined:
+            wrong.append(f"{name}: {command.handler}")
+        if getattr(grammar, command.grammar.__name__, None) is not command.grammar:
+            wrong.append(f"{name}: {command.grammar} is not luong.cli.parsers'")
+        if command.extra and command.extra not in EXTRAS:
+            wrong.append(f"{name}: extra {command.extra!r}")
+    assert wrong == []
+    # Every command of the parser has its entry, and the other way round.
+    subparsers = [a for a in build_parser()._actions if a.choices and a.dest == "command"]
+    assert list(subparsers[0].choices) == list(COMMANDS)
+    # Every module of the commands' floor runs some command.
+    assert {c.handler.partition(":")[0] for c in COMMANDS.values()} == commands
+
+
+def test_the_extras_are_the_packages_extras() -> None:
+    pyproject = tomllib.loads((SRC.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    extras = pyproject["project"]["optional-dependencies"]
+    for extra, modules in EXTRAS.items():
+        names = {re.match(r"[A-Za-z0-9_.-]+", r)[0].lower() for r in extras[extra]}  # type: ignore[index]
+        assert set(modules) <= names, extra

@@ -1,5 +1,6 @@
-"""Tests of ``luong.files``: files written all or nothing, bounded reads, the one rule for lines,
-JSON and safetensors round trips, the folder lock and ``folder_list``.
+"""Tests of ``luong.files`` and ``luong.tensor_files``: files written all or nothing, bounded
+reads, the one rule for lines, JSON and safetensors round trips, the folder lock and
+``folder_list``.
 
 Oracles: a write that fails (an exception in the middle, a real file-size limit, an
 interrupt) leaves the previous file whole and no temporary file behind; a round trip gives
@@ -37,15 +38,13 @@ from luong.files import (
     locked,
     read_bounded,
     read_json,
-    read_tensor_shapes,
-    read_tensors,
     read_text_lines,
     text_lines,
     write_folder,
     write_json,
-    write_tensors,
     write_text,
 )
+from luong.tensor_files import read_tensor_shapes, read_tensors, write_tensors
 
 
 @contextmanager

@@ -17,6 +17,7 @@ from safetensors import safe_open
 
 from luong import Seq2SeqConfig, TrainConfig
 from luong.averaging import average_models
+from luong.config import INT8_PARTS
 from luong.ensemble import Ensemble
 from luong.int8 import (
     Int8Cells,
@@ -26,7 +27,7 @@ from luong.int8 import (
     quantize_weight,
     reference_linear,
 )
-from luong.model import INT8_PARTS, Seq2Seq
+from luong.model import Seq2Seq
 from luong.quantize import quantize, quantize_folder
 from luong.run import train
 from luong.search import decode, hypothesis_text

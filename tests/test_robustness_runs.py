@@ -535,9 +535,11 @@ LUONG_SCRIPT = Path(sys.executable).parent / "luong"  # the console script, wher
 )
 def test_sigterm_while_the_command_starts_gives_the_message_and_143(command: list[str]) -> None:
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    # -X importtime: a line on stderr as each module's import ends; torch's come while luong
-    # imports it, seconds before luong.cli (and its main) is imported.
-    script = [sys.executable, "-X", "importtime", *command, "--version"]
+    # -X importtime: a line on stderr as each module's import ends; torch's come while
+    # luong.cli.main imports the command's module (luong.cli.translate), for seconds, after
+    # it installed its SIGTERM handler (the folder does not exist: the command, had it
+    # started, would end at once with an error).
+    script = [sys.executable, "-X", "importtime", *command, "translate", "no-such-model"]
     with subprocess.Popen(script, stderr=subprocess.PIPE, text=True, env=env) as process:
         try:
             assert process.stderr is not None
@@ -551,7 +553,7 @@ def test_sigterm_while_the_command_starts_gives_the_message_and_143(command: lis
             process.kill()
     said = [line for line in err.splitlines() if not line.startswith("import time:")]
     assert (status, said) == (128 + signal.SIGTERM, ["luong: terminated (SIGTERM)"])
-    assert not any(line.endswith(" luong.cli") for line in err.splitlines())  # still starting
+    assert not any(line.endswith(" luong.cli.translate") for line in err.splitlines())
 
 
 def test_import_luong_in_another_program_leaves_sigterm_alone() -> None:

@@ -6,64 +6,66 @@ model.translate(["3 May 1979", "Tuesday, March 6, 1979"])  # ['1979-05-03', '197
 model.translate_nbest(["3 May 1979"], luong.SearchOptions(beam=5, nbest=3))  # [[3 best]]
 
 The package's top floor: it gathers the public names of the modules below it
-(``docs/architecture.md``); no module of the package imports it.
+(``docs/architecture.md``); no module of the package imports it. Each name is imported from
+its module when first used (``PUBLIC``, PEP 562's module ``__getattr__``), so ``import
+luong`` imports no torch: ``luong --help`` (``luong.cli``, a module of this package) answers
+at once, and a program pays for torch when it first touches a name that needs it.
 """
 
-# ruff: noqa: E402  (the luong command's first SIGTERM handler goes in before the imports)
+from __future__ import annotations
 
-import os
-import signal
+import importlib
 import sys
+import types
+from typing import TYPE_CHECKING, Any
 
-
-def _is_the_command() -> bool:
-    """Whether this process is the ``luong`` command: its console script, or
-    ``python -m luong`` (``torchrun -m luong`` too), whose package is imported while
-    ``sys.argv[0]`` is still ``"-m"``."""
-    if os.path.basename(sys.argv[0]) in ("luong", "luong.exe", "luong-script.py"):
-        return True
-    if sys.argv[:1] != ["-m"]:
-        return False
-    for i, arg in enumerate(sys.orig_argv):  # the interpreter's options, then -m MODULE
-        if arg.startswith("-m"):
-            return arg == "-mluong" or sys.orig_argv[i : i + 2] == ["-m", "luong"]
-    return False
-
-
-def _terminated_while_starting(signum: int, frame: object) -> None:
-    # Nothing is written yet: end at once, as the command would (``luong.cli.main``).
-    os.write(2, b"luong: terminated (SIGTERM)\n")
-    os._exit(128 + signum)
-
-
-# The command spends its first seconds importing torch (below), before ``luong.cli.main``
-# installs its handler: a SIGTERM then gets the command's answer, not a silent death by the
-# signal. ``import luong`` in another program installs nothing.
-if _is_the_command() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
-    signal.signal(signal.SIGTERM, _terminated_while_starting)
-
-from collections.abc import Sequence
-from pathlib import Path
-
-from luong.attention import (
-    BahdanauAttention,
-    LocalAttention,
-    LuongAttention,
-    length_mask,
-    masked_softmax,
-)
-from luong.config import Seq2SeqConfig, TrainConfig
-from luong.decoder import DecoderState, Memory
-from luong.ensemble import Ensemble
-from luong.evaluation import evaluate
-from luong.model import Seq2Seq
-from luong.run import RunConfig, TrainResult, configure, run, train
-from luong.search import Hypothesis, beam_search, decode, greedy_search
-from luong.search_options import SearchOptions
-from luong.trainer import Trainer
-from luong.translator import Translator, translate
 from luong.version import __version__
-from luong.vocab import Vocab
+
+if TYPE_CHECKING:  # the names of PUBLIC, for type checkers (tests/test_architecture.py)
+    from luong.attention import (
+        BahdanauAttention,
+        LocalAttention,
+        LuongAttention,
+        length_mask,
+        masked_softmax,
+    )
+    from luong.config import RunConfig, Seq2SeqConfig, TrainConfig
+    from luong.decoder import DecoderState, Memory
+    from luong.ensemble import Ensemble
+    from luong.evaluation import evaluate
+    from luong.model import Seq2Seq
+    from luong.run import TrainResult, configure, run, train
+    from luong.search import Hypothesis, beam_search, decode, greedy_search
+    from luong.search_options import SearchOptions
+    from luong.trainer import Trainer
+    from luong.translator import Translator, load, translate
+    from luong.vocab import Vocab
+
+PUBLIC: dict[str, tuple[str, ...]] = {
+    "luong.attention": (
+        "BahdanauAttention",
+        "LocalAttention",
+        "LuongAttention",
+        "length_mask",
+        "masked_softmax",
+    ),
+    "luong.config": ("RunConfig", "Seq2SeqConfig", "TrainConfig"),
+    "luong.decoder": ("DecoderState", "Memory"),
+    "luong.ensemble": ("Ensemble",),
+    "luong.evaluation": ("evaluate",),
+    "luong.model": ("Seq2Seq",),
+    "luong.run": ("TrainResult", "configure", "run", "train"),
+    "luong.search": ("Hypothesis", "beam_search", "decode", "greedy_search"),
+    "luong.search_options": ("SearchOptions",),
+    "luong.trainer": ("Trainer",),
+    "luong.translator": ("Translator", "load", "translate"),
+    "luong.vocab": ("Vocab",),
+}
+"""The package's public names, by the module each comes from (``luong.NAME`` is
+``luong.module.NAME``, imported on first use)."""
+
+MODULE_OF = {name: module for module, names in PUBLIC.items() for name in names}
+"""``PUBLIC`` the other way round: the module of each public name."""
 
 __all__ = [
     "BahdanauAttention",
@@ -97,7 +99,29 @@ __all__ = [
 ]
 
 
-def load(directory: str | Path | Sequence[str | Path], device: str = "cpu") -> Translator:
-    """Load a saved model folder for translation, or a list of folders as an ensemble
-    (``Translator.from_pretrained``): ``luong.load(["runs/a", "runs/b"]).translate(...)``."""
-    return Translator.from_pretrained(directory, device=device)
+def __getattr__(name: str) -> Any:
+    """``luong.NAME``: the name imported from its module (``PUBLIC``) the first time; Python
+    calls this only for a name not yet in the package, and the value is kept there."""
+    if name not in MODULE_OF:
+        raise AttributeError(f"module 'luong' has no attribute {name!r}")
+    value = getattr(importlib.import_module(MODULE_OF[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *MODULE_OF})
+
+
+class _Package(types.ModuleType):
+    """The package, whose public names win over its submodules of the same name: importing
+    the module ``luong.run`` (as ``luong train`` does) binds it on the package, where
+    ``luong.run`` is the function ``run`` (``PUBLIC``), whichever is imported first."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name in MODULE_OF and isinstance(value, types.ModuleType):
+            return  # the submodule stays sys.modules["luong.run"]
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

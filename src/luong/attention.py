@@ -44,6 +44,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from luong.config import GLOBAL_SCORES, LOCAL_MODES, LOCAL_SCORES, SAME_WIDTH_SCORES, SCORES
 from luong.int8 import Int8Linear
 
 __all__ = [
@@ -61,15 +62,12 @@ __all__ = [
 ]
 
 # The Literal aliases are read by the type checker only (no mutation can change behaviour).
+# The names as tuples (SCORES, GLOBAL_SCORES, ...) are plain data in luong.config, where the
+# configs check them and the command line reads them without importing torch.
 Score = Literal["dot", "general", "concat"]  # pragma: no mutate
-SCORES: tuple[str, ...] = ("dot", "general", "concat")  # the content scores of eq. 8
 GlobalScore = Literal["dot", "general", "concat", "location", "scaled_dot"]  # pragma: no mutate
-GLOBAL_SCORES: tuple[str, ...] = (*SCORES, "location", "scaled_dot")  # LuongAttention's
 LocalScore = Literal["dot", "general", "concat", "scaled_dot"]  # pragma: no mutate
-LOCAL_SCORES: tuple[str, ...] = (*SCORES, "scaled_dot")  # scores inside a local window
 LocalMode = Literal["monotonic", "predictive"]  # pragma: no mutate
-LOCAL_MODES: tuple[str, ...] = ("monotonic", "predictive")
-SAME_WIDTH_SCORES: tuple[str, ...] = ("dot", "scaled_dot")  # scores that need K == d
 
 
 def make_generator(rng: int | torch.Generator | None) -> torch.Generator | None:

@@ -23,9 +23,10 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from luong.files import read_json, read_tensors, save_tensors, write_folder, write_text
+from luong.files import read_json, write_folder, write_text
 from luong.model import SRC_VOCAB, TGT_VOCAB, WEIGHTS, Seq2Seq, load_checked
 from luong.subword import load_vocab
+from luong.tensor_files import read_tensors, save_tensors
 from luong.vocab import Vocab
 
 __all__ = ["BEST", "find_latest", "list_checkpoints", "read_checkpoint", "write_checkpoint"]

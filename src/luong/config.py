@@ -2,7 +2,13 @@
 
 Both are plain data: checked once on construction (each error names the field, the valid
 choices and the value), saved as JSON beside the weights and in every run folder, rebuilt
-from it on load. Tasks give their defaults as these dataclasses (``luong.tasks``).
+from it on load. Tasks give their defaults as these dataclasses (``luong.presets``).
+
+Each field has its help text in its metadata (``setting``), the one source of ``luong train
+--help``'s texts (``luong.cli.common.add_config_flags``). This module is plain data and
+imports no torch: the command line builds its flags from it, and from the names of the
+choices here (the attention's scores, the cells, ...) and the faces' settings (translate's
+output formats, the figures' bounds, the server's limits), before any command needs torch.
 """
 
 from __future__ import annotations
@@ -12,15 +18,14 @@ import math
 import os
 import tomllib
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import tomli_w
 
-from luong.attention import GLOBAL_SCORES, LOCAL_MODES, LOCAL_SCORES, SAME_WIDTH_SCORES
 from luong.files import MAX_LINE_BYTES, MAX_TEXT_BYTES, read_bounded
-from luong.search_options import OptionError, SearchOptions
+from luong.search_options import OptionError, SearchOptions, option
 from luong.vocab import Vocab
 
 __all__ = [
@@ -28,23 +33,41 @@ __all__ = [
     "BRIDGES",
     "CELLS",
     "DEVICES",
+    "FORMATS",
+    "GLOBAL_SCORES",
+    "INT8_PARTS",
     "LOCALS",
+    "LOCAL_MODES",
+    "LOCAL_SCORES",
+    "MAX_DPI",
     "MAX_LAYERS",
     "MAX_PARAMETERS",
+    "MAX_POSITIONS",
     "MAX_SRC_LEN",
     "MAX_WIDTH",
     "PRECISIONS",
+    "SAME_WIDTH_SCORES",
     "SCHEDULES",
+    "SCORES",
     "SELECTS",
     "SUBWORD_KINDS",
     "RunConfig",
+    "ServeLimits",
     "Seq2SeqConfig",
     "TrainConfig",
     "VocabConfig",
     "config_from_dict",
     "read_toml_tables",
     "run_toml",
+    "setting",
 ]
+
+# The attention's scores (luong.attention implements them; Luong et al. 2015, eq. 8).
+SCORES: tuple[str, ...] = ("dot", "general", "concat")  # the content scores of eq. 8
+GLOBAL_SCORES: tuple[str, ...] = (*SCORES, "location", "scaled_dot")  # LuongAttention's
+LOCAL_SCORES: tuple[str, ...] = (*SCORES, "scaled_dot")  # scores inside a local window
+LOCAL_MODES: tuple[str, ...] = ("monotonic", "predictive")
+SAME_WIDTH_SCORES: tuple[str, ...] = ("dot", "scaled_dot")  # scores that need K == d
 
 ATTENTIONS: tuple[str, ...] = (*GLOBAL_SCORES, "bahdanau")
 LOCALS: tuple[str, ...] = ("none", *LOCAL_MODES)
@@ -55,6 +78,9 @@ PRECISIONS: tuple[str, ...] = ("fp32", "bf16")
 SELECTS: tuple[str, ...] = ("auto", "exact", "bleu", "chrf", "loss")
 SUBWORD_KINDS: tuple[str, ...] = ("none", "unigram", "bpe")
 DEVICES: tuple[str, ...] = ("auto", "cpu", "cuda")  # "auto": CUDA when present
+# What an int8 model (luong quantize, Seq2Seq.to_int8) can hold in int8: the output layer W_o
+# (eq. 6), the decoder's cells (every layer's input and recurrent matrices) and W_c (eq. 5).
+INT8_PARTS: tuple[str, ...] = ("output", "cells", "attention")
 
 # Bounds on the architecture, generous ones: sizes no real model needs, which could not be
 # allocated (--emb-dim 100000000000 ended in a torch allocator traceback) or would build for
@@ -71,6 +97,54 @@ MAX_PARAMETERS = 4_000_000_000
 """The most parameters a model may have: 16 GB of float32 weights, 64 GB to train with Adam
 (weights, gradients and two moments), about what one large accelerator holds."""
 
+# The faces' settings: plain data here, so that the command line shows them without importing
+# the modules that use them (which import torch).
+FORMATS: tuple[str, ...] = ("text", "jsonl")
+"""What ``luong translate`` (``luong.translator.output_lines``) writes: the outputs (n-best
+tab-separated), or a JSON object a line."""
+
+MAX_DPI = 1200
+"""The highest resolution a figure takes, in pixels per inch (``luong.plot``)."""
+
+MAX_POSITIONS = 1000
+"""The most source positions a chart of ``luong.plot.plot_scores`` draws (padding included)."""
+
+
+@dataclass(frozen=True)
+class ServeLimits:
+    """What one request to ``luong serve`` may ask for (``luong.server``)."""
+
+    max_sources: int = 64  # sources per request (413 above)
+    max_source_len: int = 200  # symbols per source, at most the model's own (413 above)
+    max_beam: int = 16  # beam size (422 above)
+    max_nbest: int = 16  # outputs per source (422 above)
+    max_prefix_len: int = 200  # characters of a prefix (422 above)
+    max_output_len: int = 512  # max_len and min_len of a request, in tokens (422 above)
+    max_body_bytes: int = 1_000_000  # the request body (413 above)
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{f.name}: expected an int >= 1, got {value!r}")
+
+
+def setting(
+    default: Any, help: str, *, choices: tuple[str, ...] | None = None, metavar: str | None = None
+) -> Any:
+    """A config field with its help text: ``name: int = setting(3, "what it does (0: ...)")``.
+
+    The text is what ``luong train --help`` shows for the field's flag (with the default of
+    the task or preset); ``choices`` are the flag's valid values. The config checks its
+    fields itself (``__post_init__``), so no bounds are given here.
+
+    Raises:
+        ValueError: ``help`` is not a text of one line.
+    """
+    if not isinstance(help, str) or not help.strip() or "\n" in help:
+        raise ValueError(f"help: expected a text of one line, got {help!r:.60}")
+    return field(default=default, metadata=option(help, choices=choices, metavar=metavar))
+
 
 @dataclass(frozen=True)
 class Seq2SeqConfig:
@@ -79,31 +153,55 @@ class Seq2SeqConfig:
     # The sizes are bounded (generously: widths up to MAX_WIDTH = 16,384, layers up to
     # MAX_LAYERS = 64, lengths up to MAX_SRC_LEN = 1,048,576, at most MAX_PARAMETERS = 4
     # billion parameters in all), so that a size no machine can allocate is refused at once.
-    cell: str = "gru"  # recurrent cell of encoder and decoder: "lstm" or "gru"
-    emb_dim: int = 64  # E: width of the source and target embeddings, 1 to 16,384
-    enc_hidden: int = 64  # encoder hidden size per direction, 1 to 16,384
-    enc_layers: int = 2  # encoder layers, 1 to 64
-    bidirectional: bool = True  # bidirectional encoder: keys are K = 2 * enc_hidden wide
-    dec_hidden: int = 128  # d: decoder hidden size, the attention's query width, 1 to 16,384
-    dec_layers: int = 1  # decoder layers, 1 to 64
-    # The score (Luong eq. 8): "dot", "general", "concat", "location", "scaled_dot"
-    # (dot / sqrt(d)), or "bahdanau" (additive, attends before the step).
-    attention: str = "dot"
-    # Luong section 3.2: "none" (global attention), "monotonic" (local-m, p_t = t) or
-    # "predictive" (local-p, eq. 9-10); local takes dot, general, concat or scaled_dot.
-    local: str = "none"
-    # D: local attention reads the source window [p_t - D, p_t + D]; 1 to 1,048,576.
-    window: int = 10
-    # The longest source the model takes, in symbols (its EOS not counted), 1 to 1,048,576
-    # (no line luong reads holds more bytes): longer training sources stop the run, luong
-    # translate rejects (or --truncate cuts) longer lines, and the location score's W_a has a
-    # row per position (max_src_len + 1, the EOS included).
-    max_src_len: int = 64
-    input_feed: bool = True  # feed h~_{t-1} into step t (Luong section 3.3)
-    bridge: str = "bridge"  # initial decoder state: "bridge" (linear + tanh), "last", "zero"
-    dropout: float = 0.0  # on embeddings, between layers and before the output layer
-    # One embedding matrix for the source and the target (a joint vocabulary only).
-    tie_embeddings: bool = False
+    cell: str = setting("gru", "the recurrent cell of the encoder and the decoder", choices=CELLS)
+    emb_dim: int = setting(64, "E: the width of the source and target embeddings, 1 to 16,384")
+    enc_hidden: int = setting(64, "the encoder's hidden size per direction, 1 to 16,384")
+    enc_layers: int = setting(2, "the encoder's layers, 1 to 64")
+    bidirectional: bool = setting(
+        True, "a bidirectional encoder (its keys are then K = 2 x enc-hidden wide)"
+    )
+    dec_hidden: int = setting(
+        128, "d: the decoder's hidden size, the attention's query width, 1 to 16,384"
+    )
+    dec_layers: int = setting(1, "the decoder's layers, 1 to 64")
+    attention: str = setting(
+        "dot",
+        "the score (Luong eq. 8; scaled_dot: dot / sqrt(d); bahdanau: additive, attending "
+        "before the step)",
+        choices=ATTENTIONS,
+    )
+    local: str = setting(
+        "none",
+        "none: global attention; monotonic (local-m, p_t = t) or predictive (local-p, eq. 9-10): "
+        "local attention (Luong section 3.2), with dot, general, concat or scaled_dot",
+        choices=LOCALS,
+    )
+    window: int = setting(
+        10, "D: local attention reads the source positions p_t - D to p_t + D, 1 to 1,048,576"
+    )
+    # No line luong reads holds more than 1,048,576 bytes; the location score's W_a has a row
+    # per position (max_src_len + 1, the EOS included).
+    max_src_len: int = setting(
+        64,
+        "the longest source, in symbols (its EOS not counted), 1 to 1,048,576: longer "
+        "training sources stop the run, luong translate refuses (or --truncate cuts) longer lines",
+    )
+    input_feed: bool = setting(
+        True, "feed the attentional state h~_{t-1} into step t (Luong section 3.3)"
+    )
+    bridge: str = setting(
+        "bridge",
+        "the decoder's initial state: bridge (linear + tanh of the encoder's last state), last "
+        "(that state itself: K = d) or zero",
+        choices=BRIDGES,
+    )
+    dropout: float = setting(
+        0.0,
+        "dropout on the embeddings, between layers and before the output layer, 0 to < 1 (0: none)",
+    )
+    tie_embeddings: bool = setting(
+        False, "one embedding matrix for the source and the target (a joint vocabulary only)"
+    )
 
     def __post_init__(self) -> None:
         _choice("cell", self.cell, CELLS)
@@ -276,40 +374,76 @@ def _choice(name: str, value: object, choices: Sequence[str]) -> None:
 class TrainConfig:
     """How to train. The defaults train the dates model of ``make demo``."""
 
-    epochs: int = 3  # passes over the training data (the most; early stopping may end sooner)
-    batch_size: int = 128  # pairs per batch
-    # Batches of at most this many tokens instead, padding counted: rows x (longest source +
-    # longest target, EOS and BOS included); 0 for batches of batch_size pairs.
-    batch_tokens: int = 0
-    accumulate: int = 1  # batches whose gradients add up to one optimizer step
-    lr: float = 3e-3  # Adam's peak learning rate
-    schedule: str = "linear"  # "constant", "linear" or "cosine" decay to 0 after warm-up
-    warmup_steps: int = 100  # linear warm-up from 0 to lr
-    clip_norm: float = 1.0  # gradient norm clipping (0 turns it off)
-    label_smoothing: float = 0.0  # cross-entropy label smoothing
-    eval_every: int = 100  # steps between dev evaluations (and at the end of each epoch)
-    log_every: int = 10  # steps between the training records of log.jsonl
-    patience: int = 0  # stop after this many evaluations without a better dev score; 0: never
-    # The dev figure that picks the best weights and drives early stopping: "exact" (exact
-    # match), "bleu", "chrf", "loss" (teacher-forced cross-entropy, lower is better), or
-    # "auto": BLEU for a subword target vocabulary (translation), exact match otherwise.
-    select: str = "auto"
-    seed: int = 0  # model initialisation, dropout and data order
-    # Longest output at evaluation (dev and test), at most 10,000; 0: twice the source plus 10.
-    max_decode_len: int = 0
-    eval_batch_size: int = 1000  # sentences per batch at evaluation
-    test_beam: int = 1  # the test split's decoding: greedy (1) or beam search of this size
-    test_alpha: float = 0.0  # the test split's length penalty (with test_beam > 1), 0 to 5
-    # Subword regularisation while training (a subword vocabulary only): unigram samples a
-    # segmentation with this smoothing alpha, BPE drops merges with this probability; 0: off.
-    subword_sampling: float = 0.0
-    checkpoint_every: int = 0  # steps between checkpoints (one at every epoch's end anyway)
-    keep_checkpoints: int = 2  # checkpoints to keep in the run folder (at least 1 is kept)
-    max_bad_steps: int = 5  # stop after this many non-finite steps in a row
-    device: str = "auto"  # "auto" (CUDA when present), "cpu" or "cuda"
-    precision: str = "fp32"  # "fp32", or "bf16" autocast (for GPUs; slow on most CPUs)
-    progress: bool = True  # a tqdm progress bar on stderr (when stderr is a terminal)
-    tensorboard: bool = False  # TensorBoard event files in RUN/tensorboard (luong[tensorboard])
+    epochs: int = setting(
+        3, "passes over the training data, the most (early stopping may end sooner)"
+    )
+    batch_size: int = setting(128, "pairs per batch (unless batch-tokens)")
+    batch_tokens: int = setting(
+        0,
+        "batches of at most this many tokens instead, padding counted: rows x (longest source "
+        "+ longest target, EOS and BOS included) (0: batches of batch-size pairs)",
+    )
+    accumulate: int = setting(
+        1, "batches whose gradients add up to one optimizer step (1: a step per batch)"
+    )
+    lr: float = setting(3e-3, "Adam's peak learning rate, > 0")
+    schedule: str = setting(
+        "linear",
+        "the learning rate after the warm-up: constant, or a linear or cosine decay to 0",
+        choices=SCHEDULES,
+    )
+    warmup_steps: int = setting(100, "steps of linear warm-up from 0 to lr (0: none)")
+    clip_norm: float = setting(1.0, "clip the gradients' norm to this (0: no clipping)")
+    label_smoothing: float = setting(0.0, "the cross-entropy's label smoothing, 0 to < 1 (0: none)")
+    eval_every: int = setting(
+        100, "steps between dev evaluations (there is one at each epoch's end too)"
+    )
+    log_every: int = setting(10, "steps between the training records of log.jsonl")
+    patience: int = setting(
+        0, "stop after this many dev evaluations without a better score (0: never stop early)"
+    )
+    # Loss: lower is better; the others: higher.
+    select: str = setting(
+        "auto",
+        "the dev figure that picks the best weights and drives early stopping: exact (exact "
+        "match), bleu, chrf, loss (teacher-forced cross-entropy), or auto (bleu for a subword "
+        "target vocabulary, exact otherwise)",
+        choices=SELECTS,
+    )
+    seed: int = setting(0, "the seed of the model's initialisation, dropout and data order")
+    max_decode_len: int = setting(
+        0,
+        "the longest output when dev and test are decoded, at most 10,000 (0: twice the "
+        "source's length plus 10)",
+    )
+    eval_batch_size: int = setting(1000, "sentences per batch when dev and test are decoded")
+    test_beam: int = setting(1, "the test split's decoding: greedy (1) or beam search of this size")
+    test_alpha: float = setting(
+        0.0, "the test split's length penalty with test-beam > 1, 0 to 5 (0: none)"
+    )
+    subword_sampling: float = setting(
+        0.0,
+        "subword regularisation while training (a subword vocabulary only): unigram samples "
+        "segmentations with this smoothing alpha, BPE drops merges with this probability "
+        "(0: off)",
+    )
+    checkpoint_every: int = setting(
+        0, "steps between checkpoints (0: only the one at each epoch's end)"
+    )
+    keep_checkpoints: int = setting(
+        2, "checkpoints kept in the run folder, the newest (0 or 1: the latest only)"
+    )
+    max_bad_steps: int = setting(5, "stop after this many non-finite steps in a row")
+    device: str = setting(
+        "auto", "where to train: auto (CUDA when present), cpu or cuda", choices=DEVICES
+    )
+    precision: str = setting(
+        "fp32", "fp32, or bf16 autocast (for GPUs; slow on most CPUs)", choices=PRECISIONS
+    )
+    progress: bool = setting(True, "a progress bar on stderr (when stderr is a terminal)")
+    tensorboard: bool = setting(
+        False, "TensorBoard event files in RUN/tensorboard (needs luong[tensorboard])"
+    )
 
     def __post_init__(self) -> None:
         positive = ("epochs", "batch_size", "eval_every", "log_every", "eval_batch_size")
@@ -383,12 +517,23 @@ SEARCH_FIELDS = {"beam": "test_beam", "alpha": "test_alpha", "max_len": "max_dec
 class VocabConfig:
     """How the vocabularies are built from the training split."""
 
-    # "none": the data's own symbols (characters or whitespace-separated tokens); "unigram"
-    # or "bpe": a sentencepiece model learned from the training text (luong.subword).
-    subword: str = "none"
-    vocab_size: int = 0  # the most symbols (specials included); 0: all (none), 8000 (subword)
-    min_count: int = 1  # keep symbols seen at least this often (subword "none" only)
-    joint_vocab: bool = False  # one vocabulary for source and target, learned from both
+    subword: str = setting(
+        "none",
+        "none: the data's own symbols (characters or whitespace-separated tokens); unigram or "
+        "bpe: a sentencepiece model learned from the training text (luong.subword)",
+        choices=SUBWORD_KINDS,
+    )
+    vocab_size: int = setting(
+        0,
+        "the most symbols, the specials included (0: every symbol with subword none, 8000 "
+        "pieces with a subword model)",
+    )
+    min_count: int = setting(
+        1, "keep the symbols seen at least this often (1: all; subword none only)"
+    )
+    joint_vocab: bool = setting(
+        False, "one vocabulary for the source and the target, learned from both"
+    )
 
     def __post_init__(self) -> None:
         _choice("subword", self.subword, SUBWORD_KINDS)

@@ -37,26 +37,19 @@ from torch import Tensor, nn
 
 from luong.attention import BahdanauAttention, LocalAttention, LuongAttention
 from luong.batching import check_batch, source_mask
-from luong.config import Seq2SeqConfig
+from luong.config import INT8_PARTS, Seq2SeqConfig
 from luong.decoder import Decoder, DecoderState, Memory
 from luong.encoder import Bridge, Encoder
-from luong.files import (
-    MAX_JSON_BYTES,
-    read_bounded,
-    read_tensor_shapes,
-    read_tensors,
-    write_tensors,
-    write_text,
-)
+from luong.files import MAX_JSON_BYTES, read_bounded, write_text
 from luong.int8 import Int8Cells, Int8Linear
 from luong.subword import load_vocab
+from luong.tensor_files import read_tensor_shapes, read_tensors, write_tensors
 from luong.version import __version__
 from luong.vocab import Vocab
 
 __all__ = [
     "CONFIG",
     "INT8",
-    "INT8_PARTS",
     "QUANTIZED",
     "SRC_VOCAB",
     "TGT_VOCAB",
@@ -80,9 +73,6 @@ VOCAB_SHA256 = "vocab_sha256"
 # config.json's keys of an int8 model: QUANTIZED: "int8", and INT8: the parts in int8.
 QUANTIZED = "quantized"
 INT8 = "int8_parts"
-# What Seq2Seq.to_int8 can hold in int8: the output layer W_o (eq. 6), the decoder's cells
-# (every layer's input and recurrent matrices) and the attentional layer W_c (eq. 5).
-INT8_PARTS = ("output", "cells", "attention")
 
 
 class Seq2Seq(nn.Module):
@@ -427,9 +417,10 @@ def check_sizes(
     source: Path,
 ) -> None:
     """Check the sizes a model of ``config`` would have against the tensor shapes of a weights
-    file (``luong.files.read_tensor_shapes``), without building it: the embeddings (vocabulary
-    sizes, ``emb_dim``), the recurrent cells (``enc_hidden``, ``dec_hidden``, ``cell``), the
-    number of layers, the output layer and the location score's rows (``max_src_len``). Every
+    file (``luong.tensor_files.read_tensor_shapes``), without building it: the embeddings
+    (vocabulary sizes, ``emb_dim``), the recurrent cells (``enc_hidden``, ``dec_hidden``,
+    ``cell``), the number of layers, the output layer and the location score's rows
+    (``max_src_len``). Every
     other tensor's size follows from these, so once they match the model is no larger than
     the file; ``load_checked`` then checks every tensor.
 

@@ -24,6 +24,7 @@ from torch import Tensor
 
 from luong.attention import SCORES, LuongAttention, length_mask
 from luong.batching import encode_sources
+from luong.config import MAX_DPI, MAX_POSITIONS
 from luong.model import Seq2Seq, evaluating
 from luong.search import (
     Hypothesis,
@@ -56,14 +57,8 @@ __all__ = [
 
 SHADE = "0.85"  # the grey behind padded positions
 
-MAX_DPI = 1200
-"""The highest resolution a figure takes, in pixels per inch."""
-
 MAX_PIXELS = 50_000_000
 """The most pixels a figure may have (width x height)."""
-
-MAX_POSITIONS = 1000
-"""The most source positions a chart of ``plot_scores`` draws (padding included)."""
 
 
 def _label(symbol: str) -> str:

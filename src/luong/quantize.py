@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from luong.config import INT8_PARTS
 from luong.files import write_folder
-from luong.model import INT8_PARTS, Seq2Seq, is_int8_folder
+from luong.model import Seq2Seq, is_int8_folder
 
 __all__ = ["quantize", "quantize_folder"]
 

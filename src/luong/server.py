@@ -47,6 +47,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, create_model
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from luong.config import ServeLimits
 from luong.request_batcher import Batcher
 from luong.search import Hypothesis, decode, source_symbols
 from luong.search_options import OptionError, SearchOptions, option_specs
@@ -69,25 +70,6 @@ EXPLORER_FILES: dict[str, str] = {
     "explorer.css": "text/css; charset=utf-8",
 }
 """The explorer's files besides ``index.html``, served under ``/static/``."""
-
-
-@dataclass(frozen=True)
-class ServeLimits:
-    """What one request may ask for."""
-
-    max_sources: int = 64  # sources per request (413 above)
-    max_source_len: int = 200  # symbols per source, at most the model's own (413 above)
-    max_beam: int = 16  # beam size (422 above)
-    max_nbest: int = 16  # outputs per source (422 above)
-    max_prefix_len: int = 200  # characters of a prefix (422 above)
-    max_output_len: int = 512  # max_len and min_len of a request, in tokens (422 above)
-    max_body_bytes: int = 1_000_000  # the request body (413 above)
-
-    def __post_init__(self) -> None:
-        for field in dataclasses.fields(self):
-            value = getattr(self, field.name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{field.name}: expected an int >= 1, got {value!r}")
 
 
 @dataclass(frozen=True)

@@ -33,10 +33,11 @@ from luong.checkpoint import BEST, find_latest, read_checkpoint, write_checkpoin
 from luong.config import TrainConfig
 from luong.distributed import World, shard
 from luong.evaluation import dev_loss, evaluate
-from luong.files import read_tensors, write_text
+from luong.files import write_text
 from luong.model import Seq2Seq
 from luong.search import default_max_len
 from luong.subword import SubwordVocab
+from luong.tensor_files import read_tensors
 from luong.vocab import Vocab
 
 __all__ = [

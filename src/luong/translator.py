@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from luong.config import Seq2SeqConfig
+from luong.config import FORMATS, Seq2SeqConfig
 from luong.ensemble import Decodable, Ensemble, members_of
 from luong.model import Seq2Seq
 from luong.search import Hypothesis, decode, decode_batches, hypothesis_symbols, hypothesis_text
@@ -30,13 +30,11 @@ __all__ = [
     "Translator",
     "fit_sources",
     "hypothesis_record",
+    "load",
     "output_lines",
     "translate",
     "translate_nbest",
 ]
-
-FORMATS: tuple[str, ...] = ("text", "jsonl")
-"""What ``output_lines`` writes: the outputs (n-best tab-separated), or a JSON object a line."""
 
 
 def translate(
@@ -331,3 +329,9 @@ class Translator:
         """``translate_nbest(self.model, texts, options)``: ``options.nbest`` outputs per
         input, best first."""
         return translate_nbest(self.model, texts, options, batch_size=batch_size)
+
+
+def load(directory: str | Path | Sequence[str | Path], device: str = "cpu") -> Translator:
+    """Load a saved model folder for translation, or a list of folders as an ensemble
+    (``Translator.from_pretrained``): ``luong.load(["runs/a", "runs/b"]).translate(...)``."""
+    return Translator.from_pretrained(directory, device=device)

@@ -36,6 +36,7 @@ import torch
 from luong.evaluation import dev_loss
 from luong.files import read_json, write_text
 from luong.model import Seq2Seq
+from luong.presets import PRESETS, SPLITS
 from luong.run import train
 from luong.tasks import OWN_DATA, TaskData, load_task, task_configs
 
@@ -88,8 +89,8 @@ VARIANTS: tuple[Variant, ...] = (
 )
 
 
-ZOO_TASKS = ("dates", "g2p", "translation")
-FILES = ("train", "dev", "test")  # translation's data: TSV files of the user's
+ZOO_TASKS = PRESETS  # the translation preset runs on your own files
+FILES = SPLITS  # translation's data: TSV files of the user's
 
 
 @dataclass(frozen=True)

@@ -16,58 +16,111 @@
     luong curves runs/a runs/b --out curves.png
     luong zoo --task dates --out docs/zoo [--seeds 3] [--steps 200] [--window 4]
     luong serve runs/dot runs/general [--host 127.0.0.1] [--port 8000] [--max-batch 64]
+    luong export runs/dates --out exported/dates   (ONNX graphs and a runtime without torch)
 
-One module per command (``luong.cli.train``, ...); what they share is ``luong.cli.common``.
-Every error is one line on stderr and a non-zero exit status, never a traceback.
+The dispatch: ``COMMANDS`` gives each command its grammar (a function of
+``luong.cli.parsers``, plain data) and its handler, named as ``"module:function"``. The
+parser of every command is built from the grammar alone, so ``luong --help`` and ``luong
+train --help`` import no torch; the handler's module (``luong.cli.train``, ...) is imported
+by name only when its command runs (``pkgutil.resolve_name``), after ``main`` has installed
+its SIGTERM handler. A command that needs an extra (``EXTRAS``) says so in one line when the
+extra is not installed. Every error is one line on stderr and a non-zero exit status, never a
+traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
+import pkgutil
 import signal
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
 
-from luong.cli import average, evaluate, plot, quantize, runs, serve, train, translate, zoo
+from luong.cli import parsers
 from luong.cli.common import UsageError, flag_message
 from luong.search_options import OptionError
 from luong.version import __version__
 
-__all__ = ["build_parser", "main"]
+__all__ = ["COMMANDS", "EXTRAS", "Command", "build_parser", "main", "missing_extra"]
+
+
+class Command(NamedTuple):
+    """A command: the function of ``luong.cli.parsers`` that adds its flags, the handler that
+    runs it (``"module:function"``: a module of the commands' floor, imported when the
+    command runs), and the extra it needs (a key of ``EXTRAS``; "" for none)."""
+
+    grammar: Callable[[Any], None]
+    handler: str
+    extra: str = ""
+
+
+COMMANDS: dict[str, Command] = {
+    "train": Command(parsers.add_train, "luong.cli.train:main"),
+    "eval": Command(parsers.add_eval, "luong.cli.evaluate:main"),
+    "translate": Command(parsers.add_translate, "luong.cli.translate:main"),
+    "plot": Command(parsers.add_plot, "luong.cli.plot:main_plot", "plot"),
+    "plot-scores": Command(parsers.add_plot_scores, "luong.cli.plot:main_scores", "plot"),
+    "runs": Command(parsers.add_runs, "luong.cli.runs:main_runs"),
+    "curves": Command(parsers.add_curves, "luong.cli.runs:main_curves", "plot"),
+    "zoo": Command(parsers.add_zoo, "luong.cli.zoo:main", "plot"),
+    "average": Command(parsers.add_average, "luong.cli.average:main"),
+    "quantize": Command(parsers.add_quantize, "luong.cli.quantize:main"),
+    "serve": Command(parsers.add_serve, "luong.cli.serve:main", "serve"),
+    "export": Command(parsers.add_export, "luong.cli.export:main", "export"),
+}
+"""Every command of ``luong``, in the order ``luong --help`` lists them."""
+
+EXTRAS: dict[str, tuple[str, ...]] = {
+    "serve": ("fastapi", "uvicorn"),
+    "plot": ("matplotlib",),
+    "export": ("onnx", "onnxruntime"),
+}
+"""The package's extras (``pip install 'luong[NAME]'``, pyproject.toml) that commands need,
+and the modules each brings."""
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The parser of every command; each sets ``handler``, the function that runs it."""
+    """The parser of every command, from the commands' grammar alone (no torch)."""
     parser = argparse.ArgumentParser(
         prog="luong", description="Attention-based RNN sequence-to-sequence models."
     )
     parser.add_argument("--version", action="version", version=f"luong {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    train.add_parser(commands)
-    evaluate.add_parser(commands)
-    translate.add_parser(commands)
-    plot.add_parsers(commands)
-    runs.add_parsers(commands)
-    zoo.add_parser(commands)
-    average.add_parser(commands)
-    quantize.add_parser(commands)
-    serve.add_parser(commands)
-    for command in commands.choices.values():  # a usage error shows its command's usage line
-        command.set_defaults(command_parser=command)
+    for command in COMMANDS.values():
+        command.grammar(commands)
+    for subparser in commands.choices.values():  # a usage error shows its command's usage line
+        subparser.set_defaults(command_parser=subparser)
     return parser
+
+
+def missing_extra(command: str) -> str | None:
+    """The message for ``command`` when a module of the extra it needs is not installed;
+    None when nothing is missing."""
+    extra = COMMANDS[command].extra
+    if extra and any(importlib.util.find_spec(module) is None for module in EXTRAS[extra]):
+        return f"luong {command} needs the {extra} extra: pip install 'luong[{extra}]'"
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``luong`` command; returns the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    # SIGTERM (kill, a scheduler) stops a command like Ctrl-C does, with a message.
+    # SIGTERM (kill, a scheduler) stops a command like Ctrl-C does, with a message; from here
+    # on, before the command's module (and torch) is imported, which takes seconds.
     main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _terminate) if main_thread else None
     try:
-        status = int(args.handler(args))
+        missing = missing_extra(args.command)
+        if missing is not None:
+            print(missing, file=sys.stderr)
+            return 1
+        handler = pkgutil.resolve_name(COMMANDS[args.command].handler)
+        status = int(handler(args))
         sys.stdout.flush()  # a reader that went away shows here, not at exit
         return status
     except BrokenPipeError:

@@ -3,48 +3,11 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
-from typing import Any
 
 from luong.averaging import CHECKPOINTS, average_checkpoints, run_checkpoints
 from luong.cli.common import UsageError
 
-__all__ = ["add_parser", "main"]
-
-
-def add_parser(commands: Any) -> None:
-    parser = commands.add_parser(
-        "average",
-        help="average the weights of a run's last checkpoints into a model folder",
-        description="Average checkpoints of one run into a model folder that luong eval, "
-        "luong translate and luong.load read. Give a run folder with --last N (its N newest "
-        "checkpoints; train with --keep-checkpoints N to keep them), or the checkpoint "
-        "folders themselves. Checkpoints of two runs are refused (separately trained weights "
-        "do not line up; an ensemble combines runs: luong translate RUN1 RUN2). --out must be "
-        "a new or empty folder, or with --force an earlier average; it is written all or "
-        "nothing.",
-    )
-    parser.add_argument(
-        "paths",
-        nargs="+",
-        type=Path,
-        metavar="PATH",
-        help="a run folder (with --last), or checkpoint folders of one run (or model folders "
-        "outside any run)",
-    )
-    parser.add_argument(
-        "--last", type=int, metavar="N", help="the run's N newest checkpoints (default: all)"
-    )
-    parser.add_argument(
-        "--out", type=Path, required=True, help="the model folder to write (new or empty)"
-    )
-    parser.add_argument(
-        "--force",
-        action="store_true",
-        help="replace --out if it holds an earlier average (in one step: a reader sees the "
-        "old average or the new one); any other folder is still refused",
-    )
-    parser.set_defaults(handler=main)
+__all__ = ["main"]
 
 
 def main(args: argparse.Namespace) -> int:

@@ -1,29 +1,18 @@
 """What the commands share: usage errors, flags made from config fields, the search flags
-made from ``SearchOptions``' fields, input lines, messages on stderr."""
+made from ``SearchOptions``' fields, input lines, messages on stderr.
+
+Plain: it imports no torch (nor tqdm), since the command line's grammar
+(``luong.cli.parsers``) is built from it before any command runs."""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
-import logging
 import sys
 import typing
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from tqdm.auto import tqdm
-
-from luong.config import (
-    ATTENTIONS,
-    BRIDGES,
-    CELLS,
-    DEVICES,
-    LOCALS,
-    PRECISIONS,
-    SCHEDULES,
-    SELECTS,
-    SUBWORD_KINDS,
-)
 from luong.files import read_text_lines, text_lines
 from luong.search_options import OptionError, SearchOptions, option_specs
 
@@ -34,7 +23,6 @@ __all__ = [
     "add_search_flags",
     "flag_message",
     "flush_stdout",
-    "log_to_stderr",
     "overrides",
     "read_lines",
     "say",
@@ -42,19 +30,6 @@ __all__ = [
     "stdin",
     "write_line",
 ]
-
-# The fields whose flags take one of a fixed set of values.
-CHOICES: dict[str, tuple[str, ...]] = {
-    "attention": ATTENTIONS,
-    "local": LOCALS,
-    "cell": CELLS,
-    "bridge": BRIDGES,
-    "schedule": SCHEDULES,
-    "device": DEVICES,
-    "precision": PRECISIONS,
-    "select": SELECTS,
-    "subword": SUBWORD_KINDS,
-}
 
 
 class UsageError(Exception):
@@ -66,51 +41,34 @@ def say(message: str) -> None:
     print(f"luong: {message}", file=sys.stderr, flush=True)
 
 
-class _StderrHandler(logging.Handler):
-    """Records as ``luong: message`` lines on stderr, written around the progress bar
-    (``tqdm.write``) so that the bar is not torn."""
-
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            tqdm.write(self.format(record), file=sys.stderr)
-        except Exception:  # a logging handler never raises (logging's own rule)
-            self.handleError(record)
-
-
-def log_to_stderr(quiet: bool = False, verbose: bool = False) -> None:
-    """Show the "luong" logger on stderr: INFO and above, warnings only (``quiet``), or
-    DEBUG too (``verbose``: the training records of every logging interval). A run's
-    ``train.log`` gets INFO (DEBUG with ``verbose``) either way."""
-    logger = logging.getLogger("luong")
-    for handler in [h for h in logger.handlers if isinstance(h, _StderrHandler)]:
-        logger.removeHandler(handler)  # main() run again in one process (tests)
-    handler = _StderrHandler(logging.WARNING if quiet else logging.NOTSET)
-    handler.setFormatter(logging.Formatter("luong: %(message)s"))
-    logger.addHandler(handler)
-    logger.setLevel(logging.DEBUG if verbose else logging.INFO)
-    logger.propagate = False  # not twice, through a root handler as well
-
-
-def add_config_flags(parser: argparse.ArgumentParser, cls: type, title: str) -> None:
-    """One ``--flag`` per field of dataclass ``cls`` (default None: "not given")."""
+def add_config_flags(
+    parser: argparse.ArgumentParser, cls: type, title: str, defaults: object | None = None
+) -> None:
+    """One ``--flag`` per field of the config dataclass ``cls`` (``luong.config``), with the
+    field's help text and choices (``luong.config.setting``) and, as the default it shows,
+    the field's value in ``defaults`` (a ``cls``; default ``cls()``: a task's or preset's
+    settings, ``luong train --preset P --help``). The flag's own default is None ("not
+    given"): ``overrides`` reads what was typed."""
     group = parser.add_argument_group(title)
-    hints = typing.get_type_hints(cls)
-    for f in dataclasses.fields(cls):
-        flag = "--" + f.name.replace("_", "-")
-        kind = hints[f.name]
-        help_text = f"(default: {f.default})"
+    shown = defaults if defaults is not None else cls()
+    for f, kind, spec in option_specs(cls):
+        default = getattr(shown, f.name)
         if kind is bool:
+            on = "on" if default else "off"
             group.add_argument(
-                flag, action=argparse.BooleanOptionalAction, default=None, help=help_text
+                flag(f.name),
+                action=argparse.BooleanOptionalAction,
+                default=None,
+                help=f"{spec.help} (default: {on})",
             )
         else:
             group.add_argument(
-                flag,
+                flag(f.name),
                 type=kind,
                 default=None,
-                choices=CHOICES.get(f.name),
-                metavar=None if f.name in CHOICES else f.name.upper(),
-                help=help_text,
+                choices=spec.choices,
+                metavar=None if spec.choices else spec.metavar or f.name.upper(),
+                help=f"{spec.help} (default: {default})",
             )
 
 

@@ -7,55 +7,20 @@ import json
 from pathlib import Path
 from typing import Any
 
-from luong.cli.common import (
-    UsageError,
-    add_model_arguments,
-    add_search_flags,
-    say,
-    search_options,
-)
+from luong.cli.common import UsageError, say, search_options
 from luong.config import read_toml_tables
 from luong.ensemble import load_models
 from luong.evaluation import evaluate
+from luong.presets import TASKS
 from luong.run import CONFIG
 from luong.search_options import SearchOptions
 from luong.subword import SubwordVocab
-from luong.tasks import TASKS, load_task
+from luong.tasks import load_task
 from luong.tasks.tsv import read_split
 
-__all__ = ["add_parser", "main"]
+__all__ = ["main"]
 
 Pair = tuple[str, str]
-
-# Scoring takes the best output of a search: no n-best lists, no draws (and --seed is the
-# task's data seed here).
-NOT_SCORED = ("nbest", "sample", "temperature", "top_k", "seed")
-
-
-def add_parser(commands: Any) -> None:
-    parser = commands.add_parser("eval", help="score a model on a task's test set or a file")
-    add_model_arguments(parser)
-    parser.add_argument(
-        "--task",
-        choices=TASKS,
-        help="a built-in task's test set (default: the task in DIR/config.toml, when DIR is "
-        "a run folder of a built-in task)",
-    )
-    parser.add_argument("--data", type=Path, metavar="FILE.tsv", help="source<TAB>target pairs")
-    parser.add_argument("--data-src", type=Path, metavar="FILE", help="sources, a line each")
-    parser.add_argument(
-        "--data-tgt", type=Path, metavar="FILE", help="their references, line-aligned"
-    )
-    parser.add_argument("--skip-bad-lines", action="store_true", help="skip bad lines of --data")
-    parser.add_argument("--n", type=int, help="dates: test pairs (default 10000)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the task's data (default 0)")
-    parser.add_argument("--locales", nargs="+", metavar="LOCALE", help="dates: babel locales")
-    parser.add_argument(
-        "--batch-size", type=int, default=1000, help="sources per search call (default 1000)"
-    )
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    add_search_flags(parser, exclude=NOT_SCORED)
-    parser.set_defaults(handler=main)
 
 
 def _recorded_task(folder: Path) -> str:

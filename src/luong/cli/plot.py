@@ -4,14 +4,11 @@ and concat side by side)."""
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
-from typing import Any
 
-from luong.cli.common import UsageError, add_search_flags, search_options
+from luong.cli.common import UsageError, search_options
+from luong.config import MAX_DPI, MAX_POSITIONS
 from luong.model import Seq2Seq
 from luong.plot import (
-    MAX_DPI,
-    MAX_POSITIONS,
     fresh_score_panels,
     model_score_panel,
     plot_scores,
@@ -19,58 +16,7 @@ from luong.plot import (
 )
 from luong.search import hypothesis_text
 
-__all__ = ["add_parsers", "main_plot", "main_scores"]
-
-
-def add_parsers(commands: Any) -> None:
-    plot = commands.add_parser(
-        "plot",
-        help="heatmap of the attention of one translation",
-        description="Decode one input and draw its attention matrix: source symbols across, "
-        "output symbols down, a colour bar (PNG, no display needed).",
-    )
-    plot.add_argument("model", type=Path, help="a model folder")
-    plot.add_argument("text", help='the input, e.g. "Monday, March 5, 1979"')
-    plot.add_argument("--out", type=Path, required=True, help="the PNG to write")
-    add_search_flags(plot, exclude=("nbest",))  # one output is drawn: the best
-    plot.add_argument(
-        "--dpi", type=int, default=100, help=f"pixels per inch, at most {MAX_DPI} (default 100)"
-    )
-    plot.set_defaults(handler=main_plot)
-
-    scores = commands.add_parser(
-        "plot-scores",
-        help="dot, general and concat attention weights side by side",
-        description="Bar charts of attention weights over the source positions, one per "
-        "score, padded positions shaded. Without DIR: freshly initialised dot, general and "
-        "concat attentions on one random input (keys and query from --seed). With DIR...: "
-        "one trained model per chart (e.g. one trained with each --attention), their "
-        "attention at output step --step of their greedy output for --text.",
-    )
-    scores.add_argument("models", nargs="*", type=Path, metavar="DIR", help="model folders")
-    scores.add_argument("--out", type=Path, required=True, help="the PNG to write")
-    scores.add_argument(
-        "--text",
-        default="Monday, March 5, 1979",
-        help='trained models: the input (default "Monday, March 5, 1979")',
-    )
-    scores.add_argument(
-        "--step", type=int, default=0, help="trained models: the output step (default 0)"
-    )
-    scores.add_argument(
-        "--pad", type=int, default=2, help="padded positions after the input (default 2)"
-    )
-    scores.add_argument(
-        "--length",
-        type=int,
-        default=8,
-        help=f"fresh: positions, padding included, at most {MAX_POSITIONS} (default 8)",
-    )
-    scores.add_argument("--seed", type=int, default=0, help="fresh: the seed (default 0)")
-    scores.add_argument(
-        "--dpi", type=int, default=100, help=f"pixels per inch, at most {MAX_DPI} (default 100)"
-    )
-    scores.set_defaults(handler=main_scores)
+__all__ = ["main_plot", "main_scores"]
 
 
 def _check_dpi(args: argparse.Namespace) -> None:

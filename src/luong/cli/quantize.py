@@ -1,45 +1,17 @@
-"""``luong quantize``: a model folder's int8 form, for decoding on the CPU."""
+"""``luong quantize``: a model folder's int8 form, for decoding on the CPU (its flags:
+``luong.cli.parsers.add_quantize``)."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from luong.cli.common import UsageError
-from luong.model import INT8_PARTS, WEIGHTS
+from luong.config import INT8_PARTS
+from luong.model import WEIGHTS
 from luong.quantize import quantize_folder
 
-__all__ = ["add_parser", "main"]
-
-
-def add_parser(commands: Any) -> None:
-    parser = commands.add_parser(
-        "quantize",
-        help="write a model's int8 form, for faster decoding on the CPU",
-        description="Write the int8 form of a model folder (int8 weights with a float scale "
-        "per row, in safetensors): the decoder's output layer, cells and attentional layer "
-        "multiply in int8 on the CPU. luong translate, eval, serve, ensembles and luong.load "
-        "read it as any model folder; it is not trained further. --out must be a new or empty "
-        "folder, or with --force an earlier int8 model; it is written all or nothing.",
-    )
-    parser.add_argument("model", type=Path, metavar="DIR", help="a model folder (float32)")
-    parser.add_argument(
-        "--out", type=Path, required=True, help="the model folder to write (new or empty)"
-    )
-    parser.add_argument(
-        "--parts",
-        default=",".join(INT8_PARTS),
-        metavar="PART[,PART]",
-        help="what to hold in int8: some of " + ", ".join(INT8_PARTS) + " (default: all)",
-    )
-    parser.add_argument(
-        "--force",
-        action="store_true",
-        help="replace --out if it holds an earlier int8 model (in one step); any other folder "
-        "is still refused",
-    )
-    parser.set_defaults(handler=main)
+__all__ = ["main"]
 
 
 def main(args: argparse.Namespace) -> int:

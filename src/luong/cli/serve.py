@@ -12,70 +12,14 @@ from typing import Any
 import uvicorn
 
 from luong.cli.common import UsageError, say
+from luong.config import ServeLimits
 from luong.files import read_json
-from luong.server import ServedModel, ServeLimits, create_app
+from luong.server import ServedModel, create_app
 from luong.translator import Translator
 
-__all__ = ["add_parser", "main", "model_names"]
+__all__ = ["main", "model_names", "server_config"]
 
 METRICS = "metrics.json"  # a run folder's scores (luong.run writes it beside the model)
-
-
-def add_parser(commands: Any) -> None:
-    parser = commands.add_parser(
-        "serve",
-        help="a translation server and the attention explorer in the browser",
-        description="Serve model folders over HTTP: POST /api/translate, GET /api/models, "
-        "GET /health, the OpenAPI schema at /docs, and the attention explorer at /. "
-        "Requests that arrive together are decoded in one batch.",
-    )
-    parser.add_argument("models", type=Path, nargs="+", metavar="DIR", help="model folders")
-    parser.add_argument(
-        "--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)"
-    )
-    parser.add_argument("--port", type=int, default=8000, help="the port (default 8000)")
-    parser.add_argument(
-        "--max-batch",
-        type=int,
-        default=64,
-        metavar="N",
-        help="the most sources decoded in one batch (default 64)",
-    )
-    parser.add_argument(
-        "--max-wait-ms",
-        type=float,
-        default=2.0,
-        metavar="M",
-        help="how long a request that finds the decoder idle waits for others to share "
-        "its batch; under load, batches fill while the decoder works (default 2)",
-    )
-    parser.add_argument(
-        "--max-sources",
-        type=int,
-        default=ServeLimits.max_sources,
-        metavar="N",
-        help=f"sources per request (default {ServeLimits.max_sources})",
-    )
-    parser.add_argument(
-        "--max-beam",
-        type=int,
-        default=ServeLimits.max_beam,
-        metavar="K",
-        help=f"the widest beam a request may ask for (default {ServeLimits.max_beam})",
-    )
-    parser.add_argument(
-        "--max-connections",
-        type=int,
-        default=MAX_CONNECTIONS,
-        metavar="N",
-        help="connections served at once; more get 503 (uvicorn's limit_concurrency; a "
-        f"client that sends its headers slowly holds one) (default {MAX_CONNECTIONS})",
-    )
-    parser.set_defaults(handler=main)
-
-
-MAX_CONNECTIONS = 256
-"""``luong serve``'s default ``--max-connections``."""
 
 
 def server_config(app: Any, args: argparse.Namespace) -> uvicorn.Config:

@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
+import logging
+import sys
 from typing import Any
 
-from luong.cli.common import UsageError, add_config_flags, log_to_stderr, overrides
+from tqdm.auto import tqdm
+
+from luong.cli.common import UsageError, overrides
 from luong.config import Seq2SeqConfig, TrainConfig, VocabConfig
+from luong.presets import OWN_DATA, SPLITS
 from luong.run import configure, run
-from luong.tasks import OWN_DATA, PRESETS, TASKS
-from luong.vocab import TOKENS
 
-__all__ = ["add_parser", "main"]
+__all__ = ["log_to_stderr", "main"]
 
-SPLITS = ("train", "dev", "test")
 OWN_DATA_FLAGS = (
     ("dev_file", "--dev"),
     ("test_file", "--test"),
@@ -32,65 +33,29 @@ DATES_FLAGS = (
 )
 
 
-def add_parser(commands: Any) -> None:
-    train = commands.add_parser("train", help="train a model and write its run folder")
-    train.add_argument(
-        "task", nargs="?", choices=TASKS, help="a built-in task (or your own data: --train, --dev)"
-    )
-    train.add_argument("--out", required=True, type=Path, help="the run folder to write")
-    train.add_argument(
-        "--resume",
-        action="store_true",
-        help="continue the run in --out from its latest checkpoint (a run folder that holds "
-        "a checkpoint is resumed anyway; this flag makes a missing one an error)",
-    )
-    own = train.add_argument_group(
-        "your own data: one source<TAB>target pair a line, or line-aligned source and "
-        "target files (--train-src F --train-tgt F, and so on)"
-    )
-    own.add_argument("--train", dest="train_file", type=Path, metavar="FILE.tsv")
-    own.add_argument("--dev", dest="dev_file", type=Path, metavar="FILE.tsv")
-    own.add_argument("--test", dest="test_file", type=Path, metavar="FILE.tsv")
-    for split in SPLITS:
-        for side in ("src", "tgt"):
-            own.add_argument(f"--{split}-{side}", type=Path, metavar="FILE")
-    own.add_argument("--src-tokens", choices=TOKENS, help="source tokens (default: char)")
-    own.add_argument("--tgt-tokens", choices=TOKENS, help="target tokens (default: char)")
-    own.add_argument(
-        "--skip-bad-lines", action="store_true", help="skip bad lines (counted on stderr)"
-    )
-    own.add_argument(
-        "--preset",
-        choices=PRESETS,
-        help="start from these settings: a built-in task's, or translation's (subwords, BLEU)",
-    )
-    train.add_argument(
-        "--config",
-        type=Path,
-        help="a TOML file: task = NAME and [data], [model], [train], [vocab] tables (a run "
-        "folder's config.toml repeats that run; flags override it)",
-    )
-    shown = train.add_mutually_exclusive_group()
-    shown.add_argument(
-        "--quiet", action="store_true", help="warnings and errors only on stderr, no progress bar"
-    )
-    shown.add_argument(
-        "--verbose",
-        action="store_true",
-        help="also every logging interval's loss, learning rate, gradient norm, tokens/s",
-    )
-    train.add_argument(
-        "--locales", nargs="+", metavar="LOCALE", help="dates: babel locales (default: en_US)"
-    )
-    train.add_argument("--data-seed", type=int, help="seed of the task's data (default 0)")
-    for split, size in (("train", 20_000), ("dev", 1_000), ("test", 10_000)):
-        train.add_argument(
-            f"--n-{split}", type=int, metavar="N", help=f"dates: {split} pairs (default {size})"
-        )
-    add_config_flags(train, Seq2SeqConfig, "model (overrides --config)")
-    add_config_flags(train, TrainConfig, "training (overrides --config)")
-    add_config_flags(train, VocabConfig, "vocabulary (overrides --config)")
-    train.set_defaults(handler=main)
+class _StderrHandler(logging.Handler):
+    """Records as ``luong: message`` lines on stderr, written around the progress bar
+    (``tqdm.write``) so that the bar is not torn."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            tqdm.write(self.format(record), file=sys.stderr)
+        except Exception:  # a logging handler never raises (logging's own rule)
+            self.handleError(record)
+
+
+def log_to_stderr(quiet: bool = False, verbose: bool = False) -> None:
+    """Show the "luong" logger on stderr: INFO and above, warnings only (``quiet``), or
+    DEBUG too (``verbose``: the training records of every logging interval). A run's
+    ``train.log`` gets INFO (DEBUG with ``verbose``) either way."""
+    logger = logging.getLogger("luong")
+    for handler in [h for h in logger.handlers if isinstance(h, _StderrHandler)]:
+        logger.removeHandler(handler)  # main() run again in one process (tests)
+    handler = _StderrHandler(logging.WARNING if quiet else logging.NOTSET)
+    handler.setFormatter(logging.Formatter("luong: %(message)s"))
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG if verbose else logging.INFO)
+    logger.propagate = False  # not twice, through a root handler as well
 
 
 def _given(args: argparse.Namespace, flags: tuple[tuple[str, str], ...]) -> list[str]:

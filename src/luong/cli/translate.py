@@ -5,13 +5,9 @@ from __future__ import annotations
 import argparse
 from contextlib import ExitStack
 from dataclasses import replace
-from pathlib import Path
-from typing import Any
 
 from luong.cli.common import (
     UsageError,
-    add_model_arguments,
-    add_search_flags,
     flush_stdout,
     read_lines,
     say,
@@ -22,49 +18,9 @@ from luong.cli.common import (
 from luong.ensemble import Decodable, load_models
 from luong.files import text_lines
 from luong.search_options import MAX_SEED, SearchOptions
-from luong.translator import FORMATS, fit_sources, output_lines
+from luong.translator import fit_sources, output_lines
 
-__all__ = ["add_parser", "main"]
-
-
-def add_parser(commands: Any) -> None:
-    parser = commands.add_parser("translate", help="one source per line in, one output out")
-    add_model_arguments(parser)
-    parser.add_argument("--input", type=Path, help="read sources from FILE (default: stdin)")
-    parser.add_argument(
-        "--batch-size", type=int, default=512, help="sources per search call (default 512)"
-    )
-    parser.add_argument(
-        "--max-src-len",
-        type=int,
-        metavar="N",
-        help="the longest source line, in symbols (default: the model's max_src_len); a "
-        "longer line is an error, unless --truncate",
-    )
-    parser.add_argument(
-        "--truncate",
-        action="store_true",
-        help="cut lines longer than the maximum source length, with a warning on stderr",
-    )
-    parser.add_argument(
-        "--format",
-        choices=FORMATS,
-        default="text",
-        help="text: the outputs, one "
-        'line per input; jsonl: one object per input, {"source", "hypotheses": [{"text", '
-        '"score", "tokens", "attention"}]}, tokens as output symbols (EOS included), '
-        "attention [T][S] over the source symbols and its EOS; numbers rounded to 6 decimals, "
-        "null where not finite (default text)",
-    )
-    add_search_flags(parser)
-    parser.add_argument(
-        "--stream",
-        action="store_true",
-        help="translate each line as soon as it is read and write its output at once "
-        "(flushed): for interactive use and pipes (without it, the input is read first); "
-        "with --seed N, line i draws with seed N + i",
-    )
-    parser.set_defaults(handler=main)
+__all__ = ["main"]
 
 
 def _check(args: argparse.Namespace) -> SearchOptions:

@@ -3,14 +3,17 @@
 ``luong.tasks.dates``: human-written dates -> ISO ``YYYY-MM-DD`` (the toy task).
 ``luong.tasks.g2p``: English spelling -> pronunciation on the CMU Pronouncing Dictionary.
 ``luong.tasks.tsv``: your own ``source<TAB>target`` files (``load_task(OWN_DATA, ...)``).
+
+The tasks' names and settings (``TASKS``, ``PRESETS``, ``task_configs``) are plain data in
+``luong.presets``, named here too.
 """
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
-from luong.config import Seq2SeqConfig, TrainConfig, VocabConfig
-from luong.tasks import dates, g2p, translation, tsv
+from luong.presets import OWN_DATA, PRESETS, TASKS, Preset, task_configs
+from luong.tasks import dates, g2p, tsv
 from luong.tasks.data import Pair, TaskData
 
 __all__ = [
@@ -23,39 +26,6 @@ __all__ = [
     "load_task",
     "task_configs",
 ]
-
-TASKS: tuple[str, ...] = ("dates", "g2p")
-"""The built-in tasks (``luong train TASK``)."""
-
-PRESETS: tuple[str, ...] = (*TASKS, "translation")
-"""The settings your own data may start from (``luong train --preset``)."""
-
-OWN_DATA = "tsv"
-"""``load_task``'s name for your own files (``luong train --train FILE --dev FILE``)."""
-
-
-class Preset(NamedTuple):
-    """The settings of a task or preset: the architecture, the training, the vocabularies."""
-
-    model: Seq2SeqConfig
-    train: TrainConfig
-    vocab: VocabConfig
-
-
-def task_configs(name: str) -> Preset:
-    """The defaults of ``name``: a preset of ``PRESETS`` (a built-in task's own settings, or
-    translation's), or the generic ones for ``OWN_DATA`` (the dates model's).
-
-    Raises:
-        ValueError: ``name`` is neither in ``PRESETS`` nor ``OWN_DATA``.
-    """
-    if name in ("dates", OWN_DATA):
-        return Preset(Seq2SeqConfig(), TrainConfig(), VocabConfig())
-    if name == "g2p":
-        return Preset(g2p.MODEL_CONFIG, g2p.TRAIN_CONFIG, VocabConfig())
-    if name == "translation":
-        return Preset(translation.MODEL_CONFIG, translation.TRAIN_CONFIG, translation.VOCAB_CONFIG)
-    raise ValueError(f"task: expected one of {', '.join(PRESETS)} or {OWN_DATA!r}, got {name!r}")
 
 
 def load_task(name: str, seed: int = 0, **options: Any) -> TaskData:

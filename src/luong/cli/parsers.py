@@ -1,0 +1,505 @@
+"""The command line's grammar: every command's flags, one ``add_<command>(commands)`` each.
+
+Plain data only: this module imports no torch (nor anything that does), so ``luong --help``
+and ``luong train --help`` answer at once. What runs a command is its own module
+(``luong.cli.train``, ...), imported by ``luong.cli.main`` only when that command runs
+(``luong.cli.COMMANDS``). A flag whose help shows a bound or a choice reads it from the plain
+modules below (``luong.config``, ``luong.presets``, ``luong.search_options``).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from luong.cli.common import add_config_flags, add_model_arguments, add_search_flags
+from luong.config import (
+    FORMATS,
+    INT8_PARTS,
+    MAX_DPI,
+    MAX_POSITIONS,
+    Seq2SeqConfig,
+    ServeLimits,
+    TrainConfig,
+    VocabConfig,
+)
+from luong.presets import OWN_DATA, PRESETS, SPLITS, TASKS, Preset, task_configs
+from luong.vocab import TOKENS
+
+__all__ = [
+    "MAX_CONNECTIONS",
+    "NOT_SCORED",
+    "PresetHelp",
+    "add_average",
+    "add_curves",
+    "add_eval",
+    "add_export",
+    "add_plot",
+    "add_plot_scores",
+    "add_quantize",
+    "add_runs",
+    "add_serve",
+    "add_train",
+    "add_translate",
+    "add_zoo",
+    "train_arguments",
+]
+
+# Scoring takes the best output of a search: no n-best lists, no draws (and --seed is the
+# task's data seed here).
+NOT_SCORED = ("nbest", "sample", "temperature", "top_k", "seed")
+
+MAX_CONNECTIONS = 256
+"""``luong serve``'s default ``--max-connections``."""
+
+
+def add_train(commands: Any) -> None:
+    train = commands.add_parser(
+        "train", help="train a model and write its run folder", add_help=False
+    )
+    train_arguments(train, task_configs(OWN_DATA))
+
+
+class PresetHelp(argparse.Action):
+    """``luong train``'s ``-h, --help``: the flags' defaults are those of the task or the
+    preset given before it (``luong train g2p --help``, ``luong train --preset translation
+    --help``), or the configs' own (the dates model's)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, help: str | None = None) -> None:
+        super().__init__(
+            option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, nargs=0, help=help
+        )
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        name = getattr(namespace, "preset", None) or getattr(namespace, "task", None)
+        if name is not None:
+            parser = argparse.ArgumentParser(
+                prog=parser.prog, description=parser.description, add_help=False
+            )
+            train_arguments(parser, task_configs(name), name)
+        parser.print_help()
+        parser.exit()
+
+
+def train_arguments(parser: argparse.ArgumentParser, preset: Preset, name: str = "") -> None:
+    """The flags of ``luong train``, the config flags showing ``preset``'s values as their
+    defaults (``name``'s, in the group titles, when it is a task or preset)."""
+    parser.add_argument(
+        "-h",
+        "--help",
+        action=PresetHelp,
+        help="show this help (after TASK or --preset P: with the defaults of P) and exit",
+    )
+    parser.add_argument(
+        "task", nargs="?", choices=TASKS, help="a built-in task (or your own data: --train, --dev)"
+    )
+    parser.add_argument("--out", required=True, type=Path, help="the run folder to write")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the run in --out from its latest checkpoint (a run folder that holds "
+        "a checkpoint is resumed anyway; this flag makes a missing one an error)",
+    )
+    own = parser.add_argument_group(
+        "your own data: one source<TAB>target pair a line, or line-aligned source and "
+        "target files (--train-src F --train-tgt F, and so on)"
+    )
+    own.add_argument(
+        "--train",
+        dest="train_file",
+        type=Path,
+        metavar="FILE.tsv",
+        help="the training pairs, one source<TAB>target a line",
+    )
+    own.add_argument(
+        "--dev",
+        dest="dev_file",
+        type=Path,
+        metavar="FILE.tsv",
+        help="the dev pairs, which pick the best weights (needed with --train)",
+    )
+    own.add_argument(
+        "--test",
+        dest="test_file",
+        type=Path,
+        metavar="FILE.tsv",
+        help="the test pairs, scored at the end (none: no test figures)",
+    )
+    for split in SPLITS:
+        for side, other, what in (("src", "tgt", "sources"), ("tgt", "src", "targets")):
+            own.add_argument(
+                f"--{split}-{side}",
+                type=Path,
+                metavar="FILE",
+                help=f"the {split} {what}, a line each, line-aligned with --{split}-{other}",
+            )
+    own.add_argument("--src-tokens", choices=TOKENS, help="source tokens (default: char)")
+    own.add_argument("--tgt-tokens", choices=TOKENS, help="target tokens (default: char)")
+    own.add_argument(
+        "--skip-bad-lines", action="store_true", help="skip bad lines (counted on stderr)"
+    )
+    own.add_argument(
+        "--preset",
+        choices=PRESETS,
+        help="start from these settings: a built-in task's, or translation's (subwords, BLEU)",
+    )
+    parser.add_argument(
+        "--config",
+        type=Path,
+        help="a TOML file: task = NAME and [data], [model], [train], [vocab] tables (a run "
+        "folder's config.toml repeats that run; flags override it)",
+    )
+    shown = parser.add_mutually_exclusive_group()
+    shown.add_argument(
+        "--quiet", action="store_true", help="warnings and errors only on stderr, no progress bar"
+    )
+    shown.add_argument(
+        "--verbose",
+        action="store_true",
+        help="also every logging interval's loss, learning rate, gradient norm, tokens/s",
+    )
+    parser.add_argument(
+        "--locales", nargs="+", metavar="LOCALE", help="dates: babel locales (default: en_US)"
+    )
+    parser.add_argument("--data-seed", type=int, help="seed of the task's data (default 0)")
+    for split, size in (("train", 20_000), ("dev", 1_000), ("test", 10_000)):
+        parser.add_argument(
+            f"--n-{split}", type=int, metavar="N", help=f"dates: {split} pairs (default {size})"
+        )
+    of = f"; defaults: {name}'s" if name else ""
+    add_config_flags(parser, Seq2SeqConfig, f"model (overrides --config{of})", preset.model)
+    add_config_flags(parser, TrainConfig, f"training (overrides --config{of})", preset.train)
+    add_config_flags(parser, VocabConfig, f"vocabulary (overrides --config{of})", preset.vocab)
+
+
+def add_eval(commands: Any) -> None:
+    parser = commands.add_parser("eval", help="score a model on a task's test set or a file")
+    add_model_arguments(parser)
+    parser.add_argument(
+        "--task",
+        choices=TASKS,
+        help="a built-in task's test set (default: the task in DIR/config.toml, when DIR is "
+        "a run folder of a built-in task)",
+    )
+    parser.add_argument("--data", type=Path, metavar="FILE.tsv", help="source<TAB>target pairs")
+    parser.add_argument("--data-src", type=Path, metavar="FILE", help="sources, a line each")
+    parser.add_argument(
+        "--data-tgt", type=Path, metavar="FILE", help="their references, line-aligned"
+    )
+    parser.add_argument("--skip-bad-lines", action="store_true", help="skip bad lines of --data")
+    parser.add_argument("--n", type=int, help="dates: test pairs (default 10000)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the task's data (default 0)")
+    parser.add_argument(
+        "--locales", nargs="+", metavar="LOCALE", help="dates: babel locales (default: en_US)"
+    )
+    parser.add_argument(
+        "--batch-size", type=int, default=1000, help="sources per search call (default 1000)"
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    add_search_flags(parser, exclude=NOT_SCORED)
+
+
+def add_translate(commands: Any) -> None:
+    parser = commands.add_parser("translate", help="one source per line in, one output out")
+    add_model_arguments(parser)
+    parser.add_argument("--input", type=Path, help="read sources from FILE (default: stdin)")
+    parser.add_argument(
+        "--batch-size", type=int, default=512, help="sources per search call (default 512)"
+    )
+    parser.add_argument(
+        "--max-src-len",
+        type=int,
+        metavar="N",
+        help="the longest source line, in symbols (default: the model's max_src_len); a "
+        "longer line is an error, unless --truncate",
+    )
+    parser.add_argument(
+        "--truncate",
+        action="store_true",
+        help="cut lines longer than the maximum source length, with a warning on stderr",
+    )
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="text",
+        help="text: the outputs, one "
+        'line per input; jsonl: one object per input, {"source", "hypotheses": [{"text", '
+        '"score", "tokens", "attention"}]}, tokens as output symbols (EOS included), '
+        "attention [T][S] over the source symbols and its EOS; numbers rounded to 6 decimals, "
+        "null where not finite (default text)",
+    )
+    add_search_flags(parser)
+    parser.add_argument(
+        "--stream",
+        action="store_true",
+        help="translate each line as soon as it is read and write its output at once "
+        "(flushed): for interactive use and pipes (without it, the input is read first); "
+        "with --seed N, line i draws with seed N + i",
+    )
+
+
+def add_plot(commands: Any) -> None:
+    plot = commands.add_parser(
+        "plot",
+        help="heatmap of the attention of one translation",
+        description="Decode one input and draw its attention matrix: source symbols across, "
+        "output symbols down, a colour bar (PNG, no display needed).",
+    )
+    plot.add_argument("model", type=Path, help="a model folder")
+    plot.add_argument("text", help='the input, e.g. "Monday, March 5, 1979"')
+    plot.add_argument("--out", type=Path, required=True, help="the PNG to write")
+    add_search_flags(plot, exclude=("nbest",))  # one output is drawn: the best
+    plot.add_argument(
+        "--dpi", type=int, default=100, help=f"pixels per inch, at most {MAX_DPI} (default 100)"
+    )
+
+
+def add_plot_scores(commands: Any) -> None:
+    scores = commands.add_parser(
+        "plot-scores",
+        help="dot, general and concat attention weights side by side",
+        description="Bar charts of attention weights over the source positions, one per "
+        "score, padded positions shaded. Without DIR: freshly initialised dot, general and "
+        "concat attentions on one random input (keys and query from --seed). With DIR...: "
+        "one trained model per chart (e.g. one trained with each --attention), their "
+        "attention at output step --step of their greedy output for --text.",
+    )
+    scores.add_argument(
+        "models",
+        nargs="*",
+        type=Path,
+        metavar="DIR",
+        help="model folders, a chart each (none: fresh attentions)",
+    )
+    scores.add_argument("--out", type=Path, required=True, help="the PNG to write")
+    scores.add_argument(
+        "--text",
+        default="Monday, March 5, 1979",
+        help='trained models: the input (default "Monday, March 5, 1979")',
+    )
+    scores.add_argument(
+        "--step",
+        type=int,
+        default=0,
+        help="trained models: the output step, from 0 (default 0: the first)",
+    )
+    scores.add_argument(
+        "--pad",
+        type=int,
+        default=2,
+        help="padded positions after the input (0: none) (default 2)",
+    )
+    scores.add_argument(
+        "--length",
+        type=int,
+        default=8,
+        help=f"fresh: positions, padding included, at most {MAX_POSITIONS} (default 8)",
+    )
+    scores.add_argument("--seed", type=int, default=0, help="fresh: the seed (default 0)")
+    scores.add_argument(
+        "--dpi", type=int, default=100, help=f"pixels per inch, at most {MAX_DPI} (default 100)"
+    )
+
+
+def add_runs(commands: Any) -> None:
+    runs = commands.add_parser(
+        "runs",
+        help="a table of the run folders under DIR",
+        description="One row per run folder under DIR: task or data, the settings that "
+        "differ between the runs, the best dev figure, the test figures, training time, "
+        "steps.",
+    )
+    runs.add_argument("root", type=Path, metavar="DIR", help="a folder of run folders")
+    runs.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text: a table; json: the rows as a JSON list (default text)",
+    )
+
+
+def add_curves(commands: Any) -> None:
+    curves = commands.add_parser(
+        "curves",
+        help="training loss and dev figure against steps and seconds",
+        description="The curves of log.jsonl: training loss and the dev figure against "
+        "steps and against seconds, several runs overlaid and labelled (PNG).",
+    )
+    curves.add_argument("runs", nargs="+", type=Path, metavar="RUN", help="run folders")
+    curves.add_argument("--out", type=Path, required=True, help="the PNG to write")
+    curves.add_argument("--dpi", type=int, default=100, help="pixels per inch (default 100)")
+
+
+def add_zoo(commands: Any) -> None:
+    zoo = commands.add_parser(
+        "zoo",
+        help="train every attention of Luong et al. (2015) with one budget: a table, a figure",
+        description="Train global attention (location, dot, scaled_dot, general, concat), "
+        "local-m and local-p (dot, general) and Bahdanau's, each with and without input "
+        "feeding, with the same steps, data and seeds; write OUT/TASK.md (the table, the "
+        "command) and OUT/TASK.png. The runs are kept in OUT/TASK.json: the same command "
+        "continues a zoo that was stopped. --task translation trains the translation preset "
+        "on your own --train, --dev and --test files and ranks by test BLEU.",
+    )
+    zoo.add_argument("--task", choices=PRESETS, default="dates", help="the task (default dates)")
+    zoo.add_argument("--out", type=Path, required=True, help="the folder to write")
+    zoo.add_argument("--seeds", type=int, default=3, help="seeds per variant (default 3)")
+    zoo.add_argument("--steps", type=int, default=200, help="optimizer steps per run (default 200)")
+    zoo.add_argument("--window", type=int, default=4, help="local attention's D (default 4)")
+    zoo.add_argument("--n-dev", type=int, default=1000, help="dev pairs (default 1000)")
+    zoo.add_argument("--n-test", type=int, default=2000, help="test pairs (default 2000)")
+    own = zoo.add_argument_group("translation: your own source<TAB>target files")
+    for split in SPLITS:
+        own.add_argument(
+            f"--{split}",
+            default="",
+            metavar="FILE.tsv",
+            help=f"translation: the {split} pairs (needed with --task translation only)",
+        )
+    own.add_argument(
+        "--vocab-size", type=int, default=0, help="subword pieces (default 0: the preset's)"
+    )
+
+
+def add_average(commands: Any) -> None:
+    parser = commands.add_parser(
+        "average",
+        help="average the weights of a run's last checkpoints into a model folder",
+        description="Average checkpoints of one run into a model folder that luong eval, "
+        "luong translate and luong.load read. Give a run folder with --last N (its N newest "
+        "checkpoints; train with --keep-checkpoints N to keep them), or the checkpoint "
+        "folders themselves. Checkpoints of two runs are refused (separately trained weights "
+        "do not line up; an ensemble combines runs: luong translate RUN1 RUN2). --out must be "
+        "a new or empty folder, or with --force an earlier average; it is written all or "
+        "nothing.",
+    )
+    parser.add_argument(
+        "paths",
+        nargs="+",
+        type=Path,
+        metavar="PATH",
+        help="a run folder (with --last), or checkpoint folders of one run (or model folders "
+        "outside any run)",
+    )
+    parser.add_argument(
+        "--last", type=int, metavar="N", help="the run's N newest checkpoints (default: all)"
+    )
+    parser.add_argument(
+        "--out", type=Path, required=True, help="the model folder to write (new or empty)"
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace --out if it holds an earlier average (in one step: a reader sees the "
+        "old average or the new one); any other folder is still refused",
+    )
+
+
+def add_quantize(commands: Any) -> None:
+    parser = commands.add_parser(
+        "quantize",
+        help="write a model's int8 form, for faster decoding on the CPU",
+        description="Write the int8 form of a model folder (int8 weights with a float scale "
+        "per row, in safetensors): the decoder's output layer, cells and attentional layer "
+        "multiply in int8 on the CPU. luong translate, eval, serve, ensembles and luong.load "
+        "read it as any model folder; it is not trained further. --out must be a new or empty "
+        "folder, or with --force an earlier int8 model; it is written all or nothing.",
+    )
+    parser.add_argument("model", type=Path, metavar="DIR", help="a model folder (float32)")
+    parser.add_argument(
+        "--out", type=Path, required=True, help="the model folder to write (new or empty)"
+    )
+    parser.add_argument(
+        "--parts",
+        default=",".join(INT8_PARTS),
+        metavar="PART[,PART]",
+        help="what to hold in int8, comma-separated: some of " + ", ".join(INT8_PARTS)
+        + " (default: all three)",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace --out if it holds an earlier int8 model (in one step); any other folder "
+        "is still refused",
+    )
+
+
+def add_serve(commands: Any) -> None:
+    parser = commands.add_parser(
+        "serve",
+        help="a translation server and the attention explorer in the browser",
+        description="Serve model folders over HTTP: POST /api/translate, GET /api/models, "
+        "GET /health, the OpenAPI schema at /docs, and the attention explorer at /. "
+        "Requests that arrive together are decoded in one batch.",
+    )
+    parser.add_argument("models", type=Path, nargs="+", metavar="DIR", help="model folders")
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)"
+    )
+    parser.add_argument("--port", type=int, default=8000, help="the port (default 8000)")
+    parser.add_argument(
+        "--max-batch",
+        type=int,
+        default=64,
+        metavar="N",
+        help="the most sources decoded in one batch (default 64)",
+    )
+    parser.add_argument(
+        "--max-wait-ms",
+        type=float,
+        default=2.0,
+        metavar="M",
+        help="how long a request that finds the decoder idle waits for others to share "
+        "its batch (0: no wait); under load, batches fill while the decoder works (default 2)",
+    )
+    parser.add_argument(
+        "--max-sources",
+        type=int,
+        default=ServeLimits.max_sources,
+        metavar="N",
+        help=f"sources per request (default {ServeLimits.max_sources})",
+    )
+    parser.add_argument(
+        "--max-beam",
+        type=int,
+        default=ServeLimits.max_beam,
+        metavar="K",
+        help=f"the widest beam a request may ask for (default {ServeLimits.max_beam})",
+    )
+    parser.add_argument(
+        "--max-connections",
+        type=int,
+        default=MAX_CONNECTIONS,
+        metavar="N",
+        help="connections served at once; more get 503 (uvicorn's limit_concurrency; a "
+        f"client that sends its headers slowly holds one) (default {MAX_CONNECTIONS})",
+    )
+
+
+def add_export(commands: Any) -> None:
+    parser = commands.add_parser(
+        "export",
+        help="write a model as ONNX graphs with a runtime that needs no torch",
+        description="Export a model folder (or run folder) as ONNX: the encoder and one "
+        "decoder step as two graphs (encoder.onnx, step.onnx), the vocabulary files beside "
+        "them, and luong_onnx.py, a runtime (greedy and beam search in numpy over "
+        "onnxruntime) that translates with them where only numpy, onnxruntime and "
+        "sentencepiece are installed: python DIR/luong_onnx.py DIR --beam 5 < sources.txt. "
+        "The export is checked against the model before it is written. Needs the packages "
+        "onnx and onnxruntime (pip install 'luong[export]').",
+    )
+    parser.add_argument("model", type=Path, metavar="DIR", help="a model folder or run folder")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        help="the export folder to write: a new or empty folder (written all or nothing)",
+    )
