@@ -19,6 +19,7 @@ from luong import Seq2SeqConfig, TrainConfig
 from luong.averaging import average_models
 from luong.config import INT8_PARTS
 from luong.ensemble import Ensemble
+from luong.export.exporter import export_onnx
 from luong.int8 import (
     Int8Cells,
     Int8Linear,
@@ -368,6 +369,18 @@ def test_quantize_out_is_new_or_empty_or_an_earlier_int8_model(folders, tmp_path
     )
     assert (ints / "model.safetensors").read_bytes() == before
     assert not (tmp_path / "q").exists()
+
+
+def test_export_refuses_an_int8_model_folder_in_one_line(folders, tmp_path: Path) -> None:
+    _, ints = folders
+    assert_one_line_error(
+        run_luong("export", str(ints), "--out", str(tmp_path / "onnx")),
+        f"{ints}: an int8 model (luong quantize); export the float model it was made from (the "
+        "ONNX graphs are float32)",
+    )
+    assert not (tmp_path / "onnx").exists()
+    with pytest.raises(ValueError, match=r"model: an int8 model \(luong quantize\); export"):
+        export_onnx(quantize(small_model(16)), tmp_path / "onnx")
 
 
 def test_train_refuses_an_int8_model_folder_in_one_line(folders) -> None:
