@@ -5,6 +5,7 @@ one line."""
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 
@@ -177,6 +178,19 @@ def test_each_part_in_int8_keeps_the_logits_close(parts: list[str], cell: str) -
         expected, got = model(src, lengths, tgt_in), int8(src, lengths, tgt_in)
     difference = float((expected - got).abs().max())
     assert 0 < difference < 0.05
+
+
+def test_an_int8_model_can_be_deep_copied() -> None:
+    """oneDNN's packed weights cannot be copied; a copy packs its own from its buffers."""
+    int8 = quantize(small_model(17, cell="lstm", dec_layers=2))
+    twin = copy.deepcopy(int8)
+    assert twin.decoder.out.matrix.values is twin.decoder.out.weight
+    assert twin.decoder.out.weight is not int8.decoder.out.weight
+    assert twin.decoder.rnn.all_weights[1][1].values is twin.decoder.rnn.weight_hh_l1
+    options = SearchOptions(beam=3, nbest=2)
+    for a, b in zip(decode(twin, TEXTS, options), decode(int8, TEXTS, options), strict=True):
+        assert [h.tokens for h in a] == [h.tokens for h in b]
+        assert [h.score for h in a] == [h.score for h in b]
 
 
 def test_teacher_forcing_in_int8_equals_the_steps() -> None:

@@ -24,6 +24,7 @@ float32 from the dequantized weights, more slowly.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable
 
 import torch
@@ -127,6 +128,12 @@ class Int8Matrix:
         )
         self._blocks: dict[tuple[int, int], Int8Matrix] = {}
         self._float: Tensor | None = None
+
+    def __deepcopy__(self, memo: dict[int, object]) -> Int8Matrix:
+        """A copy made from copies of the values and scales (oneDNN's packed layout cannot be
+        copied; it is made again). Within ``copy.deepcopy`` of a module the copies are the
+        copied module's buffers (``memo``), as here they are the module's."""
+        return Int8Matrix(copy.deepcopy(self.values, memo), copy.deepcopy(self.scale, memo))
 
     @classmethod
     def quantize(cls, weight: Tensor) -> Int8Matrix:
