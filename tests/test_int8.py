@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+import platform
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from helpers import SRC_SPACE, TINY_DATES_FLAGS, assert_one_line_error, output_l
 from helpers import luong as run_luong
 from safetensors import safe_open
 
+import luong.int8 as int8_module
 from luong import Seq2SeqConfig, TrainConfig
 from luong.averaging import average_models
 from luong.config import INT8_PARTS
@@ -104,6 +106,35 @@ def test_inputs_past_one_saturate() -> None:
     matrix = Int8Matrix.quantize(torch.ones(2, 3))
     x = torch.tensor([[1.0, -1.0, 0.5], [7.0, -9.0, 0.5]])
     assert torch.equal(matrix.linear(x)[0], matrix.linear(x)[1])
+
+
+def test_a_torch_without_get_capabilities_takes_seven_bit_inputs(monkeypatch) -> None:
+    """torch.cpu.get_capabilities is newer than the oldest torch luong supports; without it an
+    x86 CPU's VNNI is unknown, and 7-bit inputs are safe on every x86 CPU."""
+    monkeypatch.delattr(torch.cpu, "get_capabilities")
+    monkeypatch.setattr(platform, "machine", lambda: "AMD64")
+    assert activation_levels() == 63
+    g = torch.Generator().manual_seed(3)
+    matrix = Int8Matrix.quantize(torch.randn(30, 20, generator=g))
+    assert matrix.levels == 63
+    x = torch.rand(7, 20, generator=g) * 2 - 1
+    torch.testing.assert_close(matrix.linear(x), reference_linear(x, matrix), atol=1e-5, rtol=0)
+    monkeypatch.setattr(platform, "machine", lambda: "arm64")
+    assert activation_levels() == 127
+
+
+def test_without_onednn_the_float32_reference_decodes_the_same(monkeypatch) -> None:
+    model = small_model(18, cell="lstm", dec_layers=2)
+    onednn = quantize(model)
+    monkeypatch.setattr(int8_module, "_onednn", lambda: False)
+    reference = quantize(model)
+    assert reference.decoder.out.matrix._packed is None
+    assert onednn.decoder.out.matrix._packed is not None
+    options = SearchOptions(beam=3, nbest=2)
+    pairs = zip(decode(onednn, TEXTS, options), decode(reference, TEXTS, options), strict=True)
+    for a, b in pairs:
+        assert [h.tokens for h in a] == [h.tokens for h in b]
+        assert [h.score for h in a] == pytest.approx([h.score for h in b], abs=1e-4)
 
 
 def test_bad_int8_weights_are_named() -> None:

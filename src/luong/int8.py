@@ -25,7 +25,8 @@ float32 from the dequantized weights, more slowly.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable
+import platform
+from collections.abc import Iterable, Mapping
 
 import torch
 import torch.nn.functional as F
@@ -50,19 +51,31 @@ def activation_levels() -> int:
     """The input's quantization levels on each side of 0: 127 (8 bits), or 63 (7 bits) on an
     x86 CPU without VNNI, whose u8 x s8 instructions add pairs of products in 16 bits and
     would saturate at 2 x 255 x 127 (oneDNN's documented limit, the reason for torch's
-    ``reduce_range``)."""
-    capabilities = torch.cpu.get_capabilities()
+    ``reduce_range``). Where torch cannot tell (no ``torch.cpu.get_capabilities``), an x86
+    CPU counts as one without VNNI: 7 bits never saturate."""
+    capabilities = _capabilities()
     if capabilities.get("architecture") != "x86_64":
         return 127
     vnni = ("avx512_vnni", "avx_vnni", "amx_int8")
     return 127 if any(capabilities.get(name, False) for name in vnni) else 63
 
 
+def _capabilities() -> Mapping[str, object]:
+    """``torch.cpu.get_capabilities()`` (the CPU's instruction sets, by name), or where this
+    torch lacks it (it is newer than the oldest torch luong supports) the architecture alone."""
+    get = getattr(torch.cpu, "get_capabilities", None)
+    if get is not None:
+        capabilities: Mapping[str, object] = get()
+        return capabilities
+    machine = platform.machine().lower()
+    return {"architecture": "x86_64" if machine in ("x86_64", "amd64") else machine}
+
+
 def _onednn() -> bool:
     """Whether oneDNN's int8 kernels run here (an x86-64 CPU and a torch built with them)."""
     return (
         torch.backends.mkldnn.is_available()
-        and torch.cpu.get_capabilities().get("architecture") == "x86_64"
+        and _capabilities().get("architecture") == "x86_64"
         and hasattr(torch.ops.onednn, "qlinear_pointwise")
     )
 
