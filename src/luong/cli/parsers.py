@@ -421,8 +421,8 @@ def add_quantize(commands: Any) -> None:
         "--parts",
         default=",".join(INT8_PARTS),
         metavar="PART[,PART]",
-        help="what to hold in int8, comma-separated: some of " + ", ".join(INT8_PARTS)
-        + " (default: all three)",
+        help=f"what to hold in int8, comma-separated: some of {', '.join(INT8_PARTS)} "
+        "(default: all three)",
     )
     parser.add_argument(
         "--force",
