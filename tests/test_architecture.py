@@ -37,6 +37,7 @@ FLOORS: list[tuple[str, set[str]]] = [
     }),
     ("the decoder's fused recurrence", {"luong.recurrence"}),
     ("decoder, metrics, subwords", {"luong.decoder", "luong.metrics", "luong.subword"}),
+    ("devices", {"luong.devices"}),
     ("batching, processes", {"luong.batching", "luong.distributed"}),
     ("model", {"luong.model"}),
     ("ensemble", {"luong.ensemble"}),

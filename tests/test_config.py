@@ -213,8 +213,16 @@ def test_train_counts_must_be_ints_of_at_least_zero(field: str, value: object) -
         ({"label_smoothing": 1.0}, "label_smoothing: expected a number in [0, 1), got 1.0"),
         ({"label_smoothing": True}, "label_smoothing: expected a number in [0, 1), got True"),
         ({"patience": -1}, "patience: expected an int >= 0, got -1"),
-        ({"device": "tpu"}, "device: expected one of auto, cpu, cuda, got 'tpu'"),
-        ({"precision": "fp16"}, "precision: expected one of fp32, bf16, got 'fp16'"),
+        (
+            {"device": "tpu"},
+            "device: expected auto, cpu, cuda, cuda:N (N a device index, from 0) or mps, got 'tpu'",
+        ),
+        (
+            {"device": "cuda:"},
+            "device: expected auto, cpu, cuda, cuda:N (N a device index, "
+            "from 0) or mps, got 'cuda:'",
+        ),
+        ({"precision": "fp8"}, "precision: expected one of fp32, bf16, fp16, got 'fp8'"),
         ({"select": "wer"}, "select: expected one of auto, exact, bleu, chrf, loss, got 'wer'"),
         ({"seed": 2**64}, "seed: expected an int below 2**64, got 18446744073709551616"),
         ({"subword_sampling": 1}, "subword_sampling: expected a number in [0, 1), got 1"),

@@ -202,7 +202,10 @@ def _check_out(out: Path, force: bool) -> None:
 
 
 def average_checkpoints(
-    folders: Sequence[str | Path], out: str | Path, force: bool = False
+    folders: Sequence[str | Path],
+    out: str | Path,
+    force: bool = False,
+    device: str | torch.device = "cpu",
 ) -> Path:
     """Average the model folders ``folders`` (checkpoint folders of one run, or model folders
     of one architecture outside any run) into the model folder ``out``, written all or
@@ -214,6 +217,7 @@ def average_checkpoints(
         force: ``out`` may also be an earlier average (a folder holding ``averaged.json`` and
             a model's files alone), which is replaced whole, atomically: a reader sees the
             old average or the new one.
+        device: where the models load and the mean is taken (float64 sums: not on MPS).
 
     Raises:
         ValueError: fewer than one folder, ``out`` among them, ``out`` a file or a folder
@@ -229,7 +233,7 @@ def average_checkpoints(
         raise ValueError(f"{out}: the output is one of the folders being averaged")
     _check_out(out, force)
     _check_one_run(paths)
-    models = [Seq2Seq.from_pretrained(p) for p in paths]
+    models = [Seq2Seq.from_pretrained(p, device=device) for p in paths]
     averaged = average_models(models, [str(p) for p in paths])
     record = {"averaged": [str(p) for p in paths], "count": len(paths)}
 

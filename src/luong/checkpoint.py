@@ -10,7 +10,8 @@ A checkpoint folder ``checkpoints/step-0000123/`` holds:
     model.safetensors, config.json, src_vocab.json, tgt_vocab.json   the model (loadable)
     optimizer.safetensors   the optimizer's tensors and the random generator's state
     state.json              step, epoch, position in the epoch, the dev curve, counters,
-                            the optimizer's hyper-parameters
+                            the optimizer's hyper-parameters, and fp16's gradient scaler
+                            (its loss scale and growth count: ``GradScaler.state_dict``)
 """
 
 from __future__ import annotations

@@ -57,6 +57,7 @@ __all__ = [
     "TrainConfig",
     "VocabConfig",
     "config_from_dict",
+    "device_form",
     "read_toml_tables",
     "run_toml",
     "setting",
@@ -74,10 +75,13 @@ LOCALS: tuple[str, ...] = ("none", *LOCAL_MODES)
 CELLS: tuple[str, ...] = ("lstm", "gru")
 BRIDGES: tuple[str, ...] = ("bridge", "last", "zero")
 SCHEDULES: tuple[str, ...] = ("constant", "linear", "cosine")
-PRECISIONS: tuple[str, ...] = ("fp32", "bf16")
+# fp32; bf16 autocast (CPU, CUDA, MPS); fp16 autocast with a gradient scaler (CUDA only).
+PRECISIONS: tuple[str, ...] = ("fp32", "bf16", "fp16")
 SELECTS: tuple[str, ...] = ("auto", "exact", "bleu", "chrf", "loss")
 SUBWORD_KINDS: tuple[str, ...] = ("none", "unigram", "bpe")
-DEVICES: tuple[str, ...] = ("auto", "cpu", "cuda")  # "auto": CUDA when present
+# The forms of a device name ("cuda:N": the CUDA device of index N, "cuda:1"); "auto": CUDA
+# when present, else the CPU. ``device_form`` reads one; ``luong.devices`` resolves it.
+DEVICES: tuple[str, ...] = ("auto", "cpu", "cuda", "cuda:N", "mps")
 # What an int8 model (luong quantize, Seq2Seq.to_int8) can hold in int8: the output layer W_o
 # (eq. 6), the decoder's cells (every layer's input and recurrent matrices) and W_c (eq. 5).
 INT8_PARTS: tuple[str, ...] = ("output", "cells", "attention")
@@ -365,6 +369,24 @@ def _is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+def device_form(device: object, name: str = "device") -> tuple[str, int | None]:
+    """The kind and index of a device name in one of the ``DEVICES`` forms: ``"cuda:1"`` ->
+    ``("cuda", 1)``, ``"cpu"`` -> ``("cpu", None)``. The name alone is read: whether this
+    machine has the device is ``luong.devices.resolve_device``'s question.
+
+    Raises:
+        ValueError: a name of none of the forms (``name`` is what the message calls it).
+    """
+    if isinstance(device, str):
+        kind, colon, index = device.partition(":")
+        if not colon and device in DEVICES:
+            return device, None
+        if kind == "cuda" and index.isascii() and index.isdigit() and len(index) <= 6:
+            return "cuda", int(index)
+    forms = ", ".join(DEVICES[:-1]) + f" (N a device index, from 0) or {DEVICES[-1]}"
+    raise ValueError(f"{name}: expected {forms}, got {device!r}")
+
+
 def _choice(name: str, value: object, choices: Sequence[str]) -> None:
     if value not in choices:
         raise ValueError(f"{name}: expected one of {', '.join(choices)}, got {value!r}")
@@ -435,10 +457,15 @@ class TrainConfig:
     )
     max_bad_steps: int = setting(5, "stop after this many non-finite steps in a row")
     device: str = setting(
-        "auto", "where to train: auto (CUDA when present), cpu or cuda", choices=DEVICES
+        "auto",
+        "where to train: auto (CUDA when present, else the CPU), cpu, cuda, cuda:N (GPU N) or mps",
+        metavar="DEVICE",
     )
     precision: str = setting(
-        "fp32", "fp32, or bf16 autocast (for GPUs; slow on most CPUs)", choices=PRECISIONS
+        "fp32",
+        "fp32; bf16 autocast (the fused recurrence in float32 inside); fp16 autocast with a "
+        "gradient scaler (CUDA only)",
+        choices=PRECISIONS,
     )
     progress: bool = setting(True, "a progress bar on stderr (when stderr is a terminal)")
     tensorboard: bool = setting(
@@ -469,8 +496,7 @@ class TrainConfig:
             raise ValueError(
                 f"schedule: expected one of {', '.join(SCHEDULES)}, got {self.schedule!r}"
             )
-        if self.device not in DEVICES:
-            raise ValueError(f"device: expected one of {', '.join(DEVICES)}, got {self.device!r}")
+        device_form(self.device)
         if self.precision not in PRECISIONS:
             raise ValueError(
                 f"precision: expected one of {', '.join(PRECISIONS)}, got {self.precision!r}"

@@ -23,7 +23,8 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from luong.config import DEVICES
+from luong.config import device_form
+from luong.devices import resolve_device
 
 __all__ = ["World", "pick_device", "setup", "shard"]
 
@@ -103,18 +104,17 @@ def _group_device() -> torch.device:
 
 
 def pick_device(device: str, world: World) -> torch.device:
-    """``"auto"``: CUDA when present, else the CPU; under torchrun each rank takes the GPU
-    of its local rank.
+    """The device of this rank (``luong.devices.resolve_device``): under torchrun,
+    ``"auto"`` and ``"cuda"`` take the GPU of the rank's local rank; ``"cuda:N"`` is GPU N
+    on every rank.
 
     Raises:
-        ValueError: an unknown name, or ``"cuda"`` on a machine without CUDA.
+        ValueError: a name of no form, or a device this machine lacks (the message says
+            which).
     """
-    if device not in DEVICES:
-        raise ValueError(f"device: expected one of {', '.join(DEVICES)}, got {device!r}")
-    if device == "cpu" or (device == "auto" and not torch.cuda.is_available()):
-        return torch.device("cpu")
-    if not torch.cuda.is_available():
-        raise ValueError("device: 'cuda' was asked for, but torch sees no CUDA device")
+    resolved = resolve_device(device)
+    if resolved.type != "cuda" or device_form(device)[1] is not None:
+        return resolved
     index = world.local_rank % torch.cuda.device_count()
     torch.cuda.set_device(index)
     return torch.device("cuda", index)
@@ -139,9 +139,11 @@ def setup(device: str = "auto") -> World:
         raise ValueError(f"torchrun environment: RANK {rank} outside WORLD_SIZE {size}")
     if dist.is_initialized():
         return World(dist.get_rank(), dist.get_world_size(), local_rank, owns_group=False)
-    use_cuda = device == "cuda" or (device == "auto" and torch.cuda.is_available())
+    kind, index = device_form(device)
+    use_cuda = kind == "cuda" or (kind == "auto" and torch.cuda.is_available())
     if use_cuda and torch.cuda.is_available():
-        torch.cuda.set_device(local_rank % torch.cuda.device_count())
+        index = local_rank % torch.cuda.device_count() if index is None else index
+        torch.cuda.set_device(index)
     store = _rendezvous(rank, size)
     dist.init_process_group(
         backend="nccl" if use_cuda else "gloo", store=store, rank=rank, world_size=size

@@ -27,7 +27,8 @@ input in the same order would, so a run is the same with either path.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -100,11 +101,48 @@ def recur(
             f"layer_weights: expected {expected} tensors for {spec.layers} layer(s), "
             f"got {len(layer_weights)}"
         )
-    attentional, weights = _Recur.apply(
-        spec, gates, hidden, cell, feed, keys, proj, mask, feed_weight, combine_weight,
-        *layer_weights,
+    tensors = (
+        gates, hidden, cell, feed, keys, proj, mask, feed_weight, combine_weight, *layer_weights,
     )  # fmt: skip
+    if not _autocast_on(gates.device.type):
+        attentional, weights = _Recur.apply(spec, *tensors)
+        return attentional, weights
+    # Under autocast (--precision bf16 or fp16) the gates, keys and states come in bfloat16
+    # or float16 while the weights stay float32, and the forward writes every step into
+    # buffers of one dtype with out=. So the recurrence computes in its weights' dtype
+    # (float32): its inputs cast to it and autocast off inside, in the backward too
+    # (``_without_autocast``). torch.amp.custom_fwd(cast_inputs=torch.float32) and
+    # custom_bwd do the same, but each is bound to one device type when the class is
+    # defined, and this runs on the CPU, CUDA and MPS alike. Autograd records the casts:
+    # each input's gradient comes back in its own dtype. Why float32 inside: bfloat16 keeps
+    # 8 bits, and T steps of saturating cells would compound its rounding, while a chain of
+    # small per-step products gains little from half precision (docs/performance.md,
+    # "Mixed precision").
+    dtype = combine_weight.dtype
+    cast = [t.to(dtype) if t is not None and t.is_floating_point() else t for t in tensors]
+    with torch.autocast(gates.device.type, enabled=False):
+        attentional, weights = _Recur.apply(spec, *cast)
     return attentional, weights
+
+
+def _autocast_on(device_type: str) -> bool:
+    """Whether autocast is on for ``device_type`` in this thread."""
+    return torch.amp.is_autocast_available(device_type) and torch.is_autocast_enabled(device_type)
+
+
+def _without_autocast(backward: Callable[..., Any]) -> Callable[..., Any]:
+    """``backward`` with autocast off for the device of its saved tensors: a backward called
+    within autocast would run its products in half precision into float32 buffers."""
+
+    @functools.wraps(backward)
+    def run(ctx: Any, *grads: Tensor | None) -> Any:
+        device_type = ctx.saved_tensors[0].device.type
+        if not _autocast_on(device_type):
+            return backward(ctx, *grads)
+        with torch.autocast(device_type, enabled=False):
+            return backward(ctx, *grads)
+
+    return run
 
 
 def _check_shapes(
@@ -325,6 +363,7 @@ class _Recur(torch.autograd.Function):
         return feeds[1:].transpose(0, 1).contiguous(), weights.transpose(0, 1).contiguous()
 
     @staticmethod
+    @_without_autocast
     @once_differentiable
     def backward(
         ctx: Any, grad_out: Tensor | None, grad_weights: Tensor | None

@@ -31,6 +31,7 @@ from tqdm.auto import tqdm
 from luong.batching import Batch, ParallelData, TooLong, bucketed_batches, token_batches
 from luong.checkpoint import BEST, find_latest, read_checkpoint, write_checkpoint
 from luong.config import TrainConfig
+from luong.devices import autocast, check_precision
 from luong.distributed import World, shard
 from luong.evaluation import dev_loss, evaluate
 from luong.files import write_text
@@ -221,6 +222,11 @@ class Trainer:
         self._writer: Any = None  # torch.utils.tensorboard's SummaryWriter (--tensorboard)
         self._interval_start = time.perf_counter()
         self.optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
+        check_precision(config.precision, model.device)  # fp16 only on CUDA
+        # fp16: the loss scaled up before its backward, so that small gradients do not
+        # underflow float16; a step whose scaled gradient overflows is skipped and the scale
+        # halves (torch.amp.GradScaler). Disabled, it changes nothing.
+        self.scaler = torch.amp.GradScaler(model.device.type, enabled=config.precision == "fp16")
         steps = [len(self._epoch_steps(epoch)) for epoch in range(1, config.epochs + 1)]
         if min(steps) < 1:
             size = f"{config.batch_tokens} tokens" if config.batch_tokens else config.batch_size
@@ -265,6 +271,12 @@ class Trainer:
             self.progress = Progress(**state["progress"])
         except (KeyError, TypeError) as error:
             raise ValueError(f"{folder / 'state.json'}: no valid progress ({error})") from None
+        scaler = state.get("scaler", {})  # fp16's loss scale (none in an fp32 or bf16 run)
+        try:
+            if scaler and self.scaler.is_enabled():
+                self.scaler.load_state_dict(scaler)
+        except (KeyError, TypeError, AttributeError) as error:
+            raise ValueError(f"{folder / 'state.json'}: no valid scaler state ({error})") from None
         best = folder / BEST
         if best.is_file():
             self.best_state = read_tensors(best)
@@ -524,7 +536,7 @@ class Trainer:
             self.progress.step,
             self.model,
             self.optimizer,
-            {"progress": dataclasses.asdict(saved)},
+            {"progress": dataclasses.asdict(saved), "scaler": self.scaler.state_dict()},
             keep=max(1, self.config.keep_checkpoints),
             extra={BEST: self.best_state} if self.best_state is not None else None,
             rng=rng,
@@ -556,13 +568,12 @@ class Trainer:
             group["lr"] = cfg.lr * lr_factor(
                 p.step, self.total_steps, cfg.warmup_steps, cfg.schedule
             )
-        device = self.model.device
-        autocast = torch.autocast(device.type, torch.bfloat16, enabled=cfg.precision == "bf16")
+        device, scaler = self.model.device, self.scaler
         if len(batches) == 1:
-            with autocast:
+            with autocast(cfg.precision, device):
                 loss = loss_of(self.forward, batches[0], cfg.label_smoothing)
             self.optimizer.zero_grad(set_to_none=True)
-            loss.backward()
+            scaler.scale(loss).backward()
         else:
             tokens = sum(batch.target_tokens for batch in batches)
             self.optimizer.zero_grad(set_to_none=True)
@@ -571,17 +582,19 @@ class Trainer:
                 # DDP averages the gradients once, after the last batch of the step.
                 last = i == len(batches) - 1
                 sync = nullcontext() if last or not self.world.active else self.forward.no_sync()  # type: ignore[operator]
-                with sync, autocast:
+                with sync, autocast(cfg.precision, device):
                     part = loss_of(self.forward, batch, cfg.label_smoothing, "sum") / tokens
-                part.backward()
+                scaler.scale(part).backward()
                 loss = loss + part.detach()
+        scaler.unscale_(self.optimizer)  # fp16: the true gradients, before they are clipped
         norm = torch.nn.utils.clip_grad_norm_(
             self.model.parameters(), cfg.clip_norm if cfg.clip_norm else math.inf
         )
         flag = torch.tensor(float(interrupted.raised))
         finite, value, stop = self.world.reduce_step(loss, norm, flag)
         if finite:
-            self.optimizer.step()
+            scaler.step(self.optimizer)
+            scaler.update()
             p.losses.append(value)
             p.interval_losses.append(value)
             p.interval_norms.append(float(norm))
@@ -589,6 +602,16 @@ class Trainer:
             return stop
         self.optimizer.zero_grad(set_to_none=True)
         p.skipped += 1
+        if scaler.is_enabled():
+            scaler.update()  # the scaled gradient was not finite: the scale halves
+            if math.isfinite(value) and scaler.get_scale() >= 1:
+                # fp16's overflow, the scaler's signal to scale less: no sign of divergence
+                # while the scale is at least 1 (below it, the gradient itself overflows).
+                self.log(
+                    f"step {p.step + 1}: the fp16 gradient overflowed; step skipped, loss "
+                    f"scale now {scaler.get_scale():g}"
+                )
+                return stop
         p.bad_in_row += 1
         self.log(
             f"step {p.step + 1}: non-finite loss or gradient (loss {value}); step skipped "

@@ -13,12 +13,15 @@ import typing
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from luong.config import DEVICES, PRECISIONS, device_form
 from luong.files import read_text_lines, text_lines
 from luong.search_options import OptionError, SearchOptions, option_specs
 
 __all__ = [
     "UsageError",
     "add_config_flags",
+    "add_device_flags",
+    "device_name",
     "add_model_arguments",
     "add_search_flags",
     "flag_message",
@@ -64,12 +67,44 @@ def add_config_flags(
         else:
             group.add_argument(
                 flag(f.name),
-                type=kind,
+                type=device_name if f.name == "device" else kind,
                 default=None,
                 choices=spec.choices,
                 metavar=None if spec.choices else spec.metavar or f.name.upper(),
                 help=f"{spec.help} (default: {default})",
             )
+
+
+def device_name(value: str) -> str:
+    """argparse's type of ``--device``: the name, when it has one of the forms of
+    ``DEVICES`` (whether this machine has that device is checked before a model loads:
+    ``luong.devices.resolve_device``)."""
+    try:
+        device_form(value, "--device")
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error).removeprefix("--device: ")) from None
+    return value
+
+
+def add_device_flags(parser: argparse.ArgumentParser, precision: bool = False) -> None:
+    """``--device`` (default auto), and with ``precision`` ``--precision`` (default fp32),
+    for a command that loads models."""
+    parser.add_argument(
+        "--device",
+        type=device_name,
+        default="auto",
+        metavar="DEVICE",
+        help=f"where the models run: {', '.join(DEVICES)} (N a CUDA device's index); auto: "
+        "CUDA when present, else the CPU (default auto)",
+    )
+    if precision:
+        parser.add_argument(
+            "--precision",
+            choices=PRECISIONS,
+            default="fp32",
+            help="fp32; bf16 or fp16: the search under autocast in bfloat16 or float16 "
+            "(fp16 on CUDA only) (default fp32)",
+        )
 
 
 def overrides(args: argparse.Namespace, cls: type) -> dict[str, Any]:

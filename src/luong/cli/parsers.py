@@ -14,7 +14,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from luong.cli.common import add_config_flags, add_model_arguments, add_search_flags
+from luong.cli.common import (
+    add_config_flags,
+    add_device_flags,
+    add_model_arguments,
+    add_search_flags,
+)
 from luong.config import (
     FORMATS,
     INT8_PARTS,
@@ -204,6 +209,7 @@ def add_eval(commands: Any) -> None:
         "--batch-size", type=int, default=1000, help="sources per search call (default 1000)"
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    add_device_flags(parser, precision=True)
     add_search_flags(parser, exclude=NOT_SCORED)
 
 
@@ -236,6 +242,7 @@ def add_translate(commands: Any) -> None:
         "attention [T][S] over the source symbols and its EOS; numbers rounded to 6 decimals, "
         "null where not finite (default text)",
     )
+    add_device_flags(parser, precision=True)
     add_search_flags(parser)
     parser.add_argument(
         "--stream",
@@ -260,6 +267,7 @@ def add_plot(commands: Any) -> None:
     plot.add_argument(
         "--dpi", type=int, default=100, help=f"pixels per inch, at most {MAX_DPI} (default 100)"
     )
+    add_device_flags(plot)
 
 
 def add_plot_scores(commands: Any) -> None:
@@ -307,6 +315,7 @@ def add_plot_scores(commands: Any) -> None:
     scores.add_argument(
         "--dpi", type=int, default=100, help=f"pixels per inch, at most {MAX_DPI} (default 100)"
     )
+    add_device_flags(scores)
 
 
 def add_runs(commands: Any) -> None:
@@ -401,6 +410,7 @@ def add_average(commands: Any) -> None:
         help="replace --out if it holds an earlier average (in one step: a reader sees the "
         "old average or the new one); any other folder is still refused",
     )
+    add_device_flags(parser)
 
 
 def add_quantize(commands: Any) -> None:
@@ -482,6 +492,7 @@ def add_serve(commands: Any) -> None:
         help="connections served at once; more get 503 (uvicorn's limit_concurrency; a "
         f"client that sends its headers slowly holds one) (default {MAX_CONNECTIONS})",
     )
+    add_device_flags(parser)
 
 
 def add_export(commands: Any) -> None:

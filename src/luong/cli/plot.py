@@ -7,6 +7,7 @@ import argparse
 
 from luong.cli.common import UsageError, search_options
 from luong.config import MAX_DPI, MAX_POSITIONS
+from luong.devices import resolve_device
 from luong.model import Seq2Seq
 from luong.plot import (
     fresh_score_panels,
@@ -29,7 +30,8 @@ def main_plot(args: argparse.Namespace) -> int:
     _check_dpi(args)
     if not args.text.strip():
         raise UsageError("text: expected a non-empty input")
-    model = Seq2Seq.from_pretrained(args.model)
+    device = resolve_device(args.device, "--device")
+    model = Seq2Seq.from_pretrained(args.model, device)
     best = plot_translation(model, args.text, args.out, options, dpi=args.dpi)
     output = hypothesis_text(model, best, args.text if options.replace_unk else None)
     print(f"{args.text} -> {output}; attention written to {args.out}")
@@ -41,12 +43,13 @@ def main_scores(args: argparse.Namespace) -> int:
         if getattr(args, name) < 0:
             raise UsageError(f"--{name}: expected >= 0, got {getattr(args, name)}")
     _check_dpi(args)
+    device = resolve_device(args.device, "--device")
     if args.models:
         if not args.text.strip():
             raise UsageError("--text: expected a non-empty input")
         panels = []
         for folder in args.models:
-            model = Seq2Seq.from_pretrained(folder)
+            model = Seq2Seq.from_pretrained(folder, device)
             name = f"{model.config.attention} ({folder.name})"
             panels.append(model_score_panel(model, args.text, args.step, args.pad, name))
         title = f"attention at output step {args.step} for {args.text!r}"

@@ -13,6 +13,7 @@ import uvicorn
 
 from luong.cli.common import UsageError, say
 from luong.config import ServeLimits
+from luong.devices import resolve_device
 from luong.files import read_json
 from luong.server import ServedModel, create_app
 from luong.translator import Translator
@@ -89,11 +90,12 @@ def _check(args: argparse.Namespace) -> None:
 
 def main(args: argparse.Namespace) -> int:
     _check(args)
+    device = resolve_device(args.device, "--device")
     check_port(args.host, args.port)
     models = []
     for name, folder in zip(model_names(args.models), args.models, strict=True):
         metrics = read_json(folder / METRICS) if (folder / METRICS).is_file() else None
-        models.append(ServedModel(name, Translator.from_pretrained(folder), metrics))
+        models.append(ServedModel(name, Translator.from_pretrained(folder, device), metrics))
     limits = ServeLimits(
         max_sources=args.max_sources,
         max_beam=args.max_beam,

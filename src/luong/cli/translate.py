@@ -15,6 +15,7 @@ from luong.cli.common import (
     stdin,
     write_line,
 )
+from luong.devices import autocast, check_precision, resolve_device
 from luong.ensemble import Decodable, load_models
 from luong.files import text_lines
 from luong.search_options import MAX_SEED, SearchOptions
@@ -33,7 +34,14 @@ def _check(args: argparse.Namespace) -> SearchOptions:
 
 def main(args: argparse.Namespace) -> int:
     options = _check(args)
-    model = load_models(args.model)
+    device = resolve_device(args.device, "--device")
+    check_precision(args.precision, device, "--precision")
+    model = load_models(args.model, device)
+    with autocast(args.precision, device):
+        return _translate(args, model, options)
+
+
+def _translate(args: argparse.Namespace, model: Decodable, options: SearchOptions) -> int:
     if args.stream:
         return _stream(args, model, options)
     fitted = fit_sources(
