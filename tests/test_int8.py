@@ -304,7 +304,11 @@ def test_the_folder_holds_int8_values_and_float_scales(tmp_path: Path) -> None:
 def test_int8_folders_load_on_the_cpu_only(tmp_path: Path) -> None:
     small_model(11).save_pretrained(tmp_path / "float")
     quantize_folder(tmp_path / "float", tmp_path / "int8")
-    with pytest.raises(ValueError, match=r"an int8 model \(luong quantize\) decodes on the CPU"):
+    with pytest.raises(
+        ValueError,
+        match=r"an int8 model \(luong quantize\) decodes on the CPU only, got device cuda; "
+        r"decode it on the CPU \(--device cpu\), or the float model it was made from on cuda",
+    ):
         Seq2Seq.from_pretrained(tmp_path / "int8", device="cuda")
 
 

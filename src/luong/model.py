@@ -320,7 +320,8 @@ class Seq2Seq(nn.Module):
         if parts and torch.device(device).type != "cpu":
             raise ValueError(
                 f"{path}: an int8 model (luong quantize) decodes on the CPU only, got device "
-                f"{device}; use the float model it was made from on {device}"
+                f"{device}; decode it on the CPU (--device cpu), or the float model it was made "
+                f"from on {device}"
             )
         src_vocab, tgt_vocab = load_vocab(path / SRC_VOCAB), load_vocab(path / TGT_VOCAB)
         # After reading them, so that a file that is no vocabulary says what is wrong with it.
