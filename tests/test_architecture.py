@@ -31,6 +31,7 @@ FLOORS: list[tuple[str, set[str]]] = [
     ("vocabulary", {"luong.vocab"}),
     ("configs", {"luong.config"}),
     ("presets", {"luong.presets"}),
+    ("int8 weights", {"luong.int8"}),
     ("attention, encoder, tensor files", {
         "luong.attention", "luong.encoder", "luong.tensor_files",
     }),
@@ -52,9 +53,9 @@ FLOORS: list[tuple[str, set[str]]] = [
     }),
     ("search: text in", {"luong.search.text"}),
     ("search", {"luong.search"}),
-    ("translation of strings, the tasks, averaging", {
+    ("translation of strings, the tasks, averaging, int8", {
         "luong.translator", "luong.tasks.dates", "luong.tasks.g2p", "luong.tasks.tsv",
-        "luong.tasks.translation", "luong.averaging",
+        "luong.tasks.translation", "luong.averaging", "luong.quantize",
     }),
     ("evaluation, task dispatch", {"luong.evaluation", "luong.tasks"}),
     ("trainer", {"luong.trainer"}),
@@ -66,7 +67,7 @@ FLOORS: list[tuple[str, set[str]]] = [
     ("command line: commands", {
         "luong.cli.train", "luong.cli.evaluate", "luong.cli.translate", "luong.cli.plot",
         "luong.cli.zoo", "luong.cli.runs", "luong.cli.average", "luong.cli.serve",
-        "luong.cli.export",
+        "luong.cli.export", "luong.cli.quantize",
     }),
     ("command line", {"luong.cli"}),
     ("the package", {"luong", "luong.__main__"}),

@@ -45,6 +45,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from luong.config import GLOBAL_SCORES, LOCAL_MODES, LOCAL_SCORES, SAME_WIDTH_SCORES, SCORES
+from luong.int8 import Int8Linear
 
 __all__ = [
     "GLOBAL_SCORES",
@@ -163,7 +164,7 @@ class _Attention(nn.Module):
     query_from: ClassVar[str]
     d: int
     key_dim: int
-    combine: nn.Linear
+    combine: nn.Linear | Int8Linear  # Int8Linear in an int8 model (luong.model)
 
     @property
     def proj_dim(self) -> int:

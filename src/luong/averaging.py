@@ -106,8 +106,8 @@ def average_models(models: Sequence[Seq2Seq], names: Sequence[str] | None = None
 
     Raises:
         TypeError: a model is not a ``Seq2Seq``.
-        ValueError: no models, or models that differ in config or vocabularies (the message
-            names the two and every field that differs).
+        ValueError: no models, an int8 model, or models that differ in config or
+            vocabularies (the message names the two and every field that differs).
     """
     if isinstance(models, Seq2Seq) or not isinstance(models, Sequence):
         raise TypeError(f"models: expected a sequence of Seq2Seq, got {type(models)}")
@@ -117,6 +117,12 @@ def average_models(models: Sequence[Seq2Seq], names: Sequence[str] | None = None
         if not isinstance(model, Seq2Seq):
             raise TypeError(f"models[{i}]: expected a Seq2Seq, got {type(model).__name__}")
     labels = list(names) if names is not None else [f"model {i + 1}" for i in range(len(models))]
+    for model, name in zip(models, labels, strict=True):
+        if model.int8_parts:
+            raise ValueError(
+                f"{name}: an int8 model (luong quantize); average the float checkpoints, "
+                "then quantize the average"
+            )
     first = models[0]
     for model, name in zip(models[1:], labels[1:], strict=True):
         differ = _differences(first, model)

@@ -35,6 +35,7 @@ __all__ = [
     "DEVICES",
     "FORMATS",
     "GLOBAL_SCORES",
+    "INT8_PARTS",
     "LOCALS",
     "LOCAL_MODES",
     "LOCAL_SCORES",
@@ -81,6 +82,9 @@ SUBWORD_KINDS: tuple[str, ...] = ("none", "unigram", "bpe")
 # The forms of a device name ("cuda:N": the CUDA device of index N, "cuda:1"); "auto": CUDA
 # when present, else the CPU. ``device_form`` reads one; ``luong.devices`` resolves it.
 DEVICES: tuple[str, ...] = ("auto", "cpu", "cuda", "cuda:N", "mps")
+# What an int8 model (luong quantize, Seq2Seq.to_int8) can hold in int8: the output layer W_o
+# (eq. 6), the decoder's cells (every layer's input and recurrent matrices) and W_c (eq. 5).
+INT8_PARTS: tuple[str, ...] = ("output", "cells", "attention")
 
 # Bounds on the architecture, generous ones: sizes no real model needs, which could not be
 # allocated (--emb-dim 100000000000 ended in a torch allocator traceback) or would build for

@@ -38,6 +38,7 @@ from torch import Tensor, nn
 
 from luong.attention import BahdanauAttention, LuongAttention
 from luong.encoder import RNNState, make_rnn
+from luong.int8 import Int8Cells, Int8Linear, Weight, columns, float_weight, linear
 from luong.recurrence import Recurrence, recur
 
 __all__ = ["Decoder", "DecoderState", "Memory"]
@@ -167,16 +168,19 @@ class Decoder(nn.Module):
         self.embedding = nn.Embedding(vocab_size, emb_dim, padding_idx=pad_id)
         # The first layer's input: [embedding ; feed (input feeding) ; context (Bahdanau)].
         input_size = emb_dim + (hidden if input_feed else 0) + (self.key_dim if self.before else 0)
-        self.rnn = make_rnn(cell, input_size, hidden, layers, dropout, bidirectional=False)
+        # Int8Cells and Int8Linear stand in for them in an int8 model (luong.model).
+        self.rnn: nn.LSTM | nn.GRU | Int8Cells = make_rnn(
+            cell, input_size, hidden, layers, dropout, bidirectional=False
+        )
         self.attention = attention
         self.dropout = nn.Dropout(dropout)
-        self.out = nn.Linear(hidden, vocab_size)
+        self.out: nn.Linear | Int8Linear = nn.Linear(hidden, vocab_size)
 
     @property
     def fast_path(self) -> bool:
         """Whether training can run the whole target side at once (no step depends on the
-        previous step's attention)."""
-        return not self.input_feed and not self.before
+        previous step's attention) in float weights."""
+        return not self.input_feed and not self.before and not isinstance(self.rnn, Int8Cells)
 
     @property
     def fused(self) -> bool:
@@ -187,6 +191,8 @@ class Decoder(nn.Module):
             self.input_feed
             and type(self.attention) is LuongAttention
             and self.attention.score in FUSED_SCORES
+            and not isinstance(self.rnn, Int8Cells)
+            and not isinstance(self.attention.combine, Int8Linear)
         )
 
     def memory(self, keys: Tensor, mask: Tensor) -> Memory:
@@ -244,8 +250,9 @@ class Decoder(nn.Module):
     def _embedding_gates(self, embedded: Tensor) -> Tensor:
         """The embedding's share of layer 0's input gates, with its input bias:
         ``[..., E] -> [..., G d]``."""
-        weight_ih, _, bias_ih, _ = self.rnn.all_weights[0]
-        return F.linear(embedded, weight_ih[:, : self.emb_dim], bias_ih)
+        weight_ih, _, bias_ih, _ = self._cell_weights()[0]
+        # In float: the embedding is not in [-1, 1], as the int8 product needs.
+        return F.linear(embedded, float_weight(columns(weight_ih, 0, self.emb_dim)), bias_ih)
 
     def _unroll_fast(
         self, embedded: Tensor, state: DecoderState, memory: Memory
@@ -266,15 +273,17 @@ class Decoder(nn.Module):
             gates = self._input_gates(tgt_in).transpose(0, 1)
         else:
             gates = self._input_gates(tgt_in.t())  # time first, each step's rows contiguous
+        rnn = self.rnn
+        assert not isinstance(rnn, Int8Cells)  # fused implies float weights
         layer_weights = []
-        for layer, (weight_ih, weight_hh, bias_ih, bias_hh) in enumerate(self.rnn.all_weights):
+        for layer, (weight_ih, weight_hh, bias_ih, bias_hh) in enumerate(rnn.all_weights):
             # Layer 0's input weight enters as the embedding's gates and the feed's columns.
             layer_weights += (
                 [weight_hh, bias_hh] if layer == 0 else [weight_ih, bias_ih, weight_hh, bias_hh]
             )
         spec = Recurrence(self.lstm, self.layers, self.p_dropout if self.training else 0.0)
         feed_weight = self._step_weights()[0]
-        assert feed_weight is not None  # fused implies input feeding
+        assert isinstance(feed_weight, Tensor)  # fused implies input feeding
         proj = memory.proj
         if self.attention.score == "location":  # proj_s is row s of W_a, for every sentence
             score_proj = self.attention.score_proj
@@ -300,12 +309,20 @@ class Decoder(nn.Module):
             weights.append(w)
         return torch.stack(attentional, dim=1), torch.stack(weights, dim=1)
 
-    def _step_weights(self) -> tuple[Tensor | None, Tensor | None]:
+    def _cell_weights(self) -> list[tuple[Weight, Weight, Tensor, Tensor]]:
+        """Each layer's ``(weight_ih, weight_hh, bias_ih, bias_hh)``: the RNN module's, or in
+        an int8 model ``Int8Cells``' (its matrices ``Int8Matrix``)."""
+        if isinstance(self.rnn, Int8Cells):
+            return list(self.rnn.all_weights)
+        return [(w_ih, w_hh, b_ih, b_hh) for w_ih, w_hh, b_ih, b_hh in self.rnn.all_weights]
+
+    def _step_weights(self) -> tuple[Weight | None, Weight | None]:
         """Layer 0's input-weight columns that a step multiplies: those of the input feed
         (None without input feeding) and of the context (None unless Bahdanau)."""
-        weight_ih = self.rnn.all_weights[0][0]
-        feed = weight_ih[:, self.emb_dim : self.emb_dim + self.hidden_size]
-        context = weight_ih[:, -self.key_dim :]
+        weight_ih = self._cell_weights()[0][0]
+        width = weight_ih.shape[1]
+        feed = columns(weight_ih, self.emb_dim, self.emb_dim + self.hidden_size)
+        context = columns(weight_ih, width - self.key_dim, width)
         return (feed if self.input_feed else None), (context if self.before else None)
 
     def _advance(
@@ -313,7 +330,7 @@ class Decoder(nn.Module):
         emb_gates: Tensor,
         state: DecoderState,
         memory: Memory,
-        step_weights: tuple[Tensor | None, Tensor | None],
+        step_weights: tuple[Weight | None, Weight | None],
     ) -> tuple[DecoderState, Tensor, Tensor]:
         """One step from the embedding's gate share ``[B, G d]``: the cells, the attention
         in the order the attention asks for (at target position ``state.step``), and eq. 5.
@@ -321,11 +338,11 @@ class Decoder(nn.Module):
         feed_weight, context_weight = step_weights
         gates = emb_gates
         if feed_weight is not None:
-            gates = gates + F.linear(state.feed, feed_weight)
+            gates = gates + linear(state.feed, feed_weight)
         if context_weight is not None:
             # Bahdanau: attend with the state from before the step; the context joins the input.
             context, weights = self._attend(state.hidden[-1], memory, state.step)
-            gates = gates + F.linear(context, context_weight)
+            gates = gates + linear(context, context_weight)
         hidden, cell = self._cells(gates, state)
         if not self.before:
             # Luong: attend with the new top state.
@@ -357,11 +374,11 @@ class Decoder(nn.Module):
         hiddens: list[Tensor] = []
         cells: list[Tensor] = []
         gates_in = gates0
-        for layer, (weight_ih, weight_hh, bias_ih, bias_hh) in enumerate(self.rnn.all_weights):
+        for layer, (weight_ih, weight_hh, bias_ih, bias_hh) in enumerate(self._cell_weights()):
             if layer > 0:
                 below = F.dropout(hiddens[-1], self.p_dropout, self.training)
-                gates_in = F.linear(below, weight_ih, bias_ih)
-            gates_h = F.linear(state.hidden[layer], weight_hh, bias_hh)
+                gates_in = linear(below, weight_ih, bias_ih)
+            gates_h = linear(state.hidden[layer], weight_hh, bias_hh)
             if state.cell is None:
                 h = _gru(gates_in, gates_h, state.hidden[layer])
             else:

@@ -7,8 +7,9 @@ Shapes: ``B`` batch, ``S`` source length, ``T`` target length, ``V`` target voca
 A saved model is a folder of data, never pickled code:
 
     model.safetensors   the weights
-    config.json         ``Seq2SeqConfig`` as JSON, the package version that wrote it, and
-                        the SHA-256 of each vocabulary file
+    config.json         ``Seq2SeqConfig`` as JSON, the package version that wrote it, the
+                        SHA-256 of each vocabulary file and, for an int8 model
+                        (``Seq2Seq.to_int8``), ``"quantized": "int8"`` and its int8 parts
     src_vocab.json      the source vocabulary
     tgt_vocab.json      the target vocabulary
 
@@ -16,6 +17,10 @@ The weights are trained for the vocabularies as saved: an edited vocabulary file
 true``, another symbol order, another sentencepiece model) would change every output without
 a word, so ``from_pretrained`` refuses a vocabulary file whose SHA-256 is not the one
 ``config.json`` records. Folders written before the hashes were recorded load unchecked.
+
+An int8 model (``luong quantize``) holds, for each weight matrix of its int8 parts, the int8
+values under the float weight's name and a float32 scale per row beside them
+(``luong.int8``); it decodes on the CPU and is never trained.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -32,10 +37,11 @@ from torch import Tensor, nn
 
 from luong.attention import BahdanauAttention, LocalAttention, LuongAttention
 from luong.batching import check_batch, source_mask
-from luong.config import Seq2SeqConfig
+from luong.config import INT8_PARTS, Seq2SeqConfig
 from luong.decoder import Decoder, DecoderState, Memory
 from luong.encoder import Bridge, Encoder
 from luong.files import MAX_JSON_BYTES, read_bounded, write_text
+from luong.int8 import Int8Cells, Int8Linear
 from luong.subword import load_vocab
 from luong.tensor_files import read_tensor_shapes, read_tensors, write_tensors
 from luong.version import __version__
@@ -43,6 +49,8 @@ from luong.vocab import Vocab
 
 __all__ = [
     "CONFIG",
+    "INT8",
+    "QUANTIZED",
     "SRC_VOCAB",
     "TGT_VOCAB",
     "VOCAB_SHA256",
@@ -51,6 +59,8 @@ __all__ = [
     "check_sizes",
     "check_vocab_hashes",
     "evaluating",
+    "int8_parts",
+    "is_int8_folder",
     "load_checked",
 ]
 
@@ -60,6 +70,9 @@ SRC_VOCAB = "src_vocab.json"
 TGT_VOCAB = "tgt_vocab.json"
 # The key of config.json that records each vocabulary file's SHA-256, by file name.
 VOCAB_SHA256 = "vocab_sha256"
+# config.json's keys of an int8 model: QUANTIZED: "int8", and INT8: the parts in int8.
+QUANTIZED = "quantized"
+INT8 = "int8_parts"
 
 
 class Seq2Seq(nn.Module):
@@ -103,6 +116,7 @@ class Seq2Seq(nn.Module):
         self.config = config
         self.src_vocab = src_vocab
         self.tgt_vocab = tgt_vocab
+        self.int8_parts: tuple[str, ...] = ()  # to_int8's parts; empty: a float model
         if seed is None:
             self._build()  # from torch's global generator, which moves on
         else:
@@ -169,6 +183,50 @@ class Seq2Seq(nn.Module):
     def device(self) -> torch.device:
         return self.decoder.out.weight.device
 
+    def to_int8(self, parts: Sequence[str] = INT8_PARTS) -> Seq2Seq:
+        """Hold ``parts`` of the decoder in int8 (``luong.int8``), in place, for decoding on
+        the CPU; returns the model, which can no longer be trained.
+
+        ``"output"``: the output layer W_o. ``"cells"``: the decoder's cells, every layer's
+        input and recurrent matrices (layer 0's embedding columns, whose input is not in
+        [-1, 1], are multiplied in float32 from their int8 values). ``"attention"``: W_c of
+        the attentional state (eq. 5). The encoder, the bridge, the embeddings and the
+        attention's scores stay in float32: they run once per sentence or are lookups.
+
+        Raises:
+            TypeError: ``parts`` is not a sequence of strings.
+            ValueError: no parts, an unknown or repeated one, a model already in int8, or
+                one that is not on the CPU.
+        """
+        if isinstance(parts, str) or not isinstance(parts, Sequence):
+            raise TypeError(f"parts: expected a sequence of part names, got {parts!r}")
+        unknown = [p for p in parts if p not in INT8_PARTS]
+        if unknown or not parts or len(set(parts)) != len(parts):
+            raise ValueError(
+                f"parts: expected some of {', '.join(INT8_PARTS)}, each once, got "
+                f"{', '.join(map(repr, parts)) or 'none'}"
+            )
+        if self.int8_parts:
+            raise ValueError(
+                f"model: already int8 ({', '.join(self.int8_parts)}); quantize the float "
+                "model it was made from"
+            )
+        if self.device.type != "cpu":
+            raise ValueError(f"model: int8 weights run on the CPU, got a model on {self.device}")
+        decoder = self.decoder
+        with torch.no_grad():
+            if "output" in parts:
+                assert isinstance(decoder.out, nn.Linear)
+                decoder.out = Int8Linear.quantize(decoder.out)
+            if "cells" in parts:
+                assert not isinstance(decoder.rnn, Int8Cells)
+                decoder.rnn = Int8Cells.quantize(decoder.rnn)
+            if "attention" in parts:
+                assert isinstance(decoder.attention.combine, nn.Linear)
+                decoder.attention.combine = Int8Linear.quantize(decoder.attention.combine)
+        self.int8_parts = tuple(p for p in INT8_PARTS if p in parts)
+        return self.eval()
+
     # -- the forward computation ------------------------------------------------------------
 
     def encode(self, src: Tensor, src_lengths: Tensor) -> tuple[Memory, DecoderState]:
@@ -203,11 +261,13 @@ class Seq2Seq(nn.Module):
         write_tensors(path / WEIGHTS, self.weights(), metadata={"format": "luong"})
         self.src_vocab.save(path / SRC_VOCAB)
         self.tgt_vocab.save(path / TGT_VOCAB)
-        config = {
+        config: dict[str, object] = {
             "luong_version": __version__,
             "model": self.config.to_json(),
             VOCAB_SHA256: {name: _sha256(path / name) for name in (SRC_VOCAB, TGT_VOCAB)},
         }
+        if self.int8_parts:
+            config |= {QUANTIZED: "int8", INT8: list(self.int8_parts)}
         write_text(path / CONFIG, json.dumps(config, indent=2) + "\n")
         return path
 
@@ -232,12 +292,15 @@ class Seq2Seq(nn.Module):
         The config's sizes are checked against the weights' header (``check_sizes``) before
         the model is built, so a config that does not match costs nothing.
 
+        An int8 model (``to_int8``; ``config.json`` says ``"quantized": "int8"``) loads on
+        the CPU only.
+
         Raises:
             FileNotFoundError: the folder or one of its files is missing.
             ValueError: a file is unreadable, a vocabulary file is not the one the model was
-                saved with (its SHA-256 differs from the one ``config.json`` records), or
-                the weights do not match the config (names the tensor and the expected and
-                found shapes).
+                saved with (its SHA-256 differs from the one ``config.json`` records), the
+                weights do not match the config (names the tensor and the expected and
+                found shapes), or an int8 model and another device than the CPU.
         """
         path = Path(directory)
         if not path.is_dir():
@@ -253,6 +316,13 @@ class Seq2Seq(nn.Module):
             raise ValueError(f"{path / CONFIG}: not a valid model config: {error}") from None
         except RecursionError:
             raise ValueError(f"{path / CONFIG}: not valid JSON (nested too deep)") from None
+        parts = int8_parts(raw, path / CONFIG)
+        if parts and torch.device(device).type != "cpu":
+            raise ValueError(
+                f"{path}: an int8 model (luong quantize) decodes on the CPU only, got device "
+                f"{device}; decode it on the CPU (--device cpu), or the float model it was made "
+                f"from on {device}"
+            )
         src_vocab, tgt_vocab = load_vocab(path / SRC_VOCAB), load_vocab(path / TGT_VOCAB)
         # After reading them, so that a file that is no vocabulary says what is wrong with it.
         if isinstance(raw, dict) and VOCAB_SHA256 in raw:
@@ -267,8 +337,46 @@ class Seq2Seq(nn.Module):
             path / WEIGHTS,
         )
         model = cls(config, src_vocab, tgt_vocab)
+        if parts:
+            model.to_int8(parts)
         load_checked(model, read_tensors(path / WEIGHTS), path / WEIGHTS)
         return model.to(device).eval()
+
+
+def int8_parts(raw: object, source: Path) -> tuple[str, ...]:
+    """The int8 parts a model folder's ``config.json`` (``raw``, parsed) records: empty for a
+    float model.
+
+    Raises:
+        ValueError: ``"quantized"`` is there but not ``"int8"``, or its parts are not some of
+            ``INT8_PARTS`` (naming ``source``).
+    """
+    if not isinstance(raw, dict) or QUANTIZED not in raw:
+        return ()
+    parts = raw.get(INT8)
+    if (
+        raw[QUANTIZED] != "int8"
+        or not isinstance(parts, list)
+        or not parts
+        or not set(parts) <= set(INT8_PARTS)
+        or len(set(parts)) != len(parts)
+    ):
+        raise ValueError(
+            f'{source}: expected {QUANTIZED!r}: "int8" and {INT8!r}: some of '
+            f"{list(INT8_PARTS)}, got {raw[QUANTIZED]!r:.40} and {parts!r:.80}"
+        )
+    return tuple(parts)
+
+
+def is_int8_folder(folder: str | Path) -> bool:
+    """Whether ``folder`` holds an int8 model (its ``config.json`` says so); False for any
+    other folder, a missing one or an unreadable config."""
+    path = Path(folder) / CONFIG
+    try:
+        raw = json.loads(read_bounded(path, MAX_JSON_BYTES).decode("utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+        return False
+    return isinstance(raw, dict) and QUANTIZED in raw
 
 
 def check_vocab_hashes(folder: Path, recorded: object) -> None:

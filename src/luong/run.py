@@ -36,7 +36,7 @@ from luong.config import (
 from luong.distributed import pick_device, setup
 from luong.evaluation import BLEU_SCORES, PAIR_SCORES, REFERENCE_SCORES, evaluate, prefixed
 from luong.files import LOCK, FolderLocked, locked, read_json, write_json, write_text
-from luong.model import Seq2Seq
+from luong.model import Seq2Seq, is_int8_folder
 from luong.subword import train_subword
 from luong.tasks import OWN_DATA, TaskData, load_task, task_configs
 from luong.trainer import Trainer
@@ -459,6 +459,11 @@ def _check_run_folder(out: Path) -> None:
     the user's own files, which the run would overwrite."""
     if out.exists() and not out.is_dir():
         raise ValueError(f"{out}: not a folder; --out names the run folder to write")
+    if is_int8_folder(out):
+        raise ValueError(
+            f"{out}: holds an int8 model (luong quantize), which decodes only and is not "
+            "trained; train or resume the float run it was made from, or choose another --out"
+        )
     if not out.is_dir() or (out / RUN).is_file():
         return
     others = sorted(path.name for path in out.iterdir() if path.name != LOCK)

@@ -168,6 +168,11 @@ class Trainer:
             raise TypeError(f"config: expected a TrainConfig, got {type(config).__name__}")
         if not dev_pairs:
             raise ValueError("dev_pairs: expected at least one pair, got none")
+        if model.int8_parts:
+            raise ValueError(
+                f"model: an int8 model ({', '.join(model.int8_parts)} in int8, luong quantize) "
+                "decodes only; train the float model it was made from"
+            )
         self.model = model
         self.config = config
         self.select = resolve_select(config.select, model.tgt_vocab)

@@ -9,6 +9,7 @@
         [--format text|jsonl] [--replace-unk] < sources.txt > outputs.txt
     luong translate runs/a runs/b runs/c [--combine logprob|prob] ...   (an ensemble)
     luong average runs/dates --last 5 --out runs/dates-avg
+    luong quantize runs/dates --out runs/dates-int8 [--parts output,cells,attention]
     luong plot runs/dates "Monday, March 5, 1979" --out attn.png [--beam 5]
     luong plot-scores --out scores.png [DIR ...] [--text TEXT] [--step N] [--pad N]
     luong runs runs/ [--format text|json]
@@ -67,6 +68,7 @@ COMMANDS: dict[str, Command] = {
     "curves": Command(parsers.add_curves, "luong.cli.runs:main_curves", "plot"),
     "zoo": Command(parsers.add_zoo, "luong.cli.zoo:main", "plot"),
     "average": Command(parsers.add_average, "luong.cli.average:main"),
+    "quantize": Command(parsers.add_quantize, "luong.cli.quantize:main"),
     "serve": Command(parsers.add_serve, "luong.cli.serve:main", "serve"),
     "export": Command(parsers.add_export, "luong.cli.export:main", "export"),
 }

@@ -22,6 +22,7 @@ from luong.cli.common import (
 )
 from luong.config import (
     FORMATS,
+    INT8_PARTS,
     MAX_DPI,
     MAX_POSITIONS,
     Seq2SeqConfig,
@@ -42,6 +43,7 @@ __all__ = [
     "add_export",
     "add_plot",
     "add_plot_scores",
+    "add_quantize",
     "add_runs",
     "add_serve",
     "add_train",
@@ -409,6 +411,35 @@ def add_average(commands: Any) -> None:
         "old average or the new one); any other folder is still refused",
     )
     add_device_flags(parser)
+
+
+def add_quantize(commands: Any) -> None:
+    parser = commands.add_parser(
+        "quantize",
+        help="write a model's int8 form, for faster decoding on the CPU",
+        description="Write the int8 form of a model folder (int8 weights with a float scale "
+        "per row, in safetensors): the decoder's output layer, cells and attentional layer "
+        "multiply in int8 on the CPU. luong translate, eval, serve, ensembles and luong.load "
+        "read it as any model folder; it is not trained further. --out must be a new or empty "
+        "folder, or with --force an earlier int8 model; it is written all or nothing.",
+    )
+    parser.add_argument("model", type=Path, metavar="DIR", help="a model folder (float32)")
+    parser.add_argument(
+        "--out", type=Path, required=True, help="the model folder to write (new or empty)"
+    )
+    parser.add_argument(
+        "--parts",
+        default=",".join(INT8_PARTS),
+        metavar="PART[,PART]",
+        help=f"what to hold in int8, comma-separated: some of {', '.join(INT8_PARTS)} "
+        "(default: all three)",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace --out if it holds an earlier int8 model (in one step); any other folder "
+        "is still refused",
+    )
 
 
 def add_serve(commands: Any) -> None:

@@ -44,7 +44,7 @@ from torch import Tensor, nn
 from luong.decoder import DecoderState, Memory
 from luong.export import runtime
 from luong.files import write_folder, write_text
-from luong.model import SRC_VOCAB, TGT_VOCAB, Seq2Seq, evaluating
+from luong.model import SRC_VOCAB, TGT_VOCAB, Seq2Seq, evaluating, is_int8_folder
 from luong.version import __version__
 from luong.vocab import Vocab
 
@@ -194,10 +194,16 @@ def export_folder(directory: str | Path, out: str | Path) -> Path:
 
     Raises:
         FileNotFoundError: ``directory`` is not a model folder (``Seq2Seq.from_pretrained``).
-        ValueError: as ``export_onnx``, checked before the model is read.
+        ValueError: as ``export_onnx``, checked before the model is read; an int8 model
+            (``luong quantize``).
         ModuleNotFoundError: onnx or onnxruntime is not installed.
     """
     check_out(out)
+    if is_int8_folder(directory):
+        raise ValueError(
+            f"{directory}: an int8 model (luong quantize); export the float model it was made "
+            "from (the ONNX graphs are float32)"
+        )
     return export_onnx(Seq2Seq.from_pretrained(directory), out)
 
 
@@ -210,12 +216,18 @@ def export_onnx(model: Seq2Seq, out: str | Path) -> Path:
 
     Raises:
         TypeError: ``model`` is not a ``Seq2Seq``.
-        ValueError: ``out`` is a file or a folder that holds something; an export that
-            differs from the model by more than ``TOLERANCE``.
+        ValueError: ``model`` is an int8 model (``Seq2Seq.to_int8``); ``out`` is a file or a
+            folder that holds something; an export that differs from the model by more than
+            ``TOLERANCE``.
         ModuleNotFoundError: onnx or onnxruntime is not installed.
     """
     if not isinstance(model, Seq2Seq):
         raise TypeError(f"model: expected a Seq2Seq, got {type(model).__name__}")
+    if model.int8_parts:
+        raise ValueError(
+            "model: an int8 model (luong quantize); export the float model it was made from "
+            "(the ONNX graphs are float32)"
+        )
     out = check_out(out)
     missing = [name for name in ("onnx", "onnxruntime") if importlib.util.find_spec(name) is None]
     if missing:

@@ -1,0 +1,111 @@
+"""int8 models for decoding on the CPU (``luong quantize``): a float model folder in, a model
+folder with the decoder's output layer, cells and attentional layer in int8 out
+(``Seq2Seq.to_int8``, ``luong.int8``), which ``luong translate``, ``eval``, ``serve``, the
+ensembles and ``luong.load`` read as they read any model folder.
+
+Only the weights change: no data is needed (the inputs' scale is fixed, see ``luong.int8``),
+and the float model is left as it is. An int8 model is never trained: ``luong train`` refuses
+it, and it is not quantized again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from luong.config import INT8_PARTS
+from luong.files import write_folder
+from luong.model import Seq2Seq, is_int8_folder
+
+__all__ = ["quantize", "quantize_folder"]
+
+# The files a folder that --force may replace holds: a model's, and nothing of a run.
+RUN_FILES = ("run.json", "checkpoints", "config.toml", "metrics.json")
+
+
+def quantize(model: Seq2Seq, parts: Sequence[str] = INT8_PARTS) -> Seq2Seq:
+    """An int8 copy of ``model`` (``Seq2Seq.to_int8(parts)``) in eval mode; ``model`` is left
+    as it is.
+
+    Raises:
+        TypeError: ``model`` is not a ``Seq2Seq``, or ``parts`` not a sequence of names.
+        ValueError: ``model`` is int8 already or not on the CPU, or ``parts`` as ``to_int8``.
+    """
+    if not isinstance(model, Seq2Seq):
+        raise TypeError(f"model: expected a Seq2Seq, got {type(model).__name__}")
+    if model.int8_parts:
+        raise ValueError(
+            f"model: already int8 ({', '.join(model.int8_parts)}); quantize the float model it "
+            "was made from"
+        )
+    if model.device.type != "cpu":
+        raise ValueError(f"model: int8 weights run on the CPU, got a model on {model.device}")
+    copy = Seq2Seq(model.config, model.src_vocab, model.tgt_vocab, seed=0)
+    copy.load_state_dict(model.state_dict())
+    return copy.to_int8(parts)
+
+
+def quantize_folder(
+    folder: str | Path,
+    out: str | Path,
+    parts: Sequence[str] = INT8_PARTS,
+    force: bool = False,
+) -> Path:
+    """Write the int8 model of the model folder ``folder`` to ``out``, all or nothing; returns
+    ``out``.
+
+    Args:
+        folder: a float model folder (a run folder, a checkpoint, an average).
+        out: the folder to write: new or empty, or with ``force`` an earlier int8 model (a
+            folder holding an int8 model's files and nothing of a run), which is replaced
+            whole, atomically.
+        parts: what to hold in int8 (``Seq2Seq.to_int8``).
+        force: see ``out``.
+
+    Raises:
+        FileNotFoundError: ``folder`` or one of its files is missing (not a model folder).
+        ValueError: ``folder`` holds an int8 model already, ``out`` is ``folder``, a file or
+            a folder that may not be replaced, or ``parts`` as ``Seq2Seq.to_int8``.
+    """
+    if not isinstance(force, bool):
+        raise TypeError(f"force: expected a bool, got {type(force).__name__}")
+    folder, out = Path(folder), Path(out)
+    if is_int8_folder(folder):
+        raise ValueError(
+            f"{folder}: holds an int8 model already (luong quantize); quantize the float model "
+            "it was made from"
+        )
+    if out.resolve() == folder.resolve():
+        raise ValueError(f"{out}: the output is the model folder being quantized")
+    _check_out(out, force)
+    model = quantize(Seq2Seq.from_pretrained(folder), parts)
+
+    def fill(tmp: Path) -> None:
+        model.save_pretrained(tmp)
+
+    return write_folder(out, fill)
+
+
+def _check_out(out: Path, force: bool) -> None:
+    """``out`` is new, an empty folder, or (with ``force``) an earlier int8 model: never a file,
+    a run, a float model or a folder of the user's own files, which writing would replace."""
+    if out.exists() and not out.is_dir():
+        raise ValueError(
+            f"{out}: a file, not a folder; --out names the model folder to write (a new or "
+            "empty folder)"
+        )
+    held = sorted(path.name for path in out.iterdir()) if out.is_dir() else []
+    if not held:
+        return
+    shown = ", ".join(held[:3]) + (f" and {len(held) - 3} more" if len(held) > 3 else "")
+    earlier = is_int8_folder(out) and not set(held) & set(RUN_FILES)
+    if earlier and not force:
+        raise ValueError(
+            f"{out}: holds an earlier int8 model ({shown}); choose a new or empty folder for "
+            "--out, or --force to replace it"
+        )
+    if not earlier:
+        raise ValueError(
+            f"{out}: not empty and not an earlier int8 model (it holds {shown}); choose a new "
+            "or empty folder for --out (--force replaces only an earlier int8 model)"
+        )
