@@ -10,6 +10,7 @@ it, and it is not quantized again.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -33,16 +34,7 @@ def quantize(model: Seq2Seq, parts: Sequence[str] = INT8_PARTS) -> Seq2Seq:
     """
     if not isinstance(model, Seq2Seq):
         raise TypeError(f"model: expected a Seq2Seq, got {type(model).__name__}")
-    if model.int8_parts:
-        raise ValueError(
-            f"model: already int8 ({', '.join(model.int8_parts)}); quantize the float model it "
-            "was made from"
-        )
-    if model.device.type != "cpu":
-        raise ValueError(f"model: int8 weights run on the CPU, got a model on {model.device}")
-    copy = Seq2Seq(model.config, model.src_vocab, model.tgt_vocab, seed=0)
-    copy.load_state_dict(model.state_dict())
-    return copy.to_int8(parts)
+    return copy.deepcopy(model).to_int8(parts)  # to_int8 checks the model and parts
 
 
 def quantize_folder(
