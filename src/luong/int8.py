@@ -14,9 +14,9 @@ depend on the sentences decoded beside it, in a beam or in the server's batches.
 
 The product is oneDNN's u8 x s8 -> s32 kernel (``torch.ops.onednn.qlinear_pointwise``, which
 inductor's x86 int8 path calls): the input as uint8 around a zero point of ``LEVELS + 1``,
-the weights prepacked once. ``torch.ao.quantization`` and the quantized dtypes it builds on
-(``torch.qint8``, ``torch.quantize_per_channel``) are deprecated (pytorch/pytorch#184982:
-plain int8 tensors, the scales kept by the model's code); here the weights are plain int8
+the weights prepacked once. ``torch.ao.quantization`` is deprecated (its DeprecationWarning
+says it will be removed; the migration: pytorch/ao#2259), and with it the quantized dtypes
+it builds on (``torch.qint8``, ``torch.quantize_per_channel``); here the weights are plain int8
 tensors, saved in safetensors as they are. Where oneDNN's kernel is not available (a torch
 built without it, a CPU that is not x86-64), ``reference_linear`` computes the same numbers in
 float32 from the dequantized weights, more slowly.
