@@ -230,6 +230,32 @@ def test_runtime_options_are_luongs() -> None:
         runtime.SearchOptions(min_len=3, max_len=3)
 
 
+@pytest.mark.parametrize("size", [4000, 4037, 30])
+@pytest.mark.parametrize("k", [1, 5, 12])
+def test_runtime_top_is_torch_topk(size: int, k: int) -> None:
+    # Wide rows take _top's chunked path (a tail of 37 that fills no chunk with 4,037), narrow
+    # ones the plain partition; the k-th best sits at each chunk's edge and in the tail.
+    rng = np.random.default_rng(size + k)
+    values = rng.standard_normal((40, size)).astype(np.float32)
+    values[:, :2] = -np.inf  # PAD and BOS
+    values[1, -1] = 9.0
+    edge = min(size - 1, runtime.TOP_CHUNK)
+    values[2, edge - 1] = values[2, edge] = 8.0
+    values[3] = -np.inf  # a dense row without a beam
+    values[4, 10:] = -np.inf  # fewer finite values than some k
+    ours = runtime._top(values, k)
+    best = torch.topk(torch.from_numpy(values), k)
+    np.testing.assert_array_equal(np.take_along_axis(values, ours, axis=1), best.values.numpy())
+    ties = np.zeros(len(values), dtype=bool)
+    ties[[2, 3, 4]] = True  # equal values come in either order
+    np.testing.assert_array_equal(ours[~ties], best.indices.numpy()[~ties])
+    # A NaN shows among its row's k best, so that the search finds it there.
+    values[5, size // 2] = np.nan
+    assert np.isnan(values[5, runtime._top(values, k)[5]]).any()
+    # A view (every other row) is read through its strides.
+    np.testing.assert_array_equal(runtime._top(values[::2], k)[:7:3], ours[:13:6])
+
+
 # Text that tests each normalisation: ligatures, full-width digits, superscripts, combining
 # accents, case that changes length (İ), specials spelled out, line breaks and tabs.
 TRICKY = [
@@ -344,7 +370,9 @@ def translate_nbest_lists(model: Seq2Seq, texts: list[str]) -> list[list[str]]:
     return [[model.tgt_vocab.decode(h.tokens) for h in hs] for hs in hyps]
 
 
-def test_runtime_refuses_long_sources_and_bad_calls(tmp_path: Path) -> None:
+def test_runtime_refuses_long_sources_and_bad_calls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     model = small_model(attention="location", max_src_len=5)
     onnx = runtime.load(export_onnx(model, tmp_path / "onnx"))
     assert onnx.translate(["abcde"]) == translate(model, ["abcde"])
@@ -364,6 +392,18 @@ def test_runtime_refuses_long_sources_and_bad_calls(tmp_path: Path) -> None:
         (tmp_path / "other").mkdir()
         (tmp_path / "other" / "export.json").write_text("{}")
         runtime.load(tmp_path / "other")
+    # Weights that overflow: one NaN in one row's scores, found among that row's best.
+    step = onnx.run_step
+
+    def overflowing(*given):  # type: ignore[no-untyped-def]
+        log_probs, state, weights = step(*given)
+        if given[-1] == 2:
+            log_probs[-1, 7] = np.nan
+        return log_probs, state, weights
+
+    monkeypatch.setattr(onnx, "run_step", overflowing)
+    with pytest.raises(ValueError, match="the model's scores are NaN at output step 3: its"):
+        onnx.translate(["abcd", "ab"], runtime.SearchOptions(beam=3))
 
 
 def test_export_needs_onnx_and_onnxruntime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

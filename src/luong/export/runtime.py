@@ -89,6 +89,7 @@ MAX_ALPHA = 5.0
 MAX_BETA = 10.0
 MAX_OUTPUT_LEN = 10_000
 MAX_JSON_BYTES = 64 << 20  # the largest manifest or vocabulary file read
+TOP_CHUNK = 50  # _top's chunk of a wide row (fastest of 25 to 200 on a 4,000-piece vocabulary)
 
 
 # -- vocabularies ------------------------------------------------------------------------------
@@ -607,11 +608,11 @@ class OnnxTranslator:
             log_probs, state, weights = self.run_step(tokens, state, encoded, live // k, t)
             early = t < min_lens[live // k]
             log_probs[early, EOS] = -np.inf
-            broken = bool(np.isnan(log_probs).any())
             # The k best of the B x k x V extensions are among each row's own k best.
             width = min(k, log_probs.shape[1])
             row_token = _top(log_probs, width)
             row_lp = np.take_along_axis(log_probs, row_token, axis=1)
+            broken = bool(np.isnan(row_lp).any())  # _top shows a row's NaN among its best
             candidates = alive.reshape(-1)[live][:, None] + row_lp
             position = None
             if len(live) != batch * k:
@@ -755,12 +756,34 @@ class _Pool:
 
 
 def _top(values: np.ndarray, k: int) -> np.ndarray:
-    """The indices of each row's ``k`` largest values ``[R, k]``, largest first (torch.topk);
-    NaN ranks below everything."""
-    if k < values.shape[1]:
-        part = np.argpartition(-values, k - 1, axis=1)[:, :k]
+    """The indices of each row's ``k`` largest values ``[R, k]``, largest first (torch.topk;
+    equal values in either order). NaN ranks above everything (numpy's order), so that a row
+    holding a NaN shows one among its ``k`` and a caller finds it there without a pass over
+    all of ``values``."""
+    rows, size = values.shape
+    chunks = size // TOP_CHUNK
+    if chunks >= 4 * k:
+        # A value in none of the k chunks with the largest maxima has k values (those maxima)
+        # at least as large, so the k largest lie in those chunks and the tail that fills no
+        # chunk: one fast max over the row, then a partition of k * TOP_CHUNK values, not V.
+        view = np.lib.stride_tricks.as_strided(
+            values,
+            (rows, chunks, TOP_CHUNK),
+            (values.strides[0], TOP_CHUNK * values.strides[1], values.strides[1]),
+            writeable=False,
+        )
+        best = np.argpartition(view.max(axis=2), chunks - k, axis=1)[:, chunks - k :]
+        within = (best[:, :, None] * TOP_CHUNK + np.arange(TOP_CHUNK)).reshape(rows, -1)
+        tail = np.arange(chunks * TOP_CHUNK, size)
+        if len(tail):
+            within = np.concatenate([within, np.broadcast_to(tail, (rows, len(tail)))], axis=1)
+        found = _top(np.take_along_axis(values, within, axis=1), k)
+        return np.take_along_axis(within, found, axis=1)
+    if k < size:
+        # Partitioned at size - k on the values themselves: no negated copy.
+        part = np.argpartition(values, size - k, axis=1)[:, size - k :]
     else:
-        part = np.broadcast_to(np.arange(values.shape[1]), values.shape)
+        part = np.broadcast_to(np.arange(size), values.shape)
     order = np.argsort(-np.take_along_axis(values, part, axis=1), axis=1, kind="stable")
     return np.take_along_axis(part, order, axis=1)
 
