@@ -583,6 +583,29 @@ def test_sigterm_writes_a_checkpoint_and_the_run_resumes_exactly(tmp_path: Path)
     assert all(torch.equal(weights[name], expected[name]) for name in weights)
 
 
+def test_resume_alone_reads_the_runs_own_config(tmp_path: Path) -> None:
+    # `luong train --out RUN --resume` with no task, data or --config: RUN/config.toml gives
+    # the settings (it said "expected a task ... got neither"), and the run resumes exactly.
+    flags = [*TINY_DATES_FLAGS, "--batch-size", "32"]  # 13 steps
+    command = ["train", "dates", "--out", str(tmp_path / "reference"), *flags]
+    assert child(SIGNAL_AT, "loss_of", "0", "SIGTERM", *command).returncode == 0
+    out = tmp_path / "run"
+    command = ["train", "dates", "--out", str(out), *flags]
+    stopped = child(SIGNAL_AT, "loss_of", "5", "SIGTERM", *command)
+    assert stopped.returncode == 128 + signal.SIGTERM
+    resumed = child(SIGNAL_AT, "loss_of", "0", "SIGTERM", "train", "--out", str(out), "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"resuming from {out}/checkpoints/step-0000005 (epoch 1, step 5/13)" in resumed.stderr
+    weights, expected = final_weights(out), final_weights(tmp_path / "reference")
+    assert weights.keys() == expected.keys()
+    assert all(torch.equal(weights[name], expected[name]) for name in weights)
+    # Without --resume, or on a folder with no run, a task is still asked for.
+    for args in (["--out", str(out)], ["--out", str(tmp_path / "none"), "--resume"]):
+        done = child(SIGNAL_AT, "loss_of", "0", "SIGTERM", "train", *args)
+        assert done.returncode == 2
+        assert done.stderr.splitlines()[-1].endswith("or a --config naming the task, got neither")
+
+
 def test_sigint_during_the_final_evaluation_stops_the_run(tmp_path: Path) -> None:
     out = tmp_path / "run"
     command = ["train", "dates", "--out", str(out), *TINY_DATES_FLAGS]

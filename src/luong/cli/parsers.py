@@ -111,7 +111,8 @@ def train_arguments(parser: argparse.ArgumentParser, preset: Preset, name: str =
         "--resume",
         action="store_true",
         help="continue the run in --out from its latest checkpoint (a run folder that holds "
-        "a checkpoint is resumed anyway; this flag makes a missing one an error)",
+        "a checkpoint is resumed anyway; this flag makes a missing one an error); with no "
+        "task, data or --config, the run's own OUT/config.toml gives its settings",
     )
     own = parser.add_argument_group(
         "your own data: one source<TAB>target pair a line, or line-aligned source and "

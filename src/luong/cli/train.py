@@ -12,7 +12,7 @@ from tqdm.auto import tqdm
 from luong.cli.common import UsageError, overrides
 from luong.config import Seq2SeqConfig, TrainConfig, VocabConfig
 from luong.presets import OWN_DATA, SPLITS
-from luong.run import configure, run
+from luong.run import CONFIG, configure, run
 
 __all__ = ["log_to_stderr", "main"]
 
@@ -122,7 +122,19 @@ def _data_options(args: argparse.Namespace) -> dict[str, Any]:
     return options
 
 
+def _with_saved_config(args: argparse.Namespace) -> argparse.Namespace:
+    """``luong train --out RUN --resume`` with no task, data or ``--config``: the run's own
+    resolved settings (``RUN/config.toml``) are the config, as ``--config RUN/config.toml``
+    would give them (flags still override them); otherwise ``args`` as they are."""
+    own = args.train_file is not None or args.train_src is not None
+    saved = args.out / CONFIG
+    if not args.resume or args.task is not None or own or args.config is not None:
+        return args
+    return argparse.Namespace(**{**vars(args), "config": saved}) if saved.is_file() else args
+
+
 def main(args: argparse.Namespace) -> int:
+    args = _with_saved_config(args)
     task, options = _task_and_options(args)
     log_to_stderr(quiet=args.quiet, verbose=args.verbose)
     train = overrides(args, TrainConfig)
