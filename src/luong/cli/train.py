@@ -74,10 +74,15 @@ def _split(args: argparse.Namespace, split: str) -> str | list[str] | None:
     return str(tsv) if tsv is not None else None
 
 
+def _own_data(args: argparse.Namespace) -> bool:
+    """Whether the flags name training data of the user's own (``--train``, ``--train-src``)."""
+    return args.train_file is not None or args.train_src is not None
+
+
 def _task_and_options(args: argparse.Namespace) -> tuple[str | None, dict[str, Any]]:
     """The task and its data options, from the flags (which flags go with which task); no
     task (None) when only ``--config`` names one."""
-    own = args.train_file is not None or args.train_src is not None
+    own = _own_data(args)
     if args.task is None and not own and args.config is not None:
         if _given(args, OWN_DATA_FLAGS):
             raise UsageError(f"{', '.join(_given(args, OWN_DATA_FLAGS))}: only with --train")
@@ -126,10 +131,9 @@ def _with_saved_config(args: argparse.Namespace) -> argparse.Namespace:
     """``luong train --out RUN --resume`` with no task, data or ``--config``: the run's own
     resolved settings (``RUN/config.toml``) are the config, as ``--config RUN/config.toml``
     would give them (flags still override them); otherwise ``args`` as they are."""
-    own = args.train_file is not None or args.train_src is not None
-    saved = args.out / CONFIG
-    if not args.resume or args.task is not None or own or args.config is not None:
+    if not args.resume or args.task is not None or _own_data(args) or args.config is not None:
         return args
+    saved = args.out / CONFIG
     return argparse.Namespace(**{**vars(args), "config": saved}) if saved.is_file() else args
 
 
