@@ -10,7 +10,8 @@
 # the c-format flag, as xgettext gives a C string with one; msgfmt --check-format must accept
 # the result (the package's own German does). P.pot is the template: every msgstr blank, the
 # header's Language blank and its Plural-Forms xgettext's placeholder. nano.mixed.po is
-# nano.de.po with every second entry blanked and every fifth of the rest marked fuzzy.
+# nano.de.po with every second entry blanked and every fifth of the rest marked fuzzy. All
+# are wrapped by msgcat, as gettext's tools write catalogs.
 # Everything is deterministic: the same packages give the same files.
 set -euo pipefail
 out=$(realpath -m "${1:-tests/data/catalogs}")
@@ -60,6 +61,10 @@ for i, entry in enumerate(po):
         entry.flags.insert(0, "fuzzy")
 po.save(out / "nano.mixed.po")
 EOF
+# Wrapped as gettext's own tools wrap (polib wraps some long lines elsewhere), as catalogs are.
+for file in nano.de.po nano.pot nano.mixed.po wdiff.de.po wdiff.pot; do
+    msgcat -o "$out/$file" "$out/$file"
+done
 for name in nano wdiff; do
     msgfmt --check-format -o /dev/null "$out/$name.de.po"
 done

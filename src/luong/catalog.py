@@ -97,6 +97,7 @@ class FillSummary:
     skipped_translated: int
     skipped_obsolete: int
     skipped_fuzzy: int  # fuzzy entries left alone (without retranslate_fuzzy)
+    left_empty: int  # entries left as they were: a line of theirs came out empty
     format_entries: int  # filled entries with a c-format or python-format flag
     format_matches: int  # of which every msgstr has its source's placeholders, as often
 
@@ -105,7 +106,8 @@ class FillSummary:
         return (
             f"filled {self.filled} entries ({self.plural_entries} plural, {self.plural_forms} "
             f"plural forms); skipped {self.skipped_translated} translated, "
-            f"{self.skipped_obsolete} obsolete, {self.skipped_fuzzy} fuzzy; placeholders "
+            f"{self.skipped_obsolete} obsolete, {self.skipped_fuzzy} fuzzy; "
+            f"{self.left_empty} left as they were (an empty translation); placeholders "
             f"checked: {self.format_matches} of {self.format_entries} format entries match"
         )
 
@@ -251,8 +253,8 @@ def _put_accelerator(translation: str, marker: str, source: str, at: int) -> str
         i = same[0]
     elif anywhere is not None:
         i = anywhere.start()
-    else:
-        return marker + translation
+    else:  # nothing to press: no accelerator (msgfmt --check-accelerators asks for one)
+        return translation
     return translation[:i] + marker + translation[i:]
 
 
@@ -298,12 +300,15 @@ class _Messages:
                 raise TypeError(f"translate: expected strings, got {type(output).__name__}")
             self.pending[source] = output
 
-    def of(self, text: str) -> str:
+    def of(self, text: str) -> str | None:
+        """The translation of ``text``; None when a line with words came out empty."""
         stripped, at = self._strip(text)
         lines = []
         for lead, words, trail in _lines(stripped):
-            translated = self.pending[words] if words else ""
-            lines.append(lead + (translated or "").strip() + trail)
+            translated = (self.pending[words] or "").strip() if words else ""
+            if words and not translated:
+                return None
+            lines.append(lead + translated + trail)
         out = "\n".join(lines)
         return out if at is None else _put_accelerator(out, self.marker, text, at)
 
@@ -322,11 +327,18 @@ def _blocks(text: str) -> list[str]:
 
 
 def _parse_block(block: str) -> polib.POFile:
+    """A block parsed alone: the header (no entries, its metadata), or one entry. polib reads
+    the comments of a file's first entry as the file's own, so an entry is read after an
+    empty header."""
+    text = block if block.endswith("\n") else block + "\n"
     try:
-        return polib.pofile(block if block.endswith("\n") else block + "\n", wrapwidth=78)
+        po = polib.pofile(text, wrapwidth=78)
+        if len(po) and po.header:
+            po = polib.pofile('msgid ""\nmsgstr ""\n\n' + text, wrapwidth=78)
     except (OSError, ValueError) as error:
         first = block.splitlines()[0] if block.strip() else ""
         raise ValueError(f"not a gettext catalog entry ({error}): {first[:80]!r}") from None
+    return po
 
 
 def _header_value(header: str, key: str) -> str | None:
@@ -458,24 +470,34 @@ def fill_catalog(
                 messages.add(entry.msgid_plural)
     messages.translate(translate)
 
-    plural_entries = plural_filled = format_entries = format_matches = 0
+    plural_entries = plural_filled = format_entries = format_matches = empty = 0
     comment = MACHINE_COMMENT.format(model=model)
     out = list(blocks)
+    filled: list[int] = []
     for i in todo:
         entry = parsed[i]
         retranslate = entry.fuzzy
-        pairs: list[tuple[str, str]] = []  # (source, translation) of each msgstr filled
+        pairs: list[tuple[int | None, str, str | None]] = []  # (form, source, translation)
         if entry.msgid_plural:
-            plural_entries += 1
             for n in range(count):
                 if retranslate or not entry.msgstr_plural.get(n):
                     source = entry.msgid if n == 0 else entry.msgid_plural
-                    entry.msgstr_plural[n] = messages.of(source)
-                    pairs.append((source, entry.msgstr_plural[n]))
-                    plural_filled += 1
+                    pairs.append((n, source, messages.of(source)))
         else:
-            entry.msgstr = messages.of(entry.msgid)
-            pairs.append((entry.msgid, entry.msgstr))
+            pairs.append((None, entry.msgid, messages.of(entry.msgid)))
+        done = [(form, s, t) for form, s, t in pairs if t is not None]
+        if len(done) < len(pairs):  # the block stays as it was
+            empty += 1
+            continue
+        filled.append(i)
+        for form, _, translation in done:
+            if form is None:
+                entry.msgstr = translation
+            else:
+                entry.msgstr_plural[form] = translation
+        if entry.msgid_plural:
+            plural_entries += 1
+            plural_filled += len(done)
         if "fuzzy" not in entry.flags:
             entry.flags.insert(0, "fuzzy")
         kept = [c for c in entry.tcomment.splitlines() if not c.startswith("luong: ")]
@@ -484,7 +506,8 @@ def fill_catalog(
         if flag is not None:
             format_entries += 1
             format_matches += all(
-                format_placeholders(s, flag) == format_placeholders(t, flag) for s, t in pairs
+                format_placeholders(s, flag) == format_placeholders(t or "", flag)
+                for _, s, t in done
             )
         out[i] = entry.__unicode__(wrapwidth=78)
     if header_at is not None:
@@ -492,12 +515,13 @@ def fill_catalog(
     else:
         out[:0] = [new_header, "\n"]
     summary = FillSummary(
-        filled=len(todo),
+        filled=len(filled),
         plural_entries=plural_entries,
         plural_forms=plural_filled,
         skipped_translated=translated,
         skipped_obsolete=obsolete,
         skipped_fuzzy=fuzzy,
+        left_empty=empty,
         format_entries=format_entries,
         format_matches=format_matches,
     )
