@@ -11,7 +11,8 @@ the file before (polib, msgcat and Poedit wrap long lines differently).
 Why polib rather than Translate Toolkit: polib is one small pure-Python module with no
 dependencies, and it keeps everything a catalog holds that this job needs (the entries in
 their order, obsolete entries, ``msgctxt``, translator and extracted comments, references,
-flags, previous ``#|`` fields, plural ``msgstr[n]``, the escapes) and wraps as msgcat does.
+flags, previous ``#|`` fields, plural ``msgstr[n]``, the escapes) and wraps long lines (not
+always where msgcat does: hence the untouched blocks are copied, not rewritten).
 Translate Toolkit is a large package (lxml and a dozen formats) whose ``po2...`` converters
 and own PO store this one file format does not need.
 
