@@ -57,7 +57,7 @@ FLOORS: list[tuple[str, set[str]]] = [
         "luong.translator", "luong.tasks.dates", "luong.tasks.g2p", "luong.tasks.tsv",
         "luong.tasks.translation", "luong.averaging", "luong.quantize",
     }),
-    ("evaluation, task dispatch", {"luong.evaluation", "luong.tasks"}),
+    ("evaluation, task dispatch, catalogs", {"luong.evaluation", "luong.tasks", "luong.catalog"}),
     ("trainer", {"luong.trainer"}),
     ("run", {"luong.run"}),
     ("plot, zoo, run folders", {"luong.plot", "luong.zoo", "luong.run_folders"}),
@@ -67,7 +67,7 @@ FLOORS: list[tuple[str, set[str]]] = [
     ("command line: commands", {
         "luong.cli.train", "luong.cli.evaluate", "luong.cli.translate", "luong.cli.plot",
         "luong.cli.zoo", "luong.cli.runs", "luong.cli.average", "luong.cli.serve",
-        "luong.cli.export", "luong.cli.quantize",
+        "luong.cli.export", "luong.cli.quantize", "luong.cli.po",
     }),
     ("command line", {"luong.cli"}),
     ("the package", {"luong", "luong.__main__"}),

@@ -212,6 +212,7 @@ def test_train_task_help_shows_the_tasks_values(capsys: pytest.CaptureFixture[st
         ["plot-scores", "--out", "a.png"],
         ["curves", "runs/x", "--out", "a.png"],
         ["zoo", "--out", "docs/zoo"],
+        ["po", "runs/x", "a.pot", "--out", "a.po"],
     ],
     ids=lambda argv: argv[0],
 )
@@ -223,7 +224,7 @@ def test_a_missing_extra_is_one_line(
 ) -> None:
     monkeypatch.chdir(tmp_path)  # nothing is written, unless the check fails
     extra = COMMANDS[argv[0]].extra
-    assert extra in ("serve", "plot")
+    assert extra in ("serve", "plot", "po")
     monkeypatch.setitem(luong.cli.EXTRAS, extra, ("luong_test_not_installed",))
     assert main(argv) == 1
     captured = capsys.readouterr()

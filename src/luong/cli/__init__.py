@@ -17,6 +17,7 @@
     luong zoo --task dates --out docs/zoo [--seeds 3] [--steps 200] [--window 4]
     luong serve runs/dot runs/general [--host 127.0.0.1] [--port 8000] [--max-batch 64]
     luong export runs/dates --out exported/dates   (ONNX graphs and a runtime without torch)
+    luong po runs/en-de messages.pot --out de.po [--retranslate-fuzzy] [--accelerator auto]
 
 The dispatch: ``COMMANDS`` gives each command its grammar (a function of
 ``luong.cli.parsers``, plain data) and its handler, named as ``"module:function"``. The
@@ -71,6 +72,7 @@ COMMANDS: dict[str, Command] = {
     "quantize": Command(parsers.add_quantize, "luong.cli.quantize:main"),
     "serve": Command(parsers.add_serve, "luong.cli.serve:main", "serve"),
     "export": Command(parsers.add_export, "luong.cli.export:main", "export"),
+    "po": Command(parsers.add_po, "luong.cli.po:main", "po"),
 }
 """Every command of ``luong``, in the order ``luong --help`` lists them."""
 
@@ -78,6 +80,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "serve": ("fastapi", "uvicorn"),
     "plot": ("matplotlib",),
     "export": ("onnx", "onnxruntime"),
+    "po": ("polib",),
 }
 """The package's extras (``pip install 'luong[NAME]'``, pyproject.toml) that commands need,
 and the modules each brings."""

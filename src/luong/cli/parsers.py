@@ -43,6 +43,7 @@ __all__ = [
     "add_export",
     "add_plot",
     "add_plot_scores",
+    "add_po",
     "add_quantize",
     "add_runs",
     "add_serve",
@@ -252,6 +253,53 @@ def add_translate(commands: Any) -> None:
         "(flushed): for interactive use and pipes (without it, the input is read first); "
         "with --seed N, line i draws with seed N + i",
     )
+
+
+def add_po(commands: Any) -> None:
+    parser = commands.add_parser(
+        "po",
+        help="fill a gettext catalog's untranslated entries (.po or .pot)",
+        description="Fill the untranslated entries of a gettext catalog (.po, or a .pot) with a "
+        "model's translations, each marked fuzzy with a comment naming the model, for a person "
+        "to review; translated, fuzzy and obsolete entries and everything else in the file are "
+        "kept byte for byte. Plural entries get every msgstr[n] the header's Plural-Forms asks "
+        "for (a .pot gets the target language's). Decodes with beam 5 unless --beam says "
+        "otherwise. The file is written all or nothing.",
+    )
+    parser.add_argument(
+        "paths",
+        nargs="+",
+        type=Path,
+        metavar="DIR... CATALOG",
+        help="the model folder(s) (several: an ensemble), then the catalog to fill",
+    )
+    parser.add_argument(
+        "--out", type=Path, required=True, help="the catalog to write (may be CATALOG itself)"
+    )
+    parser.add_argument(
+        "--retranslate-fuzzy",
+        action="store_true",
+        help="translate fuzzy entries again (their msgstr replaced); default: left alone",
+    )
+    parser.add_argument(
+        "--accelerator",
+        choices=("auto", "_", "&", "none"),
+        default="auto",
+        help="the keyboard accelerator marker (_File: GTK; &File: Qt, KDE), taken out before "
+        "the translation and put back once; auto: the one that more messages carry once "
+        "(at least two), else none (default auto)",
+    )
+    parser.add_argument(
+        "--tgt-lang",
+        metavar="LANG",
+        help="the target language (de), when the model records none; the catalog's Language "
+        "must agree",
+    )
+    parser.add_argument(
+        "--batch-size", type=int, default=512, help="messages per search call (default 512)"
+    )
+    add_device_flags(parser, precision=True)
+    add_search_flags(parser, exclude=NOT_SCORED)
 
 
 def add_plot(commands: Any) -> None:

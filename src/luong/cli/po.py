@@ -1,0 +1,74 @@
+"""``luong po``: a gettext catalog's untranslated entries filled by a model, for review."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import replace
+from pathlib import Path
+
+from luong.catalog import check_language, fill_catalog, model_languages, translate_messages
+from luong.cli.common import UsageError, say, search_options
+from luong.devices import autocast, check_precision, resolve_device
+from luong.ensemble import load_models
+from luong.files import read_bounded, write_text
+from luong.translator import Translator
+
+__all__ = ["main"]
+
+MAX_CATALOG_BYTES = 64 * 2**20  # the largest catalogs (glibc's, KDE's) are a few MB
+
+
+def _target(folders: list[Path], given: str | None) -> str:
+    """The target language: the models' own (config.json's tgt_lang), which --tgt-lang may
+    repeat but not contradict, or --tgt-lang where the models record none."""
+    _, recorded = model_languages(folders)
+    if recorded is None and given is None:
+        raise UsageError(
+            "the model records no target language (config.json tgt_lang): pass --tgt-lang"
+        )
+    if recorded is not None and given is not None:
+        try:
+            check_language(given, recorded)
+        except ValueError:
+            raise UsageError(
+                f"--tgt-lang: the model translates into {recorded}, got {given}"
+            ) from None
+    return recorded if recorded is not None else str(given)
+
+
+def main(args: argparse.Namespace) -> int:
+    if len(args.paths) < 2:
+        raise UsageError("expected a model folder and a catalog (DIR... CATALOG)")
+    if args.batch_size < 1:
+        raise UsageError(f"--batch-size: expected >= 1, got {args.batch_size}")
+    *folders, catalog = args.paths
+    options = search_options(args)
+    if args.search_beam is None:  # a catalog is worth beam search's few seconds
+        options = replace(options, beam=5)
+    target = _target(folders, args.tgt_lang)
+    raw = read_bounded(catalog, MAX_CATALOG_BYTES)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ValueError(
+            f"{catalog}: expected UTF-8, byte {error.start} is not (msgconv --to-code=UTF-8)"
+        ) from None
+    device = resolve_device(args.device, "--device")
+    check_precision(args.precision, device, "--precision")
+    translator = Translator(load_models(folders, device))
+    name = "+".join(Path(folder).resolve().name for folder in folders)
+    with autocast(args.precision, device):
+        try:
+            filled = fill_catalog(
+                text,
+                lambda texts: translate_messages(translator, texts, options),
+                target=target,
+                model=name,
+                retranslate_fuzzy=args.retranslate_fuzzy,
+                accelerator=args.accelerator,
+            )
+        except ValueError as error:
+            raise ValueError(f"{catalog}: {error}") from None
+    write_text(args.out, filled.text)
+    say(f"{filled.summary.line()}; written to {args.out}")
+    return 0
