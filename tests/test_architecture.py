@@ -53,6 +53,8 @@ FLOORS: list[tuple[str, set[str]]] = [
     }),
     ("search: text in", {"luong.search.text"}),
     ("search", {"luong.search"}),
+    ("word alignments", {"luong.alignment"}),
+    ("placeholders", {"luong.placeholders"}),
     ("translation of strings, the tasks, averaging, int8", {
         "luong.translator", "luong.tasks.dates", "luong.tasks.g2p", "luong.tasks.tsv",
         "luong.tasks.translation", "luong.averaging", "luong.quantize",

@@ -132,7 +132,7 @@ def test_models_health_schema_and_page(client: Any, models: list[ServedModel]) -
     assert set(schema["paths"]) == {"/health", "/api/models", "/api/translate"}
     fields = schema["components"]["schemas"]["TranslateRequest"]["properties"]
     options = [f.name for f in dataclasses.fields(SearchOptions)]
-    assert list(fields) == ["sources", "model", "attention", *options]  # every option
+    assert list(fields) == ["sources", "model", "attention", "align", *options]  # every option
     assert (fields["beam"]["minimum"], fields["beam"]["maximum"]) == (1, 1000)
     assert fields["temperature"]["exclusiveMinimum"] == 0
     assert fields["combine"]["enum"] == ["logprob", "prob"]
@@ -556,3 +556,20 @@ def test_a_search_error_is_422_and_the_server_goes_on() -> None:
         },
     )
     assert after.status_code == 200
+
+
+def test_align_gives_each_output_its_word_alignment(client: Any) -> None:
+    # A request field beside attention, not a decoding option: the words of a source of
+    # spaces and of its outputs, each output word linked once.
+    sources = ["ab cd ef", "j"]
+    answer = client.post("/api/translate", json={"sources": sources, "align": True}).json()
+    for source, result in zip(sources, answer["results"], strict=True):
+        for hyp in result["hypotheses"]:
+            assert "attention" not in hyp
+            links = hyp["alignment"]
+            assert [j for _, j in sorted(links, key=lambda link: link[1])] == list(
+                range(len(hyp["text"].split()))
+            )
+            assert all(0 <= i < len(source.split()) for i, _ in links)
+    plain = client.post("/api/translate", json={"sources": sources}).json()
+    assert "alignment" not in plain["results"][0]["hypotheses"][0]

@@ -34,6 +34,7 @@ __all__ = [
     "CELLS",
     "DEVICES",
     "FORMATS",
+    "PLACEHOLDER_MODES",
     "GLOBAL_SCORES",
     "INT8_PARTS",
     "LOCALS",
@@ -106,6 +107,15 @@ MAX_PARAMETERS = 4_000_000_000
 FORMATS: tuple[str, ...] = ("text", "jsonl")
 """What ``luong translate`` (``luong.translator.output_lines``) writes: the outputs (n-best
 tab-separated), or a JSON object a line."""
+
+PLACEHOLDER_MODES: dict[str, str] = {
+    "off": "decode the source as it is",
+    "mask": "mask each placeholder before decoding and put it back after, at the output word "
+    "the attention aligns to it: each appears exactly as often as in the source",
+}
+"""How ``luong translate --placeholders`` treats a source's placeholders
+(``luong.placeholders``): name -> help text. A new mechanism is one more entry here and one
+more branch in ``luong.translator.output_lines``."""
 
 MAX_DPI = 1200
 """The highest resolution a figure takes, in pixels per inch (``luong.plot``)."""

@@ -103,6 +103,10 @@ def request_model(options: type[SearchOptions] = SearchOptions) -> type[BaseMode
             Field(None, description="a model's name (default: the first loaded)"),
         ),
         "attention": (bool, Field(False, description="return each output's attention [T][S]")),
+        "align": (
+            bool,
+            Field(False, description="return each output's word alignment [[i, j], ...]"),
+        ),
     }
     for f, kind, spec in option_specs(options):
         bounds = {
@@ -126,7 +130,7 @@ def request_model(options: type[SearchOptions] = SearchOptions) -> type[BaseMode
 TranslateRequest = request_model()
 """The body of ``POST /api/translate`` for ``SearchOptions``."""
 
-REQUEST_FIELDS = ("sources", "model", "attention")
+REQUEST_FIELDS = ("sources", "model", "attention", "align")
 """The fields of a request that are not decoding options."""
 
 
@@ -275,7 +279,7 @@ def create_app(
             raise HTTPException(422, str(error)) from error
         # Records and JSON of large answers take milliseconds: off the event loop.
         content = await asyncio.to_thread(
-            _answer, name, served, body.sources, lists, search, body.attention
+            _answer, name, served, body.sources, lists, search, body.attention, body.align
         )
         return Response(content, media_type="application/json")
 
@@ -354,6 +358,7 @@ def _answer(
     lists: list[list[Hypothesis]],
     search: SearchOptions,
     attention: bool,
+    align: bool = False,
 ) -> bytes:
     """The JSON of ``POST /api/translate``'s answer (``allow_nan=False``: records write null
     for what is not finite)."""
@@ -361,9 +366,9 @@ def _answer(
     prefix_tokens = model.tgt_vocab.tokenize(search.prefix)
     results = []
     for source, hyps in zip(sources, lists, strict=True):
-        if not attention:  # no weights to turn into lists
+        if not (attention or align):  # no weights to turn into lists
             hyps = [dataclasses.replace(h, attention=h.attention[:, :0]) for h in hyps]
-        records = [hypothesis_record(model, h, source, search.replace_unk) for h in hyps]
+        records = [hypothesis_record(model, h, source, search.replace_unk, align) for h in hyps]
         if not attention:
             for record in records:
                 del record["attention"]

@@ -17,9 +17,11 @@ from typing import Any
 
 import torch
 
-from luong.config import FORMATS, Seq2SeqConfig
+from luong.alignment import hypothesis_alignment, pharaoh
+from luong.config import FORMATS, PLACEHOLDER_MODES, Seq2SeqConfig
 from luong.ensemble import Decodable, Ensemble, members_of
 from luong.model import Seq2Seq
+from luong.placeholders import MaskedSource, mask_source, restore_hypothesis
 from luong.search import Hypothesis, decode, decode_batches, hypothesis_symbols, hypothesis_text
 from luong.search_options import SearchOptions
 from luong.vocab import Vocab
@@ -96,11 +98,13 @@ def output_lines(
     format: str = "text",
     batch_size: int = 512,
     window: int | None = None,
+    align: bool = False,
+    placeholders: str = "off",
 ) -> Iterator[str]:
     """The lines ``luong translate`` writes, one per source, in order, handed out as they are
     done: memory holds one window of sources' outputs (``decode_batches``), whatever the
-    number of sources, and attention only where it is written (jsonl) or used
-    (``options.replace_unk``).
+    number of sources, and attention only where it is written (jsonl), used
+    (``options.replace_unk``, ``align``, masked placeholders).
 
     Args:
         model: the model, or an ``Ensemble``.
@@ -111,55 +115,98 @@ def output_lines(
         batch_size: sentences per search call.
         window: sources decoded (and sorted by length) together before their lines are
             handed out; default ``8 * batch_size``.
+        align: with each output its word alignment (``luong.alignment``): in text, the
+            output then a tab and its Pharaoh links (``0-0 1-2``); in jsonl, each record's
+            ``"alignment"``, a list of ``[i, j]`` pairs.
+        placeholders: ``luong.config.PLACEHOLDER_MODES``: ``"off"``, or ``"mask"``
+            (``luong.placeholders``: each source placeholder kept exactly as often).
 
     Returns:
         an iterator of lines, without their newline.
 
     Raises:
         TypeError: ``options`` is not a ``SearchOptions``.
-        ValueError: an unknown ``format``; as ``luong.search.decode_batches``, on the call
-            itself.
+        ValueError: an unknown ``format`` or ``placeholders``, ``align`` with
+            ``placeholders="mask"``; as ``luong.search.decode_batches``, on the call itself.
     """
     if format not in FORMATS:
         raise ValueError(f"format: expected one of {', '.join(FORMATS)}, got {format!r}")
+    if placeholders not in PLACEHOLDER_MODES:
+        raise ValueError(
+            f"placeholders: expected one of {', '.join(PLACEHOLDER_MODES)}, got {placeholders!r}"
+        )
+    if not isinstance(align, bool):
+        raise TypeError(f"align: expected a bool, got {type(align).__name__}")
+    if align and placeholders != "off":
+        # The links would be the masked source's and the output's before the spans are put
+        # back: not what is written.
+        raise ValueError(f"align: not with placeholders={placeholders!r}; expected 'off'")
     options = SearchOptions() if options is None else options
     if not isinstance(options, SearchOptions):
         raise TypeError(f"options: expected SearchOptions, got {type(options).__name__}")
+    masked = [mask_source(text) for text in sources] if placeholders == "mask" else None
     batches = decode_batches(
         model,
-        sources,
+        sources if masked is None else [m.text for m in masked],
         options,
         batch_size=batch_size,
         window=window if window is not None else 8 * batch_size,
-        attention=format == "jsonl" or options.replace_unk,
+        attention=format == "jsonl" or options.replace_unk or align or masked is not None,
     )
-    return _lines_in_order(model, sources, batches, format, options.replace_unk)
+    style = _Style(format, options.replace_unk, align, masked)
+    return _lines_in_order(model, sources, batches, style)
+
+
+@dataclass(frozen=True)
+class _Style:
+    format: str
+    replace_unk: bool
+    align: bool
+    masked: list[MaskedSource] | None
 
 
 def _lines_in_order(
     model: Decodable,
     sources: Sequence[str],
     batches: Iterator[tuple[list[int], list[list[Hypothesis]]]],
-    format: str,
-    replace_unk: bool,
+    style: _Style,
 ) -> Iterator[str]:
     done: dict[int, str] = {}  # lines ready but not yet handed out: one window at most
     next_line = 0
     for indices, lists in batches:
         for i, hyps in zip(indices, lists, strict=True):
-            done[i] = _output_line(model, sources[i], hyps, format, replace_unk)
+            masked = style.masked[i] if style.masked is not None else None
+            done[i] = _output_line(model, sources[i], hyps, style, masked)
         while next_line in done:
             yield done.pop(next_line)
             next_line += 1
 
 
 def _output_line(
-    model: Decodable, source: str, hyps: list[Hypothesis], format: str, replace_unk: bool
+    model: Decodable,
+    source: str,
+    hyps: list[Hypothesis],
+    style: _Style,
+    masked: MaskedSource | None,
 ) -> str:
-    if format == "text":
-        copy_from = source if replace_unk else None
-        return "\t".join(hypothesis_text(model, h, copy_from) for h in hyps)
-    records = [hypothesis_record(model, h, source, replace_unk) for h in hyps]
+    if style.format == "text":
+        copy_from = source if style.replace_unk else None
+        fields = []
+        for h in hyps:
+            if masked is not None:
+                fields.append(restore_hypothesis(model, masked, h))
+                continue
+            fields.append(hypothesis_text(model, h, copy_from))
+            if style.align:
+                links = hypothesis_alignment(h, source, model.src_vocab, model.tgt_vocab)
+                fields.append(pharaoh(links))
+        return "\t".join(fields)
+    records = []
+    for h in hyps:
+        record = hypothesis_record(model, h, source, style.replace_unk, style.align)
+        if masked is not None:
+            record["text"] = restore_hypothesis(model, masked, h)
+        records.append(record)
     # allow_nan=False: hypothesis_record writes null for what is not finite; nothing else may
     # slip a NaN, which JSON parsers reject, into the output.
     return json.dumps(
@@ -168,19 +215,28 @@ def _output_line(
 
 
 def hypothesis_record(
-    model: Decodable, hypothesis: Hypothesis, source: str, replace_unk: bool = False
+    model: Decodable,
+    hypothesis: Hypothesis,
+    source: str,
+    replace_unk: bool = False,
+    align: bool = False,
 ) -> dict[str, Any]:
     """A hypothesis as JSON-ready data: ``text``, ``score``, ``tokens`` (output symbols, EOS
     included) and ``attention`` ``[T][S]`` over the source symbols and its EOS; numbers
     rounded to 6 decimals, and None (JSON's null) for a number that is not finite, which JSON
-    cannot hold."""
+    cannot hold. With ``align``, ``alignment``: the word links ``[[i, j], ...]``, source word
+    ``i``, output word ``j`` (``luong.alignment.hypothesis_alignment``)."""
     copy_from = source if replace_unk else None
-    return {
+    record: dict[str, Any] = {
         "text": hypothesis_text(model, hypothesis, copy_from),
         "score": _json_number(hypothesis.score),
         "tokens": hypothesis_symbols(model, hypothesis, copy_from),
         "attention": [[_json_number(w) for w in row] for row in hypothesis.attention.tolist()],
     }
+    if align:
+        links = hypothesis_alignment(hypothesis, source, model.src_vocab, model.tgt_vocab)
+        record["alignment"] = [[i, j] for i, j in links]
+    return record
 
 
 def _json_number(value: float) -> float | None:

@@ -25,6 +25,7 @@ from luong.config import (
     INT8_PARTS,
     MAX_DPI,
     MAX_POSITIONS,
+    PLACEHOLDER_MODES,
     Seq2SeqConfig,
     ServeLimits,
     TrainConfig,
@@ -243,6 +244,22 @@ def add_translate(commands: Any) -> None:
         '"score", "tokens", "attention"}]}, tokens as output symbols (EOS included), '
         "attention [T][S] over the source symbols and its EOS; numbers rounded to 6 decimals, "
         "null where not finite (default text)",
+    )
+    parser.add_argument(
+        "--align",
+        action="store_true",
+        help="write each output's word alignment from the attention: in text, the output, a "
+        "tab, then Pharaoh pairs i-j (0-based source word, output word: 0-0 1-2); in jsonl, "
+        'each hypothesis\'s "alignment": [[i, j], ...]',
+    )
+    parser.add_argument(
+        "--placeholders",
+        choices=tuple(PLACEHOLDER_MODES),
+        default="off",
+        help="the source's placeholders (printf, %%(name)s, {name}, tags, --options, URLs, "
+        "\\n): "
+        + "; ".join(f"{name}: {text}" for name, text in PLACEHOLDER_MODES.items())
+        + " (default off)",
     )
     add_device_flags(parser, precision=True)
     add_search_flags(parser)

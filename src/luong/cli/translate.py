@@ -29,6 +29,8 @@ def _check(args: argparse.Namespace) -> SearchOptions:
         raise UsageError(f"--batch-size: expected >= 1, got {args.batch_size}")
     if args.max_src_len is not None and args.max_src_len < 1:
         raise UsageError(f"--max-src-len: expected >= 1, got {args.max_src_len}")
+    if args.align and args.placeholders != "off":
+        raise UsageError(f"--align: not with --placeholders {args.placeholders}; expected off")
     return search_options(args)
 
 
@@ -62,7 +64,13 @@ def _translate(args: argparse.Namespace, model: Decodable, options: SearchOption
             f"lines were read as {model.src_vocab.UNK}"
         )
     lines = output_lines(
-        model, fitted.sources, options, format=args.format, batch_size=args.batch_size
+        model,
+        fitted.sources,
+        options,
+        format=args.format,
+        batch_size=args.batch_size,
+        align=args.align,
+        placeholders=args.placeholders,
     )
     # Each window of lines is written as soon as it is done: memory does not grow with the
     # input (every line was checked above, so nothing stops half-way).
@@ -91,7 +99,15 @@ def _stream(args: argparse.Namespace, model: Decodable, options: SearchOptions) 
             line_options = options
             if options.seed is not None:  # line i draws with seed N + i (below 2^64)
                 line_options = replace(options, seed=(options.seed + number) % (MAX_SEED + 1))
-            for output in output_lines(model, fitted.sources, line_options, format=args.format):
+            outputs = output_lines(
+                model,
+                fitted.sources,
+                line_options,
+                format=args.format,
+                align=args.align,
+                placeholders=args.placeholders,
+            )
+            for output in outputs:
                 write_line(output)
             flush_stdout()
     return 0

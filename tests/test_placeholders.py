@@ -1,0 +1,132 @@
+"""Placeholders (``luong.placeholders``): each pattern's spans, and translation with masking
+that keeps every source span exactly as often as the source holds it."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from helpers import SRC_SPACE, luong, small_model
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from luong.placeholders import find_placeholders, mask_source, restore, translate_masked
+from luong.search_options import SearchOptions
+from luong.vocab import Vocab
+
+
+@pytest.mark.parametrize(
+    ("text", "spans"),
+    [
+        ("Copy %s to %d files (%5.2f%%)", [("%s", "printf"), ("%d", "printf"),
+                                          ("%5.2f", "printf"), ("%%", "printf")]),
+        ("%1$s of %2$lu, %-10s", [("%1$s", "printf"), ("%2$lu", "printf"), ("%-10s", "printf")]),
+        ("failed: %m", [("%m", "printf")]),
+        ("100% sure", []),
+        ("Hello %(name)s, %(n)d new", [("%(name)s", "python"), ("%(n)d", "python")]),
+        ("{name} has {0} of {} ({0:.2f})", [("{name}", "braces"), ("{0}", "braces"),
+                                            ("{}", "braces"), ("{0:.2f}", "braces")]),
+        ('<b>Save</b> <br/> <a href="x y">here</a>', [("<b>", "tag"), ("</b>", "tag"),
+                                                      ("<br/>", "tag"),
+                                                      ('<a href="x y">', "tag"),
+                                                      ("</a>", "tag")]),
+        ("a < b > c", []),
+        ("use --dry-run or --color=auto, not a--b", [("--dry-run", "option"),
+                                                     ("--color=auto,", "option")]),
+        ("see https://example.org/a?b=c.", [("https://example.org/a?b=c", "url")]),
+        ("line\\nnext\nthird\r\n", [("\\n", "escape"), ("\n", "newline"), ("\r\n", "newline")]),
+    ],
+)  # fmt: skip
+def test_each_pattern_finds_its_spans(text: str, spans: list[tuple[str, str]]) -> None:
+    found = find_placeholders(text)
+    assert [(s.text, s.kind) for s in found] == spans
+    assert all(text[s.start : s.end] == s.text for s in found)
+
+
+def test_spans_are_leftmost_longest_and_do_not_overlap() -> None:
+    # At "%(": python's "%(a)s" is longer than nothing; at "{": "{0:>5}" whole.
+    assert [s.text for s in find_placeholders("%(a)s{0:>5}%%s")] == ["%(a)s", "{0:>5}", "%%", "s"][
+        :3
+    ]
+    with pytest.raises(TypeError, match="text: expected a str, got int"):
+        find_placeholders(3)  # type: ignore[arg-type]
+
+
+def test_a_bad_mask_is_refused() -> None:
+    with pytest.raises(ValueError, match="mask: expected one placeholder without spaces .*'X'"):
+        mask_source("a %s", "X")
+
+
+def test_restore_puts_each_span_at_its_aligned_word() -> None:
+    masked = mask_source("Delete <b>%s</b> now?")
+    assert masked.text == "Delete %d %d %d now?"
+    assert masked.words == [1, 2, 3]
+    # "Jetzt %d löschen?": output word 0 from source word 4, 1 from the masks, 2 from 0.
+    restored = restore(masked, "Jetzt %d löschen?", [(4, 0), (2, 1), (0, 2)])
+    assert restored == "Jetzt <b>%s</b> löschen?"
+
+
+WORDS = st.sampled_from(["ab", "cd", "e", "fghij", "a.", "b,", "100%", "c:", "--", "x<y", "}"])
+SPANS = st.sampled_from([
+    "%s", "%d", "%1$s", "%5.2f", "%%", "%m", "%(name)s", "{0}", "{name}", "{}", "<b>", "</b>",
+    "<br/>", '<a href="x y">', "--dry-run", "https://example.org/a", "\\n",
+])  # fmt: skip
+PIECE = st.tuples(st.one_of(WORDS, SPANS), st.sampled_from(["", " ", "  "]))
+MODEL = small_model(src=SRC_SPACE, tgt=Vocab(list("abcdefghij %s{}<>/-n0$.")))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(PIECE, max_size=8), st.integers(0, 3))
+def test_masking_keeps_every_span_exactly_as_often(
+    pieces: list[tuple[str, str]], seed: int
+) -> None:
+    text = "".join(a + b for a, b in pieces)
+    options = SearchOptions(beam=2, nbest=2, max_len=30) if seed % 2 else SearchOptions(max_len=30)
+    outputs = translate_masked(MODEL, [text], options)[0]
+    expected = Counter(s.text for s in find_placeholders(text))
+    for output in outputs:
+        assert Counter(s.text for s in find_placeholders(output)) == expected, (text, output)
+
+
+def test_translate_align_writes_a_line_per_input(tmp_path: Path) -> None:
+    model = small_model(src=SRC_SPACE, tgt=Vocab(list("abcdefghij ")))
+    model.save_pretrained(tmp_path / "m")
+    lines = ["ab cd", "", "j", "abc de f"]
+    result = luong("translate", str(tmp_path / "m"), "--align", "--max-len", "9",
+                   stdin="\n".join(lines).encode())  # fmt: skip
+    assert result.returncode == 0, result.stderr.decode()
+    out = result.stdout.decode().split("\n")
+    assert out[-1] == "" and len(out[:-1]) == len(lines)
+    assert out[1] == ""
+    for source, line in zip(lines, out[:-1], strict=True):
+        if not source:
+            continue
+        text, links = line.split("\t")
+        targets = sorted(int(link.split("-")[1]) for link in links.split())
+        assert targets == list(range(len(text.split())))
+    both = luong("translate", str(tmp_path / "m"), "--align", "--placeholders", "mask",
+                 stdin=b"ab\n")  # fmt: skip
+    assert both.returncode == 2
+    assert (
+        both.stderr.decode()
+        .strip()
+        .endswith("luong: error: --align: not with --placeholders mask; expected off")
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(PIECE, max_size=8), st.lists(PIECE, max_size=8), st.randoms())
+def test_restore_keeps_every_span_whatever_the_model_wrote(
+    source: list[tuple[str, str]], output: list[tuple[str, str]], random: object
+) -> None:
+    # A fake search result: any output (masks, spans and broken pieces of its own included)
+    # and any alignment of its words.
+    text = "".join(a + b for a, b in source)
+    written = "".join(a + b for a, b in output)
+    masked = mask_source(text)
+    sources, words = len(masked.text.split()), len(written.split())
+    links = [(random.randrange(sources), j) for j in range(words)] if sources else []  # type: ignore[attr-defined]
+    restored = restore(masked, written, links)
+    expected = Counter(s.text for s in find_placeholders(text))
+    assert Counter(s.text for s in find_placeholders(restored)) == expected, (text, written)
