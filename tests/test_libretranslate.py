@@ -21,7 +21,7 @@ import requests
 import uvicorn
 from deep_translator import LibreTranslator
 from deep_translator.exceptions import AuthorizationException
-from helpers import SRC_SPACE, assert_one_line_error, luong, small_model
+from helpers import SRC_SPACE, TINY_MODEL_FLAGS, assert_one_line_error, luong, small_model
 from libretranslatepy import LibreTranslateAPI
 
 from luong.averaging import average_checkpoints
@@ -29,6 +29,7 @@ from luong.config import ServeLimits
 from luong.ensemble import Ensemble
 from luong.model import Seq2Seq, record_language_pair
 from luong.quantize import quantize_folder
+from luong.run_folders import compare, read_run
 from luong.search_options import SearchOptions
 from luong.server import ServedModel, create_app
 from luong.translator import Translator, translate, translate_nbest
@@ -355,3 +356,20 @@ def test_serve_api_keys_file_errors_are_one_line(tmp_path: Path) -> None:
         luong("serve", str(tmp_path / "m"), "--api-keys", str(tmp_path / "none")),
         "no such file",
     )
+
+
+def test_luong_train_records_the_pair_and_luong_runs_shows_it(tmp_path: Path) -> None:
+    out = tmp_path / "runs" / "dates"
+    flags = ["--n-train", "64", "--n-dev", "8", "--n-test", "8", *TINY_MODEL_FLAGS]
+    trained = luong(
+        "train", "dates", "--out", str(out), "--src-lang", "en", "--tgt-lang", "de", *flags
+    )
+    assert trained.returncode == 0, trained.stderr.decode()
+    raw = json.loads((out / "config.json").read_text())
+    assert (raw["src_lang"], raw["tgt_lang"]) == ("en", "de")
+    assert read_run(out).settings["vocab.src_lang"] == "en"  # config.toml repeats the run
+    assert read_run(out).pair == "en-de"
+    assert compare([read_run(out)])[0]["pair"] == "en-de"
+    runs = luong("runs", str(tmp_path / "runs"))
+    header, row = runs.stdout.decode().splitlines()
+    assert row.split()[header.split().index("pair")] == "en-de"
