@@ -26,7 +26,7 @@ PACKAGE = SRC / "luong"
 # goes onto a floor here and there.
 FLOORS: list[tuple[str, set[str]]] = [
     ("the ONNX runtime", {"luong.export", "luong.export.runtime"}),
-    ("files", {"luong.version", "luong.files", "luong.request_batcher"}),
+    ("files", {"luong.version", "luong.files", "luong.request_batcher", "luong.languages"}),
     ("search options", {"luong.search_options"}),
     ("vocabulary", {"luong.vocab"}),
     ("configs", {"luong.config"}),
@@ -62,14 +62,16 @@ FLOORS: list[tuple[str, set[str]]] = [
     ("evaluation, task dispatch, catalogs", {"luong.evaluation", "luong.tasks", "luong.catalog"}),
     ("trainer", {"luong.trainer"}),
     ("run", {"luong.run"}),
-    ("plot, zoo, run folders", {"luong.plot", "luong.zoo", "luong.run_folders"}),
+    ("plot, zoo, run folders", {
+        "luong.plot", "luong.zoo", "luong.run_folders", "luong.libretranslate",
+    }),
     ("server", {"luong.server"}),
     ("command line: shared", {"luong.cli.common"}),
     ("command line: grammar", {"luong.cli.parsers"}),
     ("command line: commands", {
         "luong.cli.train", "luong.cli.evaluate", "luong.cli.translate", "luong.cli.plot",
         "luong.cli.zoo", "luong.cli.runs", "luong.cli.average", "luong.cli.serve",
-        "luong.cli.export", "luong.cli.quantize", "luong.cli.po",
+        "luong.cli.export", "luong.cli.quantize", "luong.cli.po", "luong.cli.pair",
     }),
     ("command line", {"luong.cli"}),
     ("the package", {"luong", "luong.__main__"}),

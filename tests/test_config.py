@@ -359,7 +359,7 @@ def test_config_from_dict_names_the_unknown_keys_and_the_valid_ones() -> None:
         config_from_dict(VocabConfig, {"subword": "bpe", "size": 8, "merges": 2}, "c.toml [vocab]")
     assert str(raised.value) == (
         "c.toml [vocab]: unknown options ['merges', 'size']; valid options: ['joint_vocab', "
-        "'min_count', 'subword', 'vocab_size']"
+        "'min_count', 'src_lang', 'subword', 'tgt_lang', 'vocab_size']"
     )
     # Known keys with bad values: the dataclass' own check.
     with pytest.raises(ValueError, match="^epochs: expected an int >= 1, got 0$"):
@@ -450,7 +450,7 @@ def test_read_toml_tables_takes_any_subset_of_the_tables(tmp_path: Path) -> None
         (
             b"[vocab]\nsize = 4\n",
             "{p}: unknown key 'size' in [vocab]; valid keys: joint_vocab, "
-            "min_count, subword, vocab_size",
+            "min_count, src_lang, subword, tgt_lang, vocab_size",
         ),
         (
             b'task = "dates"\n[train\n',

@@ -129,7 +129,12 @@ def test_models_health_schema_and_page(client: Any, models: list[ServedModel]) -
     assert health["status"] == "ok" and health["models"] == ["one", "two"]
     assert health["batcher"]["queued"] == 0
     schema = client.get("/openapi.json").json()
-    assert set(schema["paths"]) == {"/health", "/api/models", "/api/translate"}
+    assert set(schema["paths"]) == {
+        "/health",
+        "/api/models",
+        "/api/translate",
+        *("/translate", "/languages", "/frontend/settings"),  # LibreTranslate's
+    }
     fields = schema["components"]["schemas"]["TranslateRequest"]["properties"]
     options = [f.name for f in dataclasses.fields(SearchOptions)]
     assert list(fields) == ["sources", "model", "attention", "align", *options]  # every option

@@ -131,6 +131,13 @@ def average_models(models: Sequence[Seq2Seq], names: Sequence[str] | None = None
                 f"{labels[0]} and {name}: not one architecture ({'; '.join(differ)}); only "
                 "checkpoints of one run can be averaged"
             )
+    for model, name in zip(models[1:], labels[1:], strict=True):
+        pairs = [(m.src_lang, m.tgt_lang) for m in (first, model)]
+        if pairs[0] != pairs[1]:
+            raise ValueError(
+                f"{labels[0]} and {name}: not one language pair ({_pair(*pairs[0])} and "
+                f"{_pair(*pairs[1])}); record the same pair on both (luong pair)"
+            )
     weights = [model.weights() for model in models]
     mean: dict[str, Tensor] = {}
     for tensor_name, tensor in weights[0].items():
@@ -143,7 +150,12 @@ def average_models(models: Sequence[Seq2Seq], names: Sequence[str] | None = None
         mean[tensor_name] = (total / len(weights)).to(tensor.dtype)
     averaged = Seq2Seq(first.config, first.src_vocab, first.tgt_vocab).to(first.device)
     load_checked(averaged, mean, Path(labels[0]))
+    averaged.src_lang, averaged.tgt_lang = first.src_lang, first.tgt_lang
     return averaged.eval()
+
+
+def _pair(src_lang: str | None, tgt_lang: str | None) -> str:
+    return f"{src_lang or '?'}-{tgt_lang or '?'}" if src_lang or tgt_lang else "unknown"
 
 
 def run_of(folder: str | Path) -> Path | None:

@@ -570,6 +570,17 @@ class VocabConfig:
     joint_vocab: bool = setting(
         False, "one vocabulary for the source and the target, learned from both"
     )
+    # The language pair is not used in training: it is recorded in the model folder's
+    # config.json (src_lang, tgt_lang) for luong serve's LibreTranslate API and luong po.
+    src_lang: str = setting(
+        "",
+        "the source language, an ISO 639 code (en), recorded in the model folder "
+        "(luong serve routes LibreTranslate requests by it; empty: unknown)",
+        metavar="CODE",
+    )
+    tgt_lang: str = setting(
+        "", "the target language, an ISO 639 code (de) (empty: unknown)", metavar="CODE"
+    )
 
     def __post_init__(self) -> None:
         _choice("subword", self.subword, SUBWORD_KINDS)
@@ -579,6 +590,9 @@ class VocabConfig:
         _positive_int("min_count", self.min_count)
         if not isinstance(self.joint_vocab, bool):
             raise TypeError(f"joint_vocab: expected a bool, got {self.joint_vocab!r}")
+        for name in ("src_lang", "tgt_lang"):  # the codes themselves: luong.languages (babel)
+            if not isinstance(getattr(self, name), str):
+                raise TypeError(f"{name}: expected a language code, got {getattr(self, name)!r}")
         if self.subword != "none" and self.min_count != 1:
             raise ValueError(
                 f"min_count: sentencepiece picks its pieces by vocab_size, got min_count "

@@ -9,7 +9,9 @@ A saved model is a folder of data, never pickled code:
     model.safetensors   the weights
     config.json         ``Seq2SeqConfig`` as JSON, the package version that wrote it, the
                         SHA-256 of each vocabulary file and, for an int8 model
-                        (``Seq2Seq.to_int8``), ``"quantized": "int8"`` and its int8 parts
+                        (``Seq2Seq.to_int8``), ``"quantized": "int8"`` and its int8 parts;
+                        ``"src_lang"`` and ``"tgt_lang"``, the language pair (ISO 639 codes,
+                        ``luong.languages``), where known
     src_vocab.json      the source vocabulary
     tgt_vocab.json      the target vocabulary
 
@@ -42,6 +44,7 @@ from luong.decoder import Decoder, DecoderState, Memory
 from luong.encoder import Bridge, Encoder
 from luong.files import MAX_JSON_BYTES, read_bounded, write_text
 from luong.int8 import Int8Cells, Int8Linear
+from luong.languages import check_language
 from luong.subword import load_vocab
 from luong.tensor_files import read_tensor_shapes, read_tensors, write_tensors
 from luong.version import __version__
@@ -51,6 +54,8 @@ __all__ = [
     "CONFIG",
     "INT8",
     "QUANTIZED",
+    "SRC_LANG",
+    "TGT_LANG",
     "SRC_VOCAB",
     "TGT_VOCAB",
     "VOCAB_SHA256",
@@ -61,7 +66,9 @@ __all__ = [
     "evaluating",
     "int8_parts",
     "is_int8_folder",
+    "language_pair",
     "load_checked",
+    "record_language_pair",
 ]
 
 WEIGHTS = "model.safetensors"
@@ -73,6 +80,9 @@ VOCAB_SHA256 = "vocab_sha256"
 # config.json's keys of an int8 model: QUANTIZED: "int8", and INT8: the parts in int8.
 QUANTIZED = "quantized"
 INT8 = "int8_parts"
+# config.json's keys of the language pair (absent: unknown). luong po reads them too.
+SRC_LANG = "src_lang"
+TGT_LANG = "tgt_lang"
 
 
 class Seq2Seq(nn.Module):
@@ -117,6 +127,10 @@ class Seq2Seq(nn.Module):
         self.src_vocab = src_vocab
         self.tgt_vocab = tgt_vocab
         self.int8_parts: tuple[str, ...] = ()  # to_int8's parts; empty: a float model
+        # The language pair (ISO 639 codes; None: unknown): data, not architecture, so not in
+        # the config; save_pretrained records it, from_pretrained reads it back.
+        self.src_lang: str | None = None
+        self.tgt_lang: str | None = None
         if seed is None:
             self._build()  # from torch's global generator, which moves on
         else:
@@ -268,6 +282,9 @@ class Seq2Seq(nn.Module):
         }
         if self.int8_parts:
             config |= {QUANTIZED: "int8", INT8: list(self.int8_parts)}
+        for key, code in ((SRC_LANG, self.src_lang), (TGT_LANG, self.tgt_lang)):
+            if code is not None:
+                config[key] = check_language(code, key)
         write_text(path / CONFIG, json.dumps(config, indent=2) + "\n")
         return path
 
@@ -317,6 +334,7 @@ class Seq2Seq(nn.Module):
         except RecursionError:
             raise ValueError(f"{path / CONFIG}: not valid JSON (nested too deep)") from None
         parts = int8_parts(raw, path / CONFIG)
+        src_lang, tgt_lang = language_pair(raw, path / CONFIG)
         if parts and torch.device(device).type != "cpu":
             raise ValueError(
                 f"{path}: an int8 model (luong quantize) decodes on the CPU only, got device "
@@ -340,7 +358,60 @@ class Seq2Seq(nn.Module):
         if parts:
             model.to_int8(parts)
         load_checked(model, read_tensors(path / WEIGHTS), path / WEIGHTS)
+        model.src_lang, model.tgt_lang = src_lang, tgt_lang
         return model.to(device).eval()
+
+
+def language_pair(raw: object, source: Path) -> tuple[str | None, str | None]:
+    """The language pair a model folder's ``config.json`` (``raw``, parsed) records: its
+    ``"src_lang"`` and ``"tgt_lang"``, each None when absent (unknown).
+
+    Raises:
+        ValueError: a code that is not a language code (``luong.languages.check_language``),
+            naming ``source`` and the key.
+    """
+    if not isinstance(raw, dict):
+        return None, None
+    codes = []
+    for key in (SRC_LANG, TGT_LANG):
+        code = raw.get(key)
+        if code is not None:
+            try:
+                check_language(code, f"{source}: {key}")
+            except TypeError as error:
+                raise ValueError(str(error)) from None
+        codes.append(code)
+    return codes[0], codes[1]
+
+
+def record_language_pair(folder: str | Path, src_lang: str, tgt_lang: str) -> Path:
+    """Record the language pair in an existing model folder's ``config.json`` (``"src_lang"``
+    and ``"tgt_lang"``), the rest of the file kept as it is: ``luong pair DIR --src-lang en
+    --tgt-lang de``, for a model trained before ``luong train --src-lang`` or without it. The
+    file is replaced all or nothing; the weights and vocabularies are not touched.
+
+    Returns:
+        the path of ``config.json``.
+
+    Raises:
+        FileNotFoundError: ``folder`` is not a model folder (no ``config.json``).
+        ValueError, TypeError: a code babel does not know (``check_language``), or a
+            ``config.json`` that is not a JSON object.
+    """
+    check_language(src_lang, "src_lang")
+    check_language(tgt_lang, "tgt_lang")
+    path = Path(folder) / CONFIG
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: missing (is {folder} a luong model folder?)")
+    try:
+        raw = json.loads(read_bounded(path, MAX_JSON_BYTES).decode("utf-8"))
+    except (ValueError, UnicodeDecodeError, RecursionError) as error:
+        raise ValueError(f"{path}: not a valid model config: {error}") from None
+    if not isinstance(raw, dict):
+        raise ValueError(f"{path}: expected a JSON object, got {type(raw).__name__}")
+    raw[SRC_LANG], raw[TGT_LANG] = src_lang, tgt_lang
+    write_text(path, json.dumps(raw, indent=2) + "\n")
+    return path
 
 
 def int8_parts(raw: object, source: Path) -> tuple[str, ...]:

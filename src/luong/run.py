@@ -36,7 +36,9 @@ from luong.config import (
 from luong.distributed import pick_device, setup
 from luong.evaluation import BLEU_SCORES, PAIR_SCORES, REFERENCE_SCORES, evaluate, prefixed
 from luong.files import LOCK, FolderLocked, locked, read_json, write_json, write_text
-from luong.model import Seq2Seq, is_int8_folder
+from luong.languages import check_language
+from luong.model import CONFIG as MODEL_CONFIG
+from luong.model import Seq2Seq, is_int8_folder, language_pair
 from luong.subword import train_subword
 from luong.tasks import OWN_DATA, TaskData, load_task, task_configs
 from luong.trainer import Trainer
@@ -202,6 +204,7 @@ def run(
     Returns and raises as ``train``.
     """
     say = log or LOGGER.warning
+    languages = _languages(config.vocab, out)
     if data is None:
         data = load_task(config.task, **config.data)
         for name, count in data.info.get("skipped_lines", {}).items():
@@ -210,6 +213,7 @@ def run(
     torch.manual_seed(train_config.seed)
     src_vocab, tgt_vocab = build_vocabularies(data, config.vocab)
     model = Seq2Seq(model_config, src_vocab, tgt_vocab, seed=train_config.seed)
+    model.src_lang, model.tgt_lang = languages
     description = {
         "task": config.task,
         "task_options": {k: list(v) if isinstance(v, tuple) else v for k, v in config.data.items()},
@@ -486,6 +490,27 @@ def _lock_run_folder(out: Path, stack: ExitStack) -> None:
             "folder; wait for it to end, or choose another --out",
             error.pid,
         ) from None
+
+
+def _languages(vocab: VocabConfig, out: str | Path | None) -> tuple[str | None, str | None]:
+    """The language pair the model records: ``vocab``'s codes (checked), or when it gives
+    none, the pair ``out``'s model already records (``luong pair`` after the run), so that
+    evaluating a finished run again does not lose it.
+
+    Raises:
+        ValueError: a code babel does not know (``luong.languages.check_language``).
+    """
+    codes = (vocab.src_lang or None, vocab.tgt_lang or None)
+    for name, code in zip(("src_lang", "tgt_lang"), codes, strict=True):
+        if code is not None:
+            check_language(code, name)
+    if codes == (None, None) and out is not None and (Path(out) / MODEL_CONFIG).is_file():
+        path = Path(out) / MODEL_CONFIG
+        try:
+            return language_pair(read_json(path), path)
+        except ValueError:
+            return codes  # an unreadable config.json is from_pretrained's to report
+    return codes
 
 
 def _check_or_write_run(out: Path, description: dict[str, Any]) -> None:

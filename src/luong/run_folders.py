@@ -12,6 +12,8 @@ from typing import Any
 
 from luong.config import read_toml_tables
 from luong.files import read_json
+from luong.model import CONFIG as MODEL_CONFIG
+from luong.model import language_pair
 from luong.run import CONFIG, RUN
 from luong.tasks import OWN_DATA
 from luong.trainer import LOG
@@ -32,6 +34,9 @@ class RunFolder:
     settings: dict[str, Any]  # "model.cell", "train.lr", "data.seed", ...: every field
     metrics: dict[str, Any] | None  # metrics.json; None while the run has not finished
     records: list[dict[str, Any]]  # log.jsonl (none for a run from before it)
+    # The language pair its model records (config.json: luong train --src-lang/--tgt-lang,
+    # or luong pair), "en-de"; None when it records none or has no model yet.
+    pair: str | None = None
 
     @property
     def select(self) -> str:
@@ -77,7 +82,12 @@ def read_run(path: str | Path) -> RunFolder:
         for key, value in (tables.get(table) or {}).items()
     }
     metrics = read_json(path / "metrics.json") if (path / "metrics.json").is_file() else None
-    return RunFolder(path, task, settings, metrics, read_records(path / LOG))
+    pair = None
+    if (path / MODEL_CONFIG).is_file():
+        src_lang, tgt_lang = language_pair(read_json(path / MODEL_CONFIG), path / MODEL_CONFIG)
+        if src_lang or tgt_lang:
+            pair = f"{src_lang or '?'}-{tgt_lang or '?'}"
+    return RunFolder(path, task, settings, metrics, read_records(path / LOG), pair)
 
 
 def read_records(path: Path) -> list[dict[str, Any]]:
@@ -113,7 +123,8 @@ def find_runs(root: str | Path) -> list[Path]:
 
 def compare(runs: Sequence[RunFolder], root: Path | None = None) -> list[dict[str, Any]]:
     """One row per run: its name (the path under ``root``), task or data, the settings that
-    differ between the runs, the best dev figure, the test figures, training time, steps."""
+    differ between the runs, its language pair (``"en-de"``; None: unknown), the best dev
+    figure, the test figures, training time, steps."""
     keys = sorted({key for run in runs for key in run.settings})
     differing = [
         key for key in keys if len({json.dumps(run.settings.get(key)) for run in runs}) > 1
@@ -125,6 +136,7 @@ def compare(runs: Sequence[RunFolder], root: Path | None = None) -> list[dict[st
         row: dict[str, Any] = {"run": str(name) if str(name) != "." else run.path.name}
         row["task"] = run.task
         row.update({key: run.settings.get(key) for key in differing})
+        row["pair"] = run.pair
         row["dev"] = m.get(run.dev_key)
         row["select"] = run.select
         row.update({key: m[key] for key in TEST_KEYS if m.get(key) is not None})

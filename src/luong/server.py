@@ -13,6 +13,10 @@ attention explorer page.
   free while a batch decodes.
 - ``GET /api/models``: each model's name, config, vocabulary sizes and metrics.
 - ``GET /health``: ``{"status": "ok", "models", "batcher"}``, the batcher's counters.
+- ``POST /translate``, ``GET /languages``, ``GET /frontend/settings``: the LibreTranslate
+  API (``luong.libretranslate``: its requests, answers and errors), routed by each model's
+  language pair (``Translator.src_lang``, ``tgt_lang``), decoded through the same batcher
+  and limits as ``/api/translate``.
 - ``GET /``: the explorer (``luong/explorer/``, package data: no CDN); FastAPI's own
   ``/openapi.json`` and ``/docs``.
 
@@ -35,7 +39,7 @@ import asyncio
 import dataclasses
 import itertools
 import json
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from importlib import resources
@@ -48,8 +52,17 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from luong.config import ServeLimits
+from luong.libretranslate import (
+    LibreError,
+    check_key,
+    frontend_settings,
+    language_list,
+    parse_request,
+    route,
+    translate_answer,
+)
 from luong.request_batcher import Batcher
-from luong.search import Hypothesis, decode, source_symbols
+from luong.search import Hypothesis, decode, hypothesis_text, source_symbols
 from luong.search_options import OptionError, SearchOptions, option_specs
 from luong.translator import Translator, hypothesis_record, source_length
 from luong.version import __version__
@@ -151,6 +164,7 @@ def create_app(
     max_wait_ms: float = 2.0,
     limits: ServeLimits | None = None,
     options: type[SearchOptions] = SearchOptions,
+    api_keys: Collection[str] | None = None,
 ) -> FastAPI:
     """The web application over ``models`` (the first is the default).
 
@@ -161,12 +175,15 @@ def create_app(
         limits: what one request may ask for (default ``ServeLimits()``).
         options: the decoding options requests may give (``SearchOptions`` or a subclass:
             ``request_model`` makes the request's fields from it).
+        api_keys: the keys LibreTranslate's ``POST /translate`` takes (its ``api_key``);
+            None: none needed.
 
     Returns:
         the app; ``app.state.batcher`` is its batcher (``stats`` counts merged calls).
 
     Raises:
-        ValueError: no models, two with one name, or a bad ``max_batch`` / ``max_wait_ms``.
+        ValueError: no models, two with one name, a bad ``max_batch`` / ``max_wait_ms``,
+            an empty ``api_keys``, or an ensemble whose members record different pairs.
         TypeError: a model is not a ``ServedModel``.
     """
     models = list(models)
@@ -193,6 +210,15 @@ def create_app(
     if not (isinstance(options, type) and issubclass(options, SearchOptions)):
         raise TypeError(f"options: expected SearchOptions or a subclass, got {options!r}")
     body_model = request_model(options)
+    if api_keys is not None:
+        api_keys = frozenset(api_keys)
+        if not api_keys or not all(isinstance(key, str) and key for key in api_keys):
+            raise ValueError("api_keys: expected non-empty strings, at least one, or None")
+    pairs: dict[tuple[str, str], str] = {}  # LibreTranslate's routing: the first model wins
+    for served in models:
+        src_lang, tgt_lang = served.translator.src_lang, served.translator.tgt_lang
+        if src_lang is not None and tgt_lang is not None:
+            pairs.setdefault((src_lang, tgt_lang), served.name)
 
     def run(key: DecodeOptions, sources: list[str]) -> list[list[Hypothesis]]:
         model = by_name[key.model].translator.model
@@ -218,6 +244,7 @@ def create_app(
     )
     app.state.batcher = batcher
     app.state.limits = limits
+    app.state.pairs = pairs
 
     app.add_middleware(BodyLimit, limit=limits.max_body_bytes)
 
@@ -285,6 +312,50 @@ def create_app(
 
     translate.__annotations__["body"] = body_model  # FastAPI reads the body's model here
     app.post("/api/translate")(translate)
+
+    @app.post("/translate", tags=["LibreTranslate"])
+    async def libre_translate(request: Request) -> Response:
+        """LibreTranslate's ``/translate`` (``luong.libretranslate``); errors in its shape."""
+        try:
+            body = await request.body()
+            asked = parse_request(
+                request.headers.get("content-type", ""), body, request.query_params
+            )
+            check_key(api_keys, asked.api_key)
+            name, source = route(pairs, asked.source, asked.target)
+            served = by_name[name]
+            n = asked.alternatives + 1
+            try:
+                search = options(beam=n, nbest=n) if n > 1 else options()
+                _check_request(asked.texts, search, served, limits)
+            except OptionError as error:
+                raise LibreError(400, f"Invalid request: {error}") from None
+            except HTTPException as error:  # a limit, as /api/translate words it
+                raise LibreError(400, f"Invalid request: {error.detail}") from None
+            # format "html" is translated as text for now (tags are not masked yet).
+            try:
+                future = batcher.submit(DecodeOptions(name, search), asked.texts)
+            except RuntimeError as error:  # closed: the server is shutting down
+                raise LibreError(503, str(error)) from None
+            try:
+                lists = await asyncio.wrap_future(future)
+            except ValueError as error:
+                raise LibreError(500, f"Cannot translate text: {error}") from None
+            model = served.translator.model
+            outputs = [[hypothesis_text(model, h) for h in hyps] for hyps in lists]
+            return JSONResponse(translate_answer(asked, outputs, source))
+        except LibreError as error:
+            return JSONResponse({"error": error.message}, status_code=error.status)
+
+    @app.get("/languages", tags=["LibreTranslate"])
+    async def libre_languages() -> list[dict[str, Any]]:
+        """LibreTranslate's ``/languages``: the served pairs, by source language."""
+        return language_list(pairs)
+
+    @app.get("/frontend/settings", tags=["LibreTranslate"])
+    async def libre_settings() -> dict[str, Any]:
+        """LibreTranslate's ``/frontend/settings``, the fields its clients read."""
+        return frontend_settings(pairs, api_keys)
 
     explorer = resources.files("luong") / "explorer"
 

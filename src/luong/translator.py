@@ -358,6 +358,30 @@ class Translator:
         return members_of(self.model)
 
     @property
+    def src_lang(self) -> str | None:
+        """The source language (an ISO 639 code, ``config.json``'s ``"src_lang"``); None
+        when the model folder records none.
+
+        Raises:
+            ValueError: an ensemble whose members record different pairs."""
+        return self._pair()[0]
+
+    @property
+    def tgt_lang(self) -> str | None:
+        """The target language, as ``src_lang``."""
+        return self._pair()[1]
+
+    def _pair(self) -> tuple[str | None, str | None]:
+        pairs = {(m.src_lang, m.tgt_lang) for m in self.members}
+        if len(pairs) > 1:
+            named = ", ".join(sorted(f"{s or '?'}-{t or '?'}" for s, t in pairs))
+            raise ValueError(
+                f"the ensemble's members record different language pairs ({named}); record "
+                "one pair on every member (luong pair DIR --src-lang .. --tgt-lang ..)"
+            )
+        return next(iter(pairs))
+
+    @property
     def src_vocab(self) -> Vocab:
         return self.model.src_vocab
 

@@ -15,6 +15,7 @@
     luong runs runs/ [--format text|json]
     luong curves runs/a runs/b --out curves.png
     luong zoo --task dates --out docs/zoo [--seeds 3] [--steps 200] [--window 4]
+    luong pair runs/translation [--src-lang en --tgt-lang de]   (a model's language pair)
     luong serve runs/dot runs/general [--host 127.0.0.1] [--port 8000] [--max-batch 64]
     luong export runs/dates --out exported/dates   (ONNX graphs and a runtime without torch)
     luong po runs/en-de messages.pot --out de.po [--retranslate-fuzzy] [--accelerator auto]
@@ -70,6 +71,7 @@ COMMANDS: dict[str, Command] = {
     "zoo": Command(parsers.add_zoo, "luong.cli.zoo:main", "plot"),
     "average": Command(parsers.add_average, "luong.cli.average:main"),
     "quantize": Command(parsers.add_quantize, "luong.cli.quantize:main"),
+    "pair": Command(parsers.add_pair, "luong.cli.pair:main"),
     "serve": Command(parsers.add_serve, "luong.cli.serve:main", "serve"),
     "export": Command(parsers.add_export, "luong.cli.export:main", "export"),
     "po": Command(parsers.add_po, "luong.cli.po:main", "po"),

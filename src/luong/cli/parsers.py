@@ -508,12 +508,28 @@ def add_quantize(commands: Any) -> None:
     )
 
 
+def add_pair(commands: Any) -> None:
+    parser = commands.add_parser(
+        "pair",
+        help="show or record the language pair of a model folder",
+        description="Show the language pair a model folder records (config.json's src_lang "
+        "and tgt_lang), or record one with --src-lang and --tgt-lang: for a model trained "
+        "without luong train --src-lang/--tgt-lang, so that luong serve's LibreTranslate API "
+        "routes requests to it. Only config.json changes (all or nothing).",
+    )
+    parser.add_argument("model", type=Path, metavar="DIR", help="a model folder or run folder")
+    parser.add_argument("--src-lang", metavar="CODE", help="the source language (en)")
+    parser.add_argument("--tgt-lang", metavar="CODE", help="the target language (de)")
+
+
 def add_serve(commands: Any) -> None:
     parser = commands.add_parser(
         "serve",
         help="a translation server and the attention explorer in the browser",
         description="Serve model folders over HTTP: POST /api/translate, GET /api/models, "
-        "GET /health, the OpenAPI schema at /docs, and the attention explorer at /. "
+        "GET /health, the OpenAPI schema at /docs, and the attention explorer at /; and the "
+        "LibreTranslate API (POST /translate, GET /languages, GET /frontend/settings), each "
+        "request routed to the first folder whose language pair it asks for (luong pair). "
         "Requests that arrive together are decoded in one batch.",
     )
     parser.add_argument("models", type=Path, nargs="+", metavar="DIR", help="model folders")
@@ -557,6 +573,13 @@ def add_serve(commands: Any) -> None:
         metavar="N",
         help="connections served at once; more get 503 (uvicorn's limit_concurrency; a "
         f"client that sends its headers slowly holds one) (default {MAX_CONNECTIONS})",
+    )
+    parser.add_argument(
+        "--api-keys",
+        type=Path,
+        metavar="FILE",
+        help="the LibreTranslate API's keys, one a line: POST /translate then needs one as "
+        "its api_key (403 without; default: no key needed)",
     )
     add_device_flags(parser)
 

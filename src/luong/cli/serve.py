@@ -14,11 +14,11 @@ import uvicorn
 from luong.cli.common import UsageError, say
 from luong.config import ServeLimits
 from luong.devices import resolve_device
-from luong.files import read_json
+from luong.files import read_json, read_text_lines
 from luong.server import ServedModel, create_app
 from luong.translator import Translator
 
-__all__ = ["main", "model_names", "server_config"]
+__all__ = ["main", "model_names", "read_api_keys", "server_config"]
 
 METRICS = "metrics.json"  # a run folder's scores (luong.run writes it beside the model)
 
@@ -91,6 +91,7 @@ def _check(args: argparse.Namespace) -> None:
 def main(args: argparse.Namespace) -> int:
     _check(args)
     device = resolve_device(args.device, "--device")
+    api_keys = read_api_keys(args.api_keys) if args.api_keys is not None else None
     check_port(args.host, args.port)
     models = []
     for name, folder in zip(model_names(args.models), args.models, strict=True):
@@ -101,7 +102,18 @@ def main(args: argparse.Namespace) -> int:
         max_beam=args.max_beam,
         max_nbest=args.max_beam,
     )
-    app = create_app(models, max_batch=args.max_batch, max_wait_ms=args.max_wait_ms, limits=limits)
+    app = create_app(
+        models,
+        max_batch=args.max_batch,
+        max_wait_ms=args.max_wait_ms,
+        limits=limits,
+        api_keys=api_keys,
+    )
+    if not app.state.pairs:
+        say(
+            "warning: no model records its language pair, so the LibreTranslate API has "
+            "nothing to route to; record one with luong pair DIR --src-lang .. --tgt-lang .."
+        )
     if not _loopback(args.host):
         say(f"warning: listening on {args.host}, reachable from other machines")
     say(
@@ -112,6 +124,21 @@ def main(args: argparse.Namespace) -> int:
     # lets the requests in flight finish, then the app's shutdown drains the batcher.
     uvicorn.Server(server_config(app, args)).run()
     return 0
+
+
+def read_api_keys(path: Path) -> frozenset[str]:
+    """The keys of ``--api-keys FILE``: one a line, spaces around it and blank lines left
+    out.
+
+    Raises:
+        UsageError: no such file, or no key in it.
+    """
+    if not path.is_file():
+        raise UsageError(f"--api-keys: {path}: no such file")
+    keys = frozenset(line.strip() for line in read_text_lines(path) if line.strip())
+    if not keys:
+        raise UsageError(f"--api-keys: {path} holds no key (one a line)")
+    return keys
 
 
 def _loopback(host: str) -> bool:

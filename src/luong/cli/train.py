@@ -11,6 +11,7 @@ from tqdm.auto import tqdm
 
 from luong.cli.common import UsageError, overrides
 from luong.config import Seq2SeqConfig, TrainConfig, VocabConfig
+from luong.languages import check_language
 from luong.presets import OWN_DATA, SPLITS
 from luong.run import CONFIG, configure, run
 
@@ -153,6 +154,13 @@ def main(args: argparse.Namespace) -> int:
         train=train,
         vocab=overrides(args, VocabConfig),
     )
+    languages = (("--src-lang", config.vocab.src_lang), ("--tgt-lang", config.vocab.tgt_lang))
+    for flag, code in languages:
+        if code:  # before any data is read; the library checks again, naming the field
+            try:
+                check_language(code, flag)
+            except ValueError as error:
+                raise UsageError(str(error)) from None
     result = run(config, args.out, resume=args.resume)
     if not result.main:
         return 0  # under torchrun, rank 0 alone reports

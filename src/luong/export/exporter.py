@@ -258,6 +258,10 @@ def export_onnx(model: Seq2Seq, out: str | Path) -> Path:
             "tgt_vocab": TGT_VOCAB,
             "runtime": runtime.RUNTIME,
         }
+        # The language pair, under config.json's keys, where the model records one.
+        for key, code in (("src_lang", model.src_lang), ("tgt_lang", model.tgt_lang)):
+            if code is not None:
+                manifest[key] = code
         write_text(tmp / runtime.MANIFEST, json.dumps(manifest, indent=2) + "\n")
         difference = check_export(tmp, model)
         if not difference <= TOLERANCE:

@@ -1,0 +1,37 @@
+"""``luong pair``: show or record a model folder's language pair (its flags:
+``luong.cli.parsers.add_pair``)."""
+
+from __future__ import annotations
+
+import argparse
+
+from luong.cli.common import UsageError
+from luong.files import read_json
+from luong.languages import check_language
+from luong.model import CONFIG, language_pair, record_language_pair
+
+__all__ = ["main"]
+
+
+def main(args: argparse.Namespace) -> int:
+    given = (args.src_lang, args.tgt_lang)
+    if (given[0] is None) != (given[1] is None):
+        raise UsageError("--src-lang and --tgt-lang: give both (a pair), or neither to show it")
+    path = args.model / CONFIG
+    if not path.is_file():
+        raise UsageError(f"{path}: missing (is {args.model} a luong model folder?)")
+    if given[0] is not None and given[1] is not None:
+        for flag, code in zip(("--src-lang", "--tgt-lang"), given, strict=True):
+            try:
+                check_language(code, flag)
+            except ValueError as error:
+                raise UsageError(str(error)) from None
+        record_language_pair(args.model, given[0], given[1])
+        print(f"{args.model}: {given[0]}-{given[1]} recorded in {path}")
+        return 0
+    src_lang, tgt_lang = language_pair(read_json(path), path)
+    if src_lang is None and tgt_lang is None:
+        print(f"{args.model}: no language pair recorded (record one with --src-lang, --tgt-lang)")
+    else:
+        print(f"{src_lang or '?'}-{tgt_lang or '?'}")
+    return 0

@@ -1,0 +1,285 @@
+"""The LibreTranslate API's side of ``luong serve``: what its clients send and read, apart
+from decoding (``luong.server`` decodes, through the batcher and the limits of
+``/api/translate``).
+
+LibreTranslate (https://libretranslate.com/docs) is the HTTP API that translation tools speak
+(Weblate, Translate Toolkit, searxng, ``libretranslatepy``, ``deep-translator``, ...):
+
+- ``POST /translate``: ``q`` (a text, or in a JSON body a list of texts), ``source``,
+  ``target`` (language codes; ``source`` may be ``"auto"``), ``format`` (``text`` or
+  ``html``), ``alternatives`` (N: that many other translations per text) and ``api_key``; in
+  a JSON body, a form body (``application/x-www-form-urlencoded`` or ``multipart/form-data``)
+  or the query string (``deep-translator`` sends them there). Answer ``{"translatedText": T}``
+  (T a string, or a list for a list), with ``"alternatives"`` (a list of strings per text)
+  when asked, and ``"detectedLanguage"`` for ``"auto"``.
+- ``GET /languages``: ``[{"code", "name", "targets"}]``, a language per code the served
+  models read or write, its name in English (babel), the targets it is translated into.
+- ``GET /frontend/settings``: the settings LibreTranslate's own page and some clients read.
+
+Errors are ``{"error": MESSAGE}`` with LibreTranslate's status codes and, where it has one,
+its message: 400 for a bad request (``Invalid request: missing q parameter``, ``xx is not
+supported``, a limit), 403 for a missing or wrong key (``Invalid API key``), 500 when
+decoding fails (``Cannot translate text: ...``).
+
+Each served model translates one pair, its folder's ``src_lang`` -> ``tgt_lang``; a pair is
+routed to the first model given for it. There is no language detector: ``source: "auto"``
+is taken for the one source language that the served models read for ``target``.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from email.parser import BytesParser
+from email.policy import HTTP
+from typing import Any
+from urllib.parse import parse_qsl
+
+from luong.languages import language_name
+
+__all__ = [
+    "FORMATS",
+    "LibreError",
+    "LibreRequest",
+    "check_key",
+    "frontend_settings",
+    "language_list",
+    "parse_request",
+    "route",
+    "translate_answer",
+]
+
+FORMATS = ("text", "html")
+"""The ``format`` values of ``POST /translate``."""
+
+Pairs = Mapping[tuple[str, str], str]
+"""(source code, target code) -> the name of the model that translates it."""
+
+
+class LibreError(Exception):
+    """An error answered in LibreTranslate's shape: ``{"error": message}`` with ``status``."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+@dataclass(frozen=True)
+class LibreRequest:
+    """A ``POST /translate`` request, read and checked (``parse_request``)."""
+
+    texts: list[str]  # the texts to translate: q, or q's items
+    batch: bool  # q was a list: the answer is a list
+    source: str
+    target: str
+    format: str  # "text" or "html"
+    alternatives: int  # other translations per text, >= 0
+    api_key: str | None
+
+
+def parse_request(content_type: str, body: bytes, query: Mapping[str, str]) -> LibreRequest:
+    """Read a ``POST /translate`` request as LibreTranslate does: a JSON body when the
+    content type says JSON, otherwise the form body's fields over the query string's.
+
+    Args:
+        content_type: the request's ``Content-Type`` header ("" when none).
+        body: the request's body.
+        query: the query string's parameters.
+
+    Raises:
+        LibreError: 400: a body that cannot be read, a missing ``q``, ``source`` or
+            ``target``, a ``q`` that is neither a text nor a list of texts, an unknown
+            ``format``, an ``alternatives`` that is not an int >= 0.
+    """
+    kind = content_type.split(";")[0].strip().lower()
+    fields: dict[str, Any]
+    if kind == "application/json":
+        try:
+            data = json.loads(body.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            raise LibreError(400, "Invalid request: the body is not JSON") from None
+        if not isinstance(data, dict):
+            raise LibreError(400, "Invalid JSON format")
+        fields = data
+    else:
+        fields = dict(query)
+        fields.update(_form(kind, content_type, body))
+    q = fields.get("q")
+    if not q:
+        raise LibreError(400, "Invalid request: missing q parameter")
+    batch = isinstance(q, list)
+    texts = q if batch else [q]
+    if not all(isinstance(text, str) for text in texts):
+        raise LibreError(400, "Invalid request: q must be a text or a list of texts")
+    if kind != "application/json":
+        # A form's line breaks may be CRLF; LibreTranslate reads them as LF.
+        texts = ["\n".join(text.splitlines()) for text in texts]
+    for name in ("source", "target"):
+        if not fields.get(name):
+            raise LibreError(400, f"Invalid request: missing {name} parameter")
+        if not isinstance(fields[name], str):
+            raise LibreError(400, f"Invalid request: {name} must be a language code")
+    text_format = fields.get("format") or "text"
+    if text_format not in FORMATS:
+        raise LibreError(400, f"{str(text_format)[:40]} format is not supported")
+    alternatives = _alternatives(fields.get("alternatives"))
+    key = fields.get("api_key")
+    return LibreRequest(
+        texts=list(texts),
+        batch=batch,
+        source=fields["source"],
+        target=fields["target"],
+        format=text_format,
+        alternatives=alternatives,
+        api_key=key if isinstance(key, str) and key else None,
+    )
+
+
+def _alternatives(value: object) -> int:
+    if value is None or value == "":
+        return 0
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise LibreError(
+            400, f"Invalid request: alternatives must be an int >= 0, got {value!r:.40}"
+        )
+    return value
+
+
+def _form(kind: str, content_type: str, body: bytes) -> dict[str, str]:
+    """The fields of a form body (the first value of each), read by the standard library:
+    ``urllib.parse`` for ``application/x-www-form-urlencoded``, ``email`` for
+    ``multipart/form-data`` (RFC 7578 is MIME)."""
+    if not body:
+        return {}
+    try:
+        if kind == "multipart/form-data":
+            header = f"Content-Type: {content_type}\r\n\r\n".encode("latin-1")
+            message = BytesParser(policy=HTTP).parsebytes(header + body)
+            if not message.is_multipart():
+                raise ValueError("not a multipart body")
+            fields: dict[str, str] = {}
+            for part in message.iter_parts():
+                name = part.get_param("name", header="content-disposition")
+                payload = part.get_payload(decode=True)
+                if isinstance(name, str) and isinstance(payload, bytes):
+                    fields.setdefault(name, payload.decode("utf-8"))
+            return fields
+        pairs = parse_qsl(body.decode("utf-8"), keep_blank_values=True, strict_parsing=False)
+    except (UnicodeError, ValueError, LookupError):
+        raise LibreError(400, "Invalid request: the form body cannot be read") from None
+    fields = {}
+    for name, value in pairs:
+        fields.setdefault(name, value)
+    return fields
+
+
+def check_key(api_keys: Collection[str] | None, key: str | None) -> None:
+    """Let a request through when no keys are set (``api_keys`` None), or when ``key`` is
+    one of them (compared in constant time).
+
+    Raises:
+        LibreError: 403, the key missing or not one of ``api_keys``.
+    """
+    if api_keys is None:
+        return
+    if key is None:
+        raise LibreError(403, "Invalid API key: this server needs an api_key")
+    if not any(hmac.compare_digest(key.encode(), known.encode()) for known in api_keys):
+        raise LibreError(403, "Invalid API key")
+
+
+def route(pairs: Pairs, source: str, target: str) -> tuple[str, str]:
+    """The model for ``source`` -> ``target`` and the source language (``"auto"``
+    resolved: the one source language read for ``target``).
+
+    Raises:
+        LibreError: 400, in LibreTranslate's words: ``xx is not supported`` (a code no
+            served model reads or writes), ``German (de) is not available as a target
+            language from English (en)``, or ``"auto"`` with no or several sources for
+            ``target``.
+    """
+    codes = {code for pair in pairs for code in pair}
+    if source == "auto":
+        sources = sorted({src for src, tgt in pairs if tgt == target})
+        if len(sources) != 1:
+            found = f"several ({', '.join(sources)})" if sources else "none"
+            raise LibreError(
+                400,
+                f"auto: this server detects no languages; it takes auto for the one source "
+                f"language served for {target[:40]}, found {found}: give source",
+            )
+        source = sources[0]
+    for code in (source, target):
+        if code not in codes:
+            raise LibreError(400, f"{code[:40]} is not supported")
+    if (source, target) not in pairs:
+        raise LibreError(
+            400,
+            f"{language_name(target)} ({target}) is not available as a target language from "
+            f"{language_name(source)} ({source})",
+        )
+    return pairs[(source, target)], source
+
+
+def language_list(pairs: Pairs) -> list[dict[str, Any]]:
+    """``GET /languages``: every code the pairs read or write, sorted, with its English name
+    and the codes it is translated into."""
+    codes = sorted({code for pair in pairs for code in pair})
+    return [
+        {
+            "code": code,
+            "name": language_name(code),
+            "targets": sorted({tgt for src, tgt in pairs if src == code}),
+        }
+        for code in codes
+    ]
+
+
+def frontend_settings(pairs: Pairs, api_keys: Collection[str] | None) -> dict[str, Any]:
+    """``GET /frontend/settings``: the fields clients read. There is no character limit
+    (``charLimit`` -1: the limits are in symbols, ``/api/models``' ``limits``), no
+    suggestions and no file translation; the default language pair is the first served."""
+    first = next(iter(pairs), None)
+    language = (
+        {
+            side: {"code": code, "name": language_name(code)}
+            for side, code in zip(("source", "target"), first, strict=True)
+        }
+        if first is not None
+        else None
+    )
+    return {
+        "charLimit": -1,
+        "frontendTimeout": 500,
+        "apiKeys": api_keys is not None,
+        "keyRequired": api_keys is not None,
+        "suggestions": False,
+        "filesTranslation": False,
+        "supportedFilesFormat": [],
+        "language": language,
+    }
+
+
+def translate_answer(
+    request: LibreRequest, outputs: Sequence[Sequence[str]], source: str
+) -> dict[str, Any]:
+    """The answer to ``request``: ``outputs`` holds each text's translations, best first
+    (one, or ``alternatives + 1`` from an n-best list). ``alternatives`` are the others,
+    each text once and none equal to the best."""
+    best = [texts[0] if texts else "" for texts in outputs]
+    answer: dict[str, Any] = {"translatedText": best if request.batch else best[0]}
+    if request.alternatives:
+        others = [
+            [text for text in dict.fromkeys(texts[1:]) if text != first][: request.alternatives]
+            for first, texts in zip(best, outputs, strict=True)
+        ]
+        answer["alternatives"] = others if request.batch else others[0]
+    if request.source == "auto":
+        detected = {"confidence": 100.0, "language": source}
+        answer["detectedLanguage"] = [detected] * len(best) if request.batch else detected
+    return answer
