@@ -285,6 +285,9 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
+    labels = [label for label, _ in args.model]
+    if len(set(labels)) != len(labels):
+        parser.error(f"expected different labels, got {', '.join(labels)}")
     torch.set_num_threads(args.threads)
     train = read_pairs(args.data / "train.tsv")
     devtest = read_pairs(args.data / "devtest.tsv")
