@@ -28,6 +28,7 @@ from luong.averaging import average_checkpoints
 from luong.config import ServeLimits
 from luong.ensemble import Ensemble
 from luong.model import Seq2Seq, record_language_pair
+from luong.placeholders import translate_masked
 from luong.quantize import quantize_folder
 from luong.run_folders import compare, read_run
 from luong.search_options import SearchOptions
@@ -138,7 +139,7 @@ def test_a_list_gives_a_list_and_alternatives_come_from_the_nbest_list(url: str)
 
 
 def test_form_bodies_urlencoded_and_multipart(url: str) -> None:
-    fields = {"q": TEXTS[2], "source": "fr", "target": "de", "format": "html"}
+    fields = {"q": TEXTS[2], "source": "fr", "target": "de", "format": "text"}
     expected = {"translatedText": offline("frde", TEXTS[2:])[0]}
     urlencoded = requests.post(f"{url}/translate", data=fields, timeout=60)
     assert urlencoded.json() == expected
@@ -146,6 +147,27 @@ def test_form_bodies_urlencoded_and_multipart(url: str) -> None:
         f"{url}/translate", files={k: (None, v) for k, v in fields.items()}, timeout=60
     )
     assert multipart.status_code == 200 and multipart.json() == expected
+
+
+def test_html_keeps_every_tag_through_the_masking(url: str) -> None:
+    texts = ["<b>ab</b> c", '<br/> <a href="x">j</a>']
+    answer = requests.post(
+        f"{url}/translate",
+        json={"q": texts, "source": "en", "target": "de", "format": "html"},
+        timeout=60,
+    )
+    assert answer.status_code == 200, answer.json()
+    outputs = answer.json()["translatedText"]
+    expected = [hyps[0] for hyps in translate_masked(model(*MODELS["ende"]), texts)]
+    assert outputs == expected
+    for text, output in zip(texts, outputs, strict=True):
+        for tag in ("<b>", "</b>", "<br/>", '<a href="x">', "</a>"):
+            assert output.count(tag) == text.count(tag), (text, output)
+    # the tags are not the model's to translate: as text, these sources are too long for it
+    plain = requests.post(
+        f"{url}/translate", json={"q": texts, "source": "en", "target": "de"}, timeout=60
+    )
+    assert plain.status_code == 400 and "max_source_len" in plain.json()["error"]
 
 
 def test_auto_is_the_one_source_served_for_the_target(url: str) -> None:

@@ -61,6 +61,7 @@ from luong.libretranslate import (
     route,
     translate_answer,
 )
+from luong.placeholders import mask_source, restore_hypothesis
 from luong.request_batcher import Batcher
 from luong.search import Hypothesis, decode, hypothesis_text, source_symbols
 from luong.search_options import OptionError, SearchOptions, option_specs
@@ -325,16 +326,20 @@ def create_app(
             name, source = route(pairs, asked.source, asked.target)
             served = by_name[name]
             n = asked.alternatives + 1
+            # html: every tag (and placeholder) masked before decoding and put back after at
+            # the output word the attention aligns to it (luong.placeholders), so each tag
+            # comes through exactly as often as it was sent.
+            masked = [mask_source(text) for text in asked.texts] if asked.format == "html" else None
+            texts = asked.texts if masked is None else [m.text for m in masked]
             try:
                 search = options(beam=n, nbest=n) if n > 1 else options()
-                _check_request(asked.texts, search, served, limits)
+                _check_request(texts, search, served, limits)
             except OptionError as error:
                 raise LibreError(400, f"Invalid request: {error}") from None
             except HTTPException as error:  # a limit, as /api/translate words it
                 raise LibreError(400, f"Invalid request: {error.detail}") from None
-            # format "html" is translated as text for now (tags are not masked yet).
             try:
-                future = batcher.submit(DecodeOptions(name, search), asked.texts)
+                future = batcher.submit(DecodeOptions(name, search), texts)
             except RuntimeError as error:  # closed: the server is shutting down
                 raise LibreError(503, str(error)) from None
             try:
@@ -342,7 +347,13 @@ def create_app(
             except ValueError as error:
                 raise LibreError(500, f"Cannot translate text: {error}") from None
             model = served.translator.model
-            outputs = [[hypothesis_text(model, h) for h in hyps] for hyps in lists]
+            if masked is None:
+                outputs = [[hypothesis_text(model, h) for h in hyps] for hyps in lists]
+            else:
+                outputs = [
+                    [restore_hypothesis(model, m, h) for h in hyps]
+                    for m, hyps in zip(masked, lists, strict=True)
+                ]
             return JSONResponse(translate_answer(asked, outputs, source))
         except LibreError as error:
             return JSONResponse({"error": error.message}, status_code=error.status)
