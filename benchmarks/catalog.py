@@ -25,7 +25,7 @@ from pathlib import Path
 import polib
 
 from luong import SearchOptions, load
-from luong.catalog import fill_catalog, model_languages, translate_messages
+from luong.catalog import fill_catalog, translate_messages
 from luong.metrics import bleu_chrf
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "catalogs"
@@ -52,9 +52,8 @@ def main() -> None:
     parser.add_argument("--beam", type=int, default=5)
     parser.add_argument("--tgt-lang", default="de")
     args = parser.parse_args()
-    recorded = model_languages(args.model)[1]
-    target = recorded or args.tgt_lang
     translator = load([str(m) for m in args.model] if len(args.model) > 1 else str(args.model[0]))
+    target = translator.tgt_lang or args.tgt_lang
     options = SearchOptions(beam=args.beam)
     name = "+".join(m.resolve().name for m in args.model)
     results = {}

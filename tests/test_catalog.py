@@ -20,7 +20,6 @@ from luong.catalog import (
     fill_catalog,
     find_accelerator,
     format_placeholders,
-    model_languages,
     plural_forms,
 )
 
@@ -278,20 +277,6 @@ def test_format_placeholders_are_msgfmts() -> None:
     assert format_placeholders("%(name)s: %d", "python-format") == {"%(name)s": 1, "%d": 1}
 
 
-def test_model_languages_read_config_json(tmp_path: Path) -> None:
-    for name, pair in (
-        ("a", {"src_lang": "en", "tgt_lang": "de"}),
-        ("b", {}),
-        ("c", {"tgt_lang": "fr"}),
-    ):
-        (tmp_path / name).mkdir()
-        (tmp_path / name / "config.json").write_text(json.dumps({"model": {}, **pair}))
-    assert model_languages([tmp_path / "a"]) == ("en", "de")
-    assert model_languages([tmp_path / "b"]) == (None, None)
-    with pytest.raises(ValueError, match="the models record different language pairs"):
-        model_languages([tmp_path / "a", tmp_path / "c"])
-
-
 @pytest.fixture(scope="module")
 def model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("po") / "tiny"
@@ -328,7 +313,8 @@ def test_luong_po_fills_a_catalog(model: Path, tmp_path: Path) -> None:
 def test_luong_po_needs_the_target_language(model: Path, tmp_path: Path) -> None:
     result = luong("po", str(model), str(DATA / "wdiff.pot"), "--out", str(tmp_path / "o.po"))
     assert_one_line_error(
-        result, "the model records no target language (config.json tgt_lang): pass --tgt-lang"
+        result,
+        "the model records no target language (luong pair DIR --tgt-lang ..): pass --tgt-lang",
     )
     assert not (tmp_path / "o.po").exists()
 

@@ -43,13 +43,11 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import polib
 from babel.core import UnknownLocaleError
 from babel.messages.plurals import get_plural
 
-from luong.files import read_json
 from luong.search_options import SearchOptions
 from luong.translator import Translator
 
@@ -63,7 +61,6 @@ __all__ = [
     "fill_catalog",
     "find_accelerator",
     "format_placeholders",
-    "model_languages",
     "plural_forms",
     "translate_messages",
 ]
@@ -138,31 +135,6 @@ def translate_messages(
     if not isinstance(options, SearchOptions):
         raise TypeError(f"options: expected SearchOptions, got {type(options).__name__}")
     return translator.translate(list(texts), options)
-
-
-def model_languages(folders: Sequence[str | Path]) -> tuple[str | None, str | None]:
-    """The language pair model folders record (``config.json``'s ``"src_lang"`` and
-    ``"tgt_lang"``; None where a folder records none). The members of an ensemble must agree.
-
-    Raises:
-        ValueError: no folder, two folders that record different pairs; ``read_json``'s errors.
-    """
-    if isinstance(folders, str | Path) or not folders:
-        raise ValueError(f"folders: expected a non-empty list of model folders, got {folders!r}")
-    pairs = []
-    for folder in folders:
-        config = read_json(Path(folder) / "config.json")
-        if not isinstance(config, dict):
-            raise ValueError(f"{folder}/config.json: expected a JSON object")
-        pair = tuple(config.get(key) for key in ("src_lang", "tgt_lang"))
-        for key, value in zip(("src_lang", "tgt_lang"), pair, strict=True):
-            if value is not None and not isinstance(value, str):
-                raise ValueError(f"{folder}/config.json: {key}: expected a string, got {value!r}")
-        pairs.append(pair)
-    if len(set(pairs)) > 1:
-        shown = ", ".join(f"{f}: {s}->{t}" for f, (s, t) in zip(folders, pairs, strict=True))
-        raise ValueError(f"the models record different language pairs ({shown})")
-    return pairs[0][0], pairs[0][1]
 
 
 def _primary(language: str) -> str:

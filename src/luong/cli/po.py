@@ -6,7 +6,7 @@ import argparse
 from dataclasses import replace
 from pathlib import Path
 
-from luong.catalog import check_language, fill_catalog, model_languages, translate_messages
+from luong.catalog import check_language, fill_catalog, translate_messages
 from luong.cli.common import UsageError, say, search_options
 from luong.devices import autocast, check_precision, resolve_device
 from luong.ensemble import load_models
@@ -18,13 +18,13 @@ __all__ = ["main"]
 MAX_CATALOG_BYTES = 64 * 2**20  # the largest catalogs (glibc's, KDE's) are a few MB
 
 
-def _target(folders: list[Path], given: str | None) -> str:
-    """The target language: the models' own (config.json's tgt_lang), which --tgt-lang may
-    repeat but not contradict, or --tgt-lang where the models record none."""
-    _, recorded = model_languages(folders)
+def _target(translator: Translator, given: str | None) -> str:
+    """The target language: the model's own (``Translator.tgt_lang``), which --tgt-lang may
+    repeat but not contradict, or --tgt-lang where the model records none."""
+    recorded = translator.tgt_lang
     if recorded is None and given is None:
         raise UsageError(
-            "the model records no target language (config.json tgt_lang): pass --tgt-lang"
+            "the model records no target language (luong pair DIR --tgt-lang ..): pass --tgt-lang"
         )
     if recorded is not None and given is not None:
         try:
@@ -45,7 +45,6 @@ def main(args: argparse.Namespace) -> int:
     options = search_options(args)
     if args.search_beam is None:  # a catalog is worth beam search's few seconds
         options = replace(options, beam=5)
-    target = _target(folders, args.tgt_lang)
     raw = read_bounded(catalog, MAX_CATALOG_BYTES)
     try:
         text = raw.decode("utf-8")
@@ -56,6 +55,7 @@ def main(args: argparse.Namespace) -> int:
     device = resolve_device(args.device, "--device")
     check_precision(args.precision, device, "--precision")
     translator = Translator(load_models(folders, device))
+    target = _target(translator, args.tgt_lang)
     name = "+".join(Path(folder).resolve().name for folder in folders)
     with autocast(args.precision, device):
         try:
