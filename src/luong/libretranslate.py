@@ -40,6 +40,7 @@ from urllib.parse import parse_qsl
 from luong.languages import language_name
 
 __all__ = [
+    "BEAM",
     "FORMATS",
     "LibreError",
     "LibreRequest",
@@ -52,6 +53,11 @@ __all__ = [
 ]
 
 FORMATS = ("text", "html")
+
+BEAM = 5
+"""The beam of a ``/translate`` request (capped by the server's ``max_beam``): LibreTranslate's
+clients send no decoding options, and what they get is what a translator reads; a request
+for ``alternatives: N`` gets a beam of at least N + 1."""
 """The ``format`` values of ``POST /translate``."""
 
 Pairs = Mapping[tuple[str, str], str]

@@ -53,6 +53,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from luong.config import ServeLimits
 from luong.libretranslate import (
+    BEAM,
     LibreError,
     check_key,
     frontend_settings,
@@ -332,7 +333,7 @@ def create_app(
             masked = [mask_source(text) for text in asked.texts] if asked.format == "html" else None
             texts = asked.texts if masked is None else [m.text for m in masked]
             try:
-                search = options(beam=n, nbest=n) if n > 1 else options()
+                search = options(beam=max(n, min(BEAM, limits.max_beam)), nbest=n)
                 _check_request(texts, search, served, limits)
             except OptionError as error:
                 raise LibreError(400, f"Invalid request: {error}") from None
