@@ -16,8 +16,14 @@ from helpers import luong as run_luong
 
 from luong.ensemble import Decodable, Ensemble, encode_texts
 from luong.search import Hypothesis, decode, default_max_len, search_beams
-from luong.search.constrained import constrained_search, constraint_ids, count_occurrences
+from luong.search.constrained import (
+    constrained_search,
+    constraint_ids,
+    count_occurrences,
+    first_alternatives,
+)
 from luong.search_options import OptionError, SearchOptions
+from luong.subword import train_subword
 from luong.translator import translate
 
 TEXTS = ["abc", "jihgfe", "a", "bbbbbbbbb", "cafe", "dig", "hhajb"]
@@ -225,3 +231,42 @@ def test_cli_constraints_are_not_for_sampling(folders: list[Path], tmp_path: Pat
         "--constraints", constraints,
     )  # fmt: skip
     assert_one_line_error(result, "constraints need beam search")
+
+
+# -- sentencepiece: a placeholder glued to punctuation ---------------------------------------
+
+PLACEHOLDER_TEXT = [
+    "Datei »%s« nicht gefunden",
+    "Fehler (%s) in Zeile %d",
+    "Kann »%s« nicht öffnen: %s",
+    "Wert %d von %d",
+    "Name »%s«",
+    "Pfad (%s)",
+] * 30
+
+
+def test_a_placeholder_glued_to_punctuation_counts_in_the_text() -> None:
+    """With sentencepiece, ``»%s«`` is ``▁»% s «``: the phrase ``%s`` (``▁% s`` alone) may
+    open with any piece that ends with ``%``, so ``exact`` counts it in the text as written
+    and never writes a second ``%s`` beside a glued one."""
+    pieces = train_subword(PLACEHOLDER_TEXT, "bpe", 320)
+    first = constraint_ids(pieces, [["%s"]])[0][0][0]
+    openings = pieces.symbols_of(first_alternatives(pieces, first), strip=False)
+    assert openings[0] == "▁%"
+    assert set(openings) == {"▁%", "»%", "▁»%", "(%", "▁(%", "%"}
+    assert first_alternatives(TGT, TGT.id("1")) == [TGT.id("1")]
+    # A model that writes "»%s" of its own (its output layer's bias favours the two pieces):
+    # the glued "»%" opens the phrase, so exact writes no second "%s".
+    fond = small_model(0, tgt=pieces)
+    with torch.no_grad():
+        fond.decoder.out.bias[pieces.id("▁»%")] += 8.0
+        fond.decoder.out.bias[pieces.id("s")] += 6.0
+    written = translate(fond, TEXTS, SearchOptions(beam=3), constraints=[["%s"]] * 7, exact=True)
+    assert all(text.count("»%s") == 1 and text.count("%s") == 1 for text in written), written
+    for seed in range(6):
+        model = small_model(seed, tgt=pieces)
+        options = SearchOptions(beam=3)
+        for exact in (False, True):
+            outputs = translate(model, TEXTS, options, constraints=[["%s"]] * 7, exact=exact)
+            for text in outputs:
+                assert text.count("%s") >= 1 if not exact else text.count("%s") == 1, text

@@ -57,6 +57,7 @@ __all__ = [
     "constrained_search",
     "constraint_ids",
     "count_occurrences",
+    "first_alternatives",
 ]
 
 Constraints = Sequence[Sequence[Sequence[int]]]
@@ -66,9 +67,11 @@ Constraints = Sequence[Sequence[Sequence[int]]]
 def constraint_ids(vocab: Vocab, constraints: Sequence[Sequence[str]]) -> list[list[list[int]]]:
     """Phrase strings -> target ids, per sentence: each phrase encoded alone
     (``vocab.encode``, no EOS). With a sentencepiece vocabulary a phrase is encoded as
-    words are, so its first piece carries the word-start marker (``▁``): it matches the
-    phrase as a word of its own inside a sentence (``"Datei"`` is ``▁Datei``), not as the
-    end of a longer word or glued to punctuation before it.
+    words are, so its first piece carries the word-start marker (``▁``): that is how the
+    search proposes it, a word of its own (``"Datei"`` is ``▁Datei``); a bare ``▁`` piece
+    before the phrase is dropped. The search also counts the phrase where its first piece
+    is glued to what comes before it (``first_alternatives``: ``»%s«``), or ends a longer
+    word: a phrase is met where it is in the output's text.
 
     Raises:
         TypeError: not a list of lists of strings.
@@ -97,9 +100,30 @@ def constraint_ids(vocab: Vocab, constraints: Sequence[Sequence[str]]) -> list[l
                     f"constraints[{i}]: the phrase {phrase!r:.80} has symbols the target "
                     f"vocabulary cannot produce: {unknown[:5]}"
                 )
-            ids.append(vocab.encode(phrase, eos=False))
+            encoded = vocab.encode(phrase, eos=False)
+            if len(encoded) > 1 and vocab.symbol(encoded[0]) == WORD_START:
+                encoded = encoded[1:]  # a bare word start: the phrase may be glued on
+            ids.append(encoded)
         result.append(ids)
     return result
+
+
+WORD_START = "\u2581"  # sentencepiece's mark of a piece that starts a word
+
+
+def first_alternatives(vocab: Vocab, first: int) -> list[int]:
+    """The pieces that may stand for a phrase's first piece ``first`` in a sentencepiece
+    vocabulary: itself, and every piece whose text ends with its text, the word-start mark
+    aside (for ``▁%``: ``%``, ``▁»%``, ``(%``): sentencepiece glues punctuation to a
+    placeholder (``»%s«`` is ``▁»% s «``), and the phrase is in the output's text all the
+    same. Other vocabularies: ``[first]``."""
+    symbol = vocab.symbol(first)
+    text = symbol.removeprefix(WORD_START)
+    if vocab.tokens != "subword" or not text:
+        return [first]
+    start = len(Vocab.SPECIALS)
+    others = [i for i, s in enumerate(vocab.symbols, start) if s.endswith(text)]
+    return [first, *(i for i in others if i != first)]
 
 
 def count_occurrences(tokens: Sequence[int], phrase: Sequence[int]) -> int:
@@ -114,8 +138,12 @@ class Phrases:
     first (a phrase's first token), last (a phrase's last token), start (the place of its
     phrase's first token); total ``[B]``: its constraint tokens. For ``exact``, per distinct
     phrase ``[B, D]``: end (its last token, -1 for padding), count (how often it is listed),
-    and head ``[B, D, L - 1]``: its tokens before the last, right-aligned, -1 where the
-    phrase is shorter (any token matches)."""
+    head ``[B, D, L - 1]``: its tokens between the first and the last, right-aligned, -1
+    elsewhere (any token matches), lead ``[B, D]``: where its first token is among the last
+    ``L - 1`` tokens (-1 for a phrase of one token), opening ``[B, D, A]``: the tokens that
+    may stand for its first (``first_alternatives``), banned ``[B, D, A]``: the tokens that
+    complete it (its last, or a one-token phrase's openings). alts ``[B, C, A]``: at a
+    phrase's first place, the tokens that may start it (-1: padding)."""
 
     token: Tensor
     first: Tensor
@@ -125,10 +153,24 @@ class Phrases:
     end: Tensor
     count: Tensor
     head: Tensor
+    lead: Tensor
+    opening: Tensor
+    banned: Tensor
+    alts: Tensor
 
     @staticmethod
-    def of(constraints: Constraints, device: torch.device) -> Phrases:
+    def of(constraints: Constraints, device: torch.device, vocab: Vocab | None = None) -> Phrases:
+        """The tables of ``constraints``; with ``vocab``, a phrase's first token may be any
+        of its ``first_alternatives``."""
         batch = len(constraints)
+        openings: dict[int, list[int]] = {}
+
+        def opening_of(first: int) -> list[int]:
+            if first not in openings:
+                openings[first] = [first] if vocab is None else first_alternatives(vocab, first)
+            return openings[first]
+
+        many = max((len(opening_of(p[0])) for ps in constraints for p in ps), default=1)
         flat = [[t for phrase in phrases for t in phrase] for phrases in constraints]
         width = max((len(f) for f in flat), default=0)
         distinct = [sorted({tuple(p) for p in phrases}) for phrases in constraints]
@@ -141,22 +183,35 @@ class Phrases:
         end = torch.full((batch, kinds), -1, dtype=torch.long)
         count = torch.zeros(batch, kinds, dtype=torch.long)
         head = torch.full((batch, kinds, longest - 1), -1, dtype=torch.long)
+        lead = torch.full((batch, kinds), -1, dtype=torch.long)
+        opening = torch.full((batch, kinds, many), -1, dtype=torch.long)
+        banned = torch.full((batch, kinds, many), -1, dtype=torch.long)
+        alts = torch.full((batch, width, many), -1, dtype=torch.long)
         for b, phrases in enumerate(constraints):
             place = 0
             for phrase in phrases:
                 n = len(phrase)
                 token[b, place : place + n] = torch.tensor(phrase, dtype=torch.long)
                 first[b, place] = True
+                others = opening_of(phrase[0])
+                alts[b, place, : len(others)] = torch.tensor(others, dtype=torch.long)
                 last[b, place + n - 1] = True
                 start[b, place : place + n] = place
                 place += n
             for d, phrase in enumerate(distinct[b]):
                 end[b, d] = phrase[-1]
                 count[b, d] = sum(1 for p in phrases if tuple(p) == phrase)
+                others = opening_of(phrase[0])
+                opening[b, d, : len(others)] = torch.tensor(others, dtype=torch.long)
                 if len(phrase) > 1:
-                    head[b, d, longest - len(phrase) :] = torch.tensor(phrase[:-1])
+                    lead[b, d] = longest - len(phrase)
+                    if len(phrase) > 2:
+                        head[b, d, longest - len(phrase) + 1 :] = torch.tensor(phrase[1:-1])
+                    banned[b, d, 0] = phrase[-1]
+                else:
+                    banned[b, d, : len(others)] = torch.tensor(others, dtype=torch.long)
         total = torch.tensor([len(f) for f in flat], dtype=torch.long)
-        tables = (token, first, last, start, total, end, count, head)
+        tables = (token, first, last, start, total, end, count, head, lead, opening, banned, alts)
         return Phrases(*(t.to(device) for t in tables))
 
     def select(self, sentences: Tensor) -> Phrases:
@@ -173,6 +228,10 @@ class Phrases:
                     self.end,
                     self.count,
                     self.head,
+                    self.lead,
+                    self.opening,
+                    self.banned,
+                    self.alts,
                 )
             )
         )
@@ -266,7 +325,7 @@ def constrained_search(
                     f"{list(phrase)!r:.80}"
                 )
     device = memory.mask.device
-    phrases = Phrases.of(constraints, device)
+    phrases = Phrases.of(constraints, device, model.tgt_vocab)
     constrained = phrases.total > 0
     limits = torch.maximum(limits, len(prefix) + phrases.total + 1).clamp(min=len(prefix) + 1)
     min_lens = limits.clamp(max=options.min_len + 1) - 1
@@ -387,7 +446,7 @@ def _track(
         starts = (
             phrases.first[sentence][:, None, :]
             & ~new_met
-            & (table[:, None, :] == tokens[:, :, None])
+            & (phrases.alts[sentence][:, None, :, :] == tokens[:, :, None, None]).any(dim=-1)
             & ~onward[:, :, None]
         )
         begins = starts.any(dim=-1)  # [R, M]
@@ -404,14 +463,33 @@ def _track(
     else:
         new_met = met[:, None, :].expand(rows, m, 0)
         new_progress = torch.full_like(tokens, -1)
-    head = phrases.head[sentence]  # [R, D, L-1]
-    matched = ((recent[:, None, :] == head) | (head < 0)).all(dim=-1)  # [R, D]
-    completes = matched[:, None, :] & (tokens[:, :, None] == phrases.end[sentence][:, None, :])
+    matched = _matched(phrases, sentence, recent)  # [R, D]
+    opening = phrases.opening[sentence]  # [R, D, A]
+    opens = (tokens[:, :, None, None] == opening[:, None, :, :]).any(dim=-1)  # [R, M, D]
+    ends = tokens[:, :, None] == phrases.end[sentence][:, None, :]
+    single = (phrases.lead[sentence] < 0)[:, None, :]
+    completes = matched[:, None, :] & torch.where(single, opens, ends)
     new_occurs = occurs[:, None, :] + completes.long()
     kept = recent.shape[1]  # L - 1: the last tokens a phrase's head is matched against
     new_recent = torch.cat([recent[:, None, :].expand(rows, m, -1), tokens[:, :, None]], 2)
     new_recent = new_recent[:, :, new_recent.shape[2] - kept :]
     return new_met, new_progress, new_recent, new_occurs
+
+
+def _matched(phrases: Phrases, sentence: Tensor, recent: Tensor) -> Tensor:
+    """Whether each row's last tokens ``recent`` ``[R, L - 1]`` are all of each distinct
+    phrase but its last token (any opening for its first): ``[R, D]``; a one-token phrase
+    matches always (its token is checked as it comes)."""
+    head = phrases.head[sentence]  # [R, D, L-1]
+    lead = phrases.lead[sentence]  # [R, D]
+    middle = ((recent[:, None, :] == head) | (head < 0)).all(dim=-1)
+    if recent.shape[1]:
+        rows, kinds = lead.shape
+        first = recent[:, None, :].expand(rows, kinds, -1).gather(2, lead.clamp(min=0)[:, :, None])
+        opened = (first == phrases.opening[sentence]).any(dim=-1) | (lead < 0)
+    else:
+        opened = lead < 0
+    return middle & opened & (phrases.end[sentence] >= 0)
 
 
 def _advance(
@@ -440,13 +518,11 @@ def _advance(
         early | unmet, float("-inf")
     )
     if exact and phrases.end.shape[1]:
-        recent = tracks.recent.flatten(0, 1)[live]
-        head = phrases.head[sentence]
-        matched = ((recent[:, None, :] == head) | (head < 0)).all(dim=-1)  # [R, D]
+        matched = _matched(phrases, sentence, tracks.recent.flatten(0, 1)[live])  # [R, D]
         full = tracks.occurs.flatten(0, 1)[live] >= phrases.count[sentence]
-        banned = matched & full & (phrases.end[sentence] >= 0)
-        at = banned.nonzero()
-        log_probs[at[:, 0], phrases.end[sentence][at[:, 0], at[:, 1]]] = float("-inf")
+        ban = phrases.banned[sentence]  # [R, D, A]
+        at = ((matched & full)[:, :, None] & (ban >= 0)).nonzero()
+        log_probs[at[:, 0], ban[at[:, 0], at[:, 1], at[:, 2]]] = float("-inf")
     width = min(k, log_probs.shape[-1])
     row_lp, row_token = log_probs.topk(width, dim=1)  # [R, w]
     # Each row's tokens that advance its constraints, less those already among its best.
