@@ -26,8 +26,12 @@ candidates, the same greedy path, the same pruning, the same scores).
 
 With ``exact``, a token that would complete an occurrence of a phrase beyond its listed count
 is forbidden too, so each phrase appears exactly as often as listed (occurrences counted in
-the output as written, overlapping ones included). Scores are beam search's (``s(Y, X)``,
-``luong.search.penalties``); the prefix's tokens do not count as constraint tokens.
+the output as written, overlapping ones included; a phrase that contains another cannot be
+held exactly: such a sentence's list then comes from its limit). With a sentencepiece
+vocabulary a phrase's first piece may be any piece that ends with its text
+(``first_alternatives``), so a phrase glued to punctuation counts. Scores are beam
+search's (``s(Y, X)``, ``luong.search.penalties``); the prefix's tokens do not count as
+constraint tokens.
 """
 
 from __future__ import annotations
