@@ -270,3 +270,14 @@ def test_a_placeholder_glued_to_punctuation_counts_in_the_text() -> None:
             outputs = translate(model, TEXTS, options, constraints=[["%s"]] * 7, exact=exact)
             for text in outputs:
                 assert text.count("%s") >= 1 if not exact else text.count("%s") == 1, text
+
+
+def test_cli_constraints_are_not_for_streaming(folders: list[Path], tmp_path: Path) -> None:
+    sources = write(tmp_path / "in.txt", ["abc"])
+    constraints = write(tmp_path / "c.jsonl", ['["1"]'])
+    result = run_luong(
+        "translate", str(folders[0]), "--input", sources, "--stream",
+        "--constraints", constraints,
+    )  # fmt: skip
+    assert_one_line_error(result, "--constraints: not with --stream")
+    assert result.returncode == 2
