@@ -10,6 +10,11 @@ BLEU and chrF of both, the share of outputs whose placeholders match the source'
 multisets), and the wall time of each. The constraints come from ``EXTRACT`` (a function
 source -> list of phrase strings): a quick printf regex here; swap in another (the real
 placeholder patterns) by passing ``extract`` to ``compare``.
+
+One run (gettext-en-de devtest, 929 sentences, 268 with printf placeholders, 2 shared CPU
+threads): plain beam 5 BLEU 41.81, placeholders kept 99.25 %, 51-62 s; constrained beam 5
+BLEU 40.99, kept 99.78 %, 70-83 s; constrained beam 10 (``--constrained-beam 10``) BLEU
+41.68, kept 99.89 %, 82 s.
 """
 
 from __future__ import annotations
