@@ -51,6 +51,7 @@ FLOORS: list[tuple[str, set[str]]] = [
     ("search: beam search, sampling, symbols", {
         "luong.search.beam", "luong.search.sampling", "luong.search.symbols",
     }),
+    ("search: constraints", {"luong.search.constrained"}),
     ("search: text in", {"luong.search.text"}),
     ("search", {"luong.search"}),
     ("word alignments", {"luong.alignment"}),

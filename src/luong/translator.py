@@ -45,6 +45,8 @@ def translate(
     options: SearchOptions | None = None,
     *,
     batch_size: int = 512,
+    constraints: Sequence[Sequence[str]] | None = None,
+    exact: bool = False,
 ) -> list[str]:
     """Translate raw strings, batched; the best output per input, in order.
 
@@ -58,6 +60,10 @@ def translate(
             ``replace_unk``: each ``<unk>`` replaced by the source token it attended to
             most, ...); default greedy search.
         batch_size: sentences per search call.
+        constraints: per input, the phrases its output must contain (terminology,
+            placeholders), each as often as listed; ``[]`` for none (lexically constrained
+            beam search, ``luong.search.decode``).
+        exact: with constraints, each phrase exactly as often as listed.
 
     Returns:
         one output per input; ``""`` for an empty (or whitespace-only) input.
@@ -65,12 +71,13 @@ def translate(
     Raises:
         TypeError: ``texts`` is not a sequence of strings, ``options`` not a
             ``SearchOptions``.
-        ValueError: ``batch_size`` below 1, a prefix outside the target vocabulary.
+        ValueError: ``batch_size`` below 1, a prefix outside the target vocabulary, bad
+            constraints (``luong.search.decode``).
     """
-    return [
-        outs[0] if outs else ""
-        for outs in translate_nbest(model, texts, options, batch_size=batch_size)
-    ]
+    lists = translate_nbest(
+        model, texts, options, batch_size=batch_size, constraints=constraints, exact=exact
+    )
+    return [outs[0] if outs else "" for outs in lists]
 
 
 def translate_nbest(
@@ -79,11 +86,15 @@ def translate_nbest(
     options: SearchOptions | None = None,
     *,
     batch_size: int = 512,
+    constraints: Sequence[Sequence[str]] | None = None,
+    exact: bool = False,
 ) -> list[list[str]]:
     """``translate``, with each input's ``options.nbest`` outputs (or draws), best first: a
     list per input (empty for an empty input)."""
     options = SearchOptions() if options is None else options
-    lists = decode(model, texts, options, batch_size=batch_size)
+    lists = decode(
+        model, texts, options, batch_size=batch_size, constraints=constraints, exact=exact
+    )
     return [
         [hypothesis_text(model, h, text if options.replace_unk else None) for h in hyps]
         for text, hyps in zip(texts, lists, strict=True)
@@ -100,6 +111,7 @@ def output_lines(
     window: int | None = None,
     align: bool = False,
     placeholders: str = "off",
+    constraints: Sequence[Sequence[str]] | None = None,
 ) -> Iterator[str]:
     """The lines ``luong translate`` writes, one per source, in order, handed out as they are
     done: memory holds one window of sources' outputs (``decode_batches``), whatever the
@@ -120,6 +132,7 @@ def output_lines(
             ``"alignment"``, a list of ``[i, j]`` pairs.
         placeholders: ``luong.config.PLACEHOLDER_MODES``: ``"off"``, or ``"mask"``
             (``luong.placeholders``: each source placeholder kept exactly as often).
+        constraints: per source, the phrases its outputs must contain (``translate``).
 
     Returns:
         an iterator of lines, without their newline.
@@ -152,6 +165,7 @@ def output_lines(
         batch_size=batch_size,
         window=window if window is not None else 8 * batch_size,
         attention=format == "jsonl" or options.replace_unk or align or masked is not None,
+        constraints=constraints,
     )
     style = _Style(format, options.replace_unk, align, masked)
     return _lines_in_order(model, sources, batches, style)

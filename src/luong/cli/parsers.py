@@ -270,6 +270,13 @@ def add_translate(commands: Any) -> None:
         "(flushed): for interactive use and pipes (without it, the input is read first); "
         "with --seed N, line i draws with seed N + i",
     )
+    parser.add_argument(
+        "--constraints",
+        metavar="FILE",
+        help='one JSON list of phrases a line, as many lines as the input (["Datei", '
+        '"%%s"]; [] or an empty line: none): each output contains each phrase as often as '
+        "listed (lexically constrained beam search, Post and Vilar 2018; not with --sample)",
+    )
 
 
 def add_po(commands: Any) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from contextlib import ExitStack
 from dataclasses import replace
 
@@ -17,7 +18,8 @@ from luong.cli.common import (
 )
 from luong.devices import autocast, check_precision, resolve_device
 from luong.ensemble import Decodable, load_models
-from luong.files import text_lines
+from luong.files import read_text_lines, text_lines
+from luong.search.constrained import constraint_ids
 from luong.search_options import MAX_SEED, SearchOptions
 from luong.translator import fit_sources, output_lines
 
@@ -31,6 +33,8 @@ def _check(args: argparse.Namespace) -> SearchOptions:
         raise UsageError(f"--max-src-len: expected >= 1, got {args.max_src_len}")
     if args.align and args.placeholders != "off":
         raise UsageError(f"--align: not with --placeholders {args.placeholders}; expected off")
+    if args.constraints is not None and args.stream:
+        raise UsageError("--constraints: not with --stream (the file is read with the input)")
     return search_options(args)
 
 
@@ -63,6 +67,9 @@ def _translate(args: argparse.Namespace, model: Decodable, options: SearchOption
             f"{fitted.unknown_symbols} unknown source symbols in {fitted.lines_with_unknown} "
             f"lines were read as {model.src_vocab.UNK}"
         )
+    constraints = None
+    if args.constraints is not None:
+        constraints = read_constraints(model, args.constraints, len(fitted.sources))
     lines = output_lines(
         model,
         fitted.sources,
@@ -71,6 +78,7 @@ def _translate(args: argparse.Namespace, model: Decodable, options: SearchOption
         batch_size=args.batch_size,
         align=args.align,
         placeholders=args.placeholders,
+        constraints=constraints,
     )
     # Each window of lines is written as soon as it is done: memory does not grow with the
     # input (every line was checked above, so nothing stops half-way).
@@ -111,3 +119,35 @@ def _stream(args: argparse.Namespace, model: Decodable, options: SearchOptions) 
                 write_line(output)
             flush_stdout()
     return 0
+
+
+def read_constraints(model: Decodable, path: str, count: int) -> list[list[str]]:
+    """``--constraints FILE``: one JSON list of phrase strings a line (``[]`` or an empty
+    line: none), as many lines as the input has (``count``); each phrase checked against
+    the target vocabulary here, so that an error names its line.
+
+    Raises:
+        ValueError: another number of lines, a line that is not a JSON list of strings, an
+            empty phrase or one the target vocabulary cannot produce (``FILE:LINE: ...``).
+    """
+    lines = read_text_lines(path)
+    if len(lines) != count:
+        raise ValueError(f"--constraints {path}: {len(lines)} lines, the input has {count}")
+    constraints = []
+    for number, line in enumerate(lines, start=1):
+        try:
+            phrases = json.loads(line) if line.strip() else []
+        except ValueError as error:
+            raise ValueError(f"{path}:{number}: not JSON ({error})") from None
+        if not isinstance(phrases, list) or not all(isinstance(p, str) for p in phrases):
+            raise ValueError(
+                f"{path}:{number}: expected a JSON list of phrase strings, got {line!r:.60}"
+            )
+        try:
+            constraint_ids(model.tgt_vocab, [phrases])
+        except ValueError as error:
+            raise ValueError(
+                f"{path}:{number}: {str(error).removeprefix('constraints[0]: ')}"
+            ) from None
+        constraints.append(phrases)
+    return constraints

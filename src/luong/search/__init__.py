@@ -12,6 +12,8 @@ module per idea, each building on the ones before it:
 - ``beam``: beam search (its loop's state is one ``Beams`` value), n-best lists, the greedy
   bound that prunes it.
 - ``sampling``: outputs drawn with a temperature and top-k, from a seeded generator.
+- ``constrained``: lexically constrained beam search (phrases every output must hold,
+  dynamic beam allocation).
 - ``symbols``: source and output symbols, unknown-word replacement, an output's text.
 - ``text``: ``decode`` and ``decode_batches``, strings in (windows, search calls, the
   search the options ask for), hypotheses out.

@@ -15,6 +15,7 @@ from torch import Tensor
 from luong.ensemble import Decodable, encode_texts
 from luong.model import evaluating
 from luong.search.beam import search_beams
+from luong.search.constrained import constrained_search, constraint_ids
 from luong.search.greedy import greedy_steps
 from luong.search.hypothesis import (
     AnyMemory,
@@ -26,7 +27,7 @@ from luong.search.hypothesis import (
 )
 from luong.search.prefix import prefix_ids
 from luong.search.sampling import draw_samples, sampling_generator
-from luong.search_options import SearchOptions
+from luong.search_options import OptionError, SearchOptions
 
 __all__ = ["SEARCH_ROWS", "Search", "decode", "decode_batches", "run_search"]
 
@@ -35,8 +36,9 @@ SEARCH_ROWS = 8192
 once the beam is wider than ``SEARCH_ROWS / batch_size``: 16 beams at the default 512
 sentences."""
 
-Search = Callable[[AnyMemory, AnyState, Tensor, Tensor], list[list[Hypothesis]]]
-"""A search over an encoded chunk: (memory, state, source lengths [B], output limits [B])."""
+Search = Callable[[AnyMemory, AnyState, Tensor, Tensor, list[int]], list[list[Hypothesis]]]
+"""A search over an encoded chunk: (memory, state, source lengths [B], output limits [B], the
+chunk's indices among the inputs [B])."""
 
 
 def run_search(
@@ -44,15 +46,24 @@ def run_search(
     options: SearchOptions,
     prefix: list[int],
     generator: torch.Generator | None,
+    constraints: Sequence[Sequence[Sequence[int]]] | None = None,
+    exact: bool = False,
 ) -> Search:
     """The search ``options`` ask for, over encoded chunks: sampling (``draw_samples``,
     from ``generator``), plain greedy search (``greedy_steps``: the same tokens and scores as
-    one beam, a little faster), or beam search (``search_beams``). ``prefix``: the target ids
-    of ``options.prefix``."""
+    one beam, a little faster), or beam search (``search_beams``); a chunk with constraints
+    (per input, its phrases of target ids) gets constrained beam search
+    (``constrained_search``, with ``exact``). ``prefix``: the target ids of
+    ``options.prefix``."""
 
     def search(
-        memory: AnyMemory, state: AnyState, lengths: Tensor, limits: Tensor
+        memory: AnyMemory, state: AnyState, lengths: Tensor, limits: Tensor, chunk: list[int]
     ) -> list[list[Hypothesis]]:
+        if constraints is not None and any(constraints[i] for i in chunk):
+            ids = [constraints[i] for i in chunk]
+            return constrained_search(
+                model, memory, state, lengths, limits, options, prefix, ids, exact=exact
+            )
         if options.sample:
             assert generator is not None
             return draw_samples(model, memory, state, lengths, limits, options, prefix, generator)
@@ -70,6 +81,8 @@ def decode(
     options: SearchOptions | None = None,
     *,
     batch_size: int = 512,
+    constraints: Sequence[Sequence[str]] | None = None,
+    exact: bool = False,
 ) -> list[list[Hypothesis]]:
     """Decode raw strings, batched by length; per input, in order, its n-best list.
 
@@ -86,14 +99,26 @@ def decode(
             the input order.
         batch_size: sentences per search call (the search runs ``batch_size * k`` rows; at
             most ``SEARCH_ROWS // k`` sentences, at least one, with wide beams).
+        constraints: per input, the phrases (target text) its outputs must contain, each as
+            often as listed (``[]``: none): lexically constrained beam search
+            (``luong.search.constrained``; the output limit grows to hold them). A phrase is
+            encoded alone with the target vocabulary (``constraint_ids``: with
+            sentencepiece it starts a word). Not with ``options.sample``.
+        exact: with constraints, each phrase exactly as often as listed (a token that would
+            complete one more occurrence is forbidden).
 
     Raises:
         TypeError: ``texts`` is not a sequence of strings, ``options`` not a
-            ``SearchOptions``.
-        ValueError: ``batch_size`` below 1, a prefix outside the target vocabulary.
+            ``SearchOptions``, ``constraints`` not a list of lists of strings.
+        ValueError: ``batch_size`` below 1, a prefix outside the target vocabulary;
+            constraints: not one list per input, an empty phrase or one with a symbol the
+            target vocabulary cannot produce (``constraints[i]: ...``), with sampling.
     """
     outputs: list[list[Hypothesis]] = [[] for _ in texts]
-    for indices, lists in decode_batches(model, texts, options, batch_size=batch_size):
+    batches = decode_batches(
+        model, texts, options, batch_size=batch_size, constraints=constraints, exact=exact
+    )
+    for indices, lists in batches:
         for i, hyps in zip(indices, lists, strict=True):
             outputs[i] = hyps
     return outputs
@@ -107,6 +132,8 @@ def decode_batches(
     batch_size: int = 512,
     window: int | None = None,
     attention: bool = True,
+    constraints: Sequence[Sequence[str]] | None = None,
+    exact: bool = False,
 ) -> Iterator[tuple[list[int], list[list[Hypothesis]]]]:
     """``decode``, handed out a search call at a time, so a caller keeps only what it needs.
 
@@ -117,7 +144,7 @@ def decode_batches(
     outputs in input order holds at most one window's.
 
     Args:
-        model, texts, options, batch_size: as ``decode``.
+        model, texts, options, batch_size, constraints, exact: as ``decode``.
         window: inputs per window (>= 1), or None for one window.
         attention: keep each hypothesis' attention; with False it is an empty
             ``[len(tokens), 0]`` tensor (scores are computed with it all the same).
@@ -141,8 +168,17 @@ def decode_batches(
     ):
         raise ValueError(f"window: expected an int >= 1, got {window!r}")
     prefix = prefix_ids(model.tgt_vocab, options.prefix)
+    ids = None
+    if constraints is not None:
+        ids = constraint_ids(model.tgt_vocab, constraints)
+        if len(ids) != len(texts):
+            raise ValueError(
+                f"constraints: expected one list per input ({len(texts)}), got {len(ids)}"
+            )
+        if options.sample and any(ids):
+            raise OptionError("sample", "constraints need beam search, not sampling")
     generator = sampling_generator(options, model.device) if options.sample else None
-    search = run_search(model, options, prefix, generator)
+    search = run_search(model, options, prefix, generator, ids, exact)
     return _windows(model, texts, options, batch_size, window, attention, search)
 
 
@@ -180,7 +216,7 @@ def _windows(
                         if options.max_len is None
                         else torch.full_like(lengths, options.max_len)
                     )
-                    lists = search(memory, state, lengths, limits)
+                    lists = search(memory, state, lengths, limits, chunk)
                 if not attention:
                     lists = [[without_attention(h) for h in hyps] for hyps in lists]
                 yield chunk, lists
