@@ -2,18 +2,20 @@
 po`` does, scored against the packages' own German.
 
     python benchmarks/catalog.py MODEL [MODEL ...] [--out docs/catalog.json] [--beam 5]
-        [--tgt-lang de]
+        [--tgt-lang de] [--placeholders off mask constrain]
 
 For each catalog: BLEU and chrF (sacrebleu, through ``luong.metrics``) of every filled msgstr
 (a plural entry's forms each count) against the package's msgstr; the share of filled format
 entries (``c-format``) whose placeholders all match the msgid's (``FillSummary``); and the
 errors of ``msgfmt --check-format --use-fuzzy`` (the filled entries are fuzzy, which msgfmt
-otherwise leaves unchecked) on the filled file. One JSON object out.
+otherwise leaves unchecked) on the filled file; for each way of keeping placeholders
+(``luong po --placeholders``: off, mask, constrain). One JSON object out.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import re
 import subprocess
@@ -26,6 +28,7 @@ import polib
 
 from luong import SearchOptions, load
 from luong.catalog import fill_catalog, translate_messages
+from luong.config import PLACEHOLDER_MODES
 from luong.metrics import bleu_chrf
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "catalogs"
@@ -51,17 +54,20 @@ def main() -> None:
     parser.add_argument("--out", type=Path)
     parser.add_argument("--beam", type=int, default=5)
     parser.add_argument("--tgt-lang", default="de")
+    parser.add_argument(
+        "--placeholders", nargs="+", choices=PLACEHOLDER_MODES, default=list(PLACEHOLDER_MODES)
+    )
     args = parser.parse_args()
     translator = load([str(m) for m in args.model] if len(args.model) > 1 else str(args.model[0]))
     target = translator.tgt_lang or args.tgt_lang
     options = SearchOptions(beam=args.beam)
     name = "+".join(m.resolve().name for m in args.model)
-    results = {}
-    for catalog in CATALOGS:
+    results: dict[str, dict[str, object]] = {}
+    for catalog, mode in itertools.product(CATALOGS, args.placeholders):
         start = time.perf_counter()
         filled = fill_catalog(
             (DATA / f"{catalog}.pot").read_text(encoding="utf-8"),
-            lambda texts: translate_messages(translator, texts, options),
+            lambda texts, mode=mode: translate_messages(translator, texts, options, mode),
             target=target,
             model=name,
         )
@@ -85,7 +91,7 @@ def main() -> None:
             errors = msgfmt_errors(path)
         s = filled.summary
         scores = bleu_chrf(hyps, [[r] for r in refs])
-        results[catalog] = {
+        results.setdefault(mode, {})[catalog] = {
             "entries_filled": s.filled,
             "left_empty": s.left_empty,
             "plural_entries": s.plural_entries,
@@ -100,8 +106,8 @@ def main() -> None:
             "msgfmt_check_format_errors": errors,
             "seconds": round(seconds, 1),
         }
-        print(f"{catalog}: {json.dumps(results[catalog])}", file=sys.stderr)
-    report = {"model": [str(m) for m in args.model], "beam": args.beam, "catalogs": results}
+        print(f"{catalog} {mode}: {json.dumps(results[mode][catalog])}", file=sys.stderr)
+    report = {"model": [str(m) for m in args.model], "beam": args.beam, "placeholders": results}
     text = json.dumps(report, indent=2) + "\n"
     if args.out:
         args.out.write_text(text, encoding="utf-8")

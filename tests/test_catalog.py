@@ -289,18 +289,24 @@ def with_target(model: Path, target: str) -> None:
     (model / "config.json").write_text(json.dumps({**config, "tgt_lang": target}))
 
 
-def test_luong_po_fills_a_catalog(model: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("placeholders", "kept"), [([], 1), (["--placeholders", "off"], 0)])
+def test_luong_po_fills_a_catalog(
+    model: Path, tmp_path: Path, placeholders: list[str], kept: int
+) -> None:
     catalog, out = tmp_path / "demo.pot", tmp_path / "demo.de.po"
     catalog.write_text(HANDMADE, encoding="utf-8")
-    # --min-len 3: an untrained model's outputs are otherwise empty (left untranslated)
+    # --min-len 3: an untrained model's outputs are otherwise empty (left untranslated). Its
+    # digits cannot spell the format entry's placeholder: only the default (constrain, then
+    # masking) keeps it.
     result = luong(
-        "po", str(model), str(catalog), "--out", str(out), "--tgt-lang", "de", "--min-len", "3"
-    )
+        "po", str(model), str(catalog), "--out", str(out), "--tgt-lang", "de", "--min-len", "3",
+        *placeholders,
+    )  # fmt: skip
     assert result.returncode == 0, result.stderr.decode()
     assert result.stderr.decode() == (
         "luong: filled 5 entries (1 plural, 2 plural forms); skipped 1 translated, 1 obsolete, "
-        "0 fuzzy; 0 left as they were (an empty translation); placeholders checked: 0 of 1 "
-        f"format entries match; written to {out}\n"
+        f"0 fuzzy; 0 left as they were (an empty translation); placeholders checked: {kept} of "
+        f"1 format entries match; written to {out}\n"
     )
     entries = polib.pofile(str(out))
     assert len(entries) == 7

@@ -11,8 +11,17 @@ from helpers import SRC_SPACE, luong, small_model
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from luong.placeholders import find_placeholders, mask_source, restore, translate_masked
+from luong.placeholders import (
+    find_placeholders,
+    keeps_placeholders,
+    mask_source,
+    restore,
+    translate_constrained,
+    translate_masked,
+)
+from luong.search import decode, hypothesis_text
 from luong.search_options import SearchOptions
+from luong.translator import translate
 from luong.vocab import Vocab
 
 
@@ -130,3 +139,50 @@ def test_restore_keeps_every_span_whatever_the_model_wrote(
     restored = restore(masked, written, links)
     expected = Counter(s.text for s in find_placeholders(text))
     assert Counter(s.text for s in find_placeholders(restored)) == expected, (text, written)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(PIECE, max_size=8), st.integers(0, 3))
+def test_constraints_keep_every_span_exactly_as_often(
+    pieces: list[tuple[str, str]], seed: int
+) -> None:
+    text = "".join(a + b for a, b in pieces)
+    options = SearchOptions(beam=3, nbest=2, max_len=30) if seed % 2 else SearchOptions(beam=2)
+    outputs = translate_constrained(MODEL, [text], options)[0]
+    expected = Counter(s.text for s in find_placeholders(text))
+    assert len(outputs) == (options.nbest if text.strip() else 0)
+    for output in outputs:
+        assert Counter(s.text for s in find_placeholders(output)) == expected, (text, output)
+
+
+def test_constraints_search_again_only_where_the_beam_missed_a_span() -> None:
+    # "ab cd": no span, the beam's output stands; %s, {} and <b> are spelled by MODEL's
+    # target symbols: the constrained search holds them; %1$s is not ('1'): masked instead.
+    texts = ["ab cd", "ab %s cd", "{} e <b>f", "ab %1$s"]
+    options = SearchOptions(beam=4)
+    plain = translate(MODEL, texts, options)
+    assert keeps_placeholders(texts[0], plain[0])
+    assert not any(keeps_placeholders(t, o) for t, o in zip(texts[1:], plain[1:], strict=True))
+    phrases = [["%s"], ["{}", "<b>"]]
+    searched = decode(MODEL, texts[1:3], options, constraints=phrases, exact=True)
+    by_search = [hypothesis_text(MODEL, hyps[0]) for hyps in searched]
+    assert all(keeps_placeholders(t, o) for t, o in zip(texts[1:3], by_search, strict=True))
+    masked = translate_masked(MODEL, texts[3:], options)[0][0]
+    outputs = [hyps[0] for hyps in translate_constrained(MODEL, texts, options)]
+    assert outputs == [plain[0], *by_search, masked]
+    assert keeps_placeholders(texts[3], masked)
+    with pytest.raises(ValueError, match="sample: placeholders are kept by beam search"):
+        translate_constrained(MODEL, texts, SearchOptions(sample=True))
+
+
+def test_translate_placeholders_constrain_keeps_lines_and_spans(tmp_path: Path) -> None:
+    MODEL.save_pretrained(tmp_path / "m")
+    lines = ["ab %s cd", "", "{} e <b>f", "ab %1$s"]
+    result = luong("translate", str(tmp_path / "m"), "--placeholders", "constrain", "--beam",
+                   "3", stdin="\n".join(lines).encode())  # fmt: skip
+    assert result.returncode == 0, result.stderr.decode()
+    out = result.stdout.decode().split("\n")
+    assert out[-1] == "" and len(out[:-1]) == len(lines) and out[1] == ""
+    options = SearchOptions(beam=3)
+    expected = [h[0] for h in translate_constrained(MODEL, [lines[i] for i in (0, 2, 3)], options)]
+    assert [out[i] for i in (0, 2, 3)] == expected

@@ -48,6 +48,8 @@ import polib
 from babel.core import UnknownLocaleError
 from babel.messages.plurals import get_plural
 
+from luong.config import PLACEHOLDER_MODES
+from luong.placeholders import translate_constrained, translate_masked
 from luong.search_options import SearchOptions
 from luong.translator import Translator
 
@@ -122,19 +124,32 @@ class FilledCatalog:
 
 
 def translate_messages(
-    translator: Translator, texts: Sequence[str], options: SearchOptions
+    translator: Translator,
+    texts: Sequence[str],
+    options: SearchOptions,
+    placeholders: str = "constrain",
 ) -> list[str]:
     """The one place a catalog's messages are translated: ``texts`` (single lines, without
-    their accelerators) in, one translation each out, in order.
+    their accelerators) in, one translation each out, in order, their placeholders kept as
+    ``placeholders`` says (``luong.config.PLACEHOLDER_MODES``: ``"constrain"``, the better
+    on gettext-en-de's dev, docs/results.md; ``"mask"``; ``"off"``: the model's own).
 
     Raises:
         TypeError: ``translator`` is not a ``Translator``, ``options`` not ``SearchOptions``.
+        ValueError: an unknown ``placeholders``; as ``luong.search.decode``.
     """
     if not isinstance(translator, Translator):
         raise TypeError(f"translator: expected a Translator, got {type(translator).__name__}")
     if not isinstance(options, SearchOptions):
         raise TypeError(f"options: expected SearchOptions, got {type(options).__name__}")
-    return translator.translate(list(texts), options)
+    if placeholders not in PLACEHOLDER_MODES:
+        raise ValueError(
+            f"placeholders: expected one of {', '.join(PLACEHOLDER_MODES)}, got {placeholders!r}"
+        )
+    if placeholders == "off":
+        return translator.translate(list(texts), options)
+    keep = translate_masked if placeholders == "mask" else translate_constrained
+    return [outputs[0] if outputs else "" for outputs in keep(translator.model, texts, options)]
 
 
 def _primary(language: str) -> str:

@@ -112,6 +112,8 @@ PLACEHOLDER_MODES: dict[str, str] = {
     "off": "decode the source as it is",
     "mask": "mask each placeholder before decoding and put it back after, at the output word "
     "the attention aligns to it: each appears exactly as often as in the source",
+    "constrain": "beam search, then, where an output misses a placeholder, constrained beam "
+    "search holding each exactly as often as the source (masking where that fails too)",
 }
 """How ``luong translate --placeholders`` treats a source's placeholders
 (``luong.placeholders``): name -> help text. A new mechanism is one more entry here and one

@@ -39,6 +39,19 @@ it (``file</b>``, ``%s.``) against the word before it, unless that makes a diffe
 (``%`` + ``s``); then it is written as a word of its own. So each source span appears in the
 output exactly as often as in the source (counted with ``find_placeholders``), by
 construction.
+
+**Constraints** (``translate_constrained``, ``luong translate --placeholders constrain``):
+the source is decoded as it is, by beam search; where an output does not keep the source's
+spans (``keeps_placeholders``), the source is decoded again by lexically constrained beam
+search with its spans as phrases held exactly as often as the source has them
+(``luong.search.constrained``, ``exact``: an output may end only when it holds each span, and
+no token may complete one more occurrence), so the model places each span itself, in
+context; an output that still differs (a span the target vocabulary cannot spell, one that
+contains another, an output cut at its length limit) is masked instead (``kept_or_masked``).
+So here too each source span appears exactly as often as in the source, by construction, and
+a sentence the model already translates with its spans is left as beam search gave it
+(constraining every sentence costs BLEU: the banks share the beam out even where the best
+output needs no help; docs/results.md has both).
 """
 
 from __future__ import annotations
@@ -51,6 +64,7 @@ from dataclasses import dataclass
 from luong.alignment import hypothesis_alignment
 from luong.ensemble import Decodable
 from luong.search import Hypothesis, decode, hypothesis_text
+from luong.search.constrained import constraint_ids
 from luong.search_options import SearchOptions
 
 __all__ = [
@@ -59,9 +73,13 @@ __all__ = [
     "MaskedSource",
     "Span",
     "find_placeholders",
+    "keeps_placeholders",
+    "kept_or_masked",
     "mask_source",
     "restore",
+    "translate_constrained",
     "translate_masked",
+    "with_placeholders",
 ]
 
 PATTERNS: dict[str, re.Pattern[str]] = {
@@ -337,3 +355,95 @@ def restore_hypothesis(model: Decodable, masked: MaskedSource, hypothesis: Hypot
     output = hypothesis_text(model, hypothesis)
     links = hypothesis_alignment(hypothesis, masked.text, model.src_vocab, model.tgt_vocab)
     return restore(masked, output, links)
+
+
+def keeps_placeholders(source: str, output: str) -> bool:
+    """Whether ``output`` holds exactly the spans of ``source``, each as often
+    (``find_placeholders``' texts, as a multiset: order and places are free).
+
+    Raises:
+        TypeError: ``source`` or ``output`` is not a str.
+    """
+    counts = [Counter(span.text for span in find_placeholders(t)) for t in (source, output)]
+    return counts[0] == counts[1]
+
+
+def translate_constrained(
+    model: Decodable,
+    texts: Sequence[str],
+    options: SearchOptions | None = None,
+    *,
+    batch_size: int = 512,
+) -> list[list[str]]:
+    """Translate with every placeholder kept, by constrained beam search where it is needed
+    (the module docstring): each input's ``options.nbest`` outputs, best first, each carrying
+    each of its source's spans exactly as often as the source (``with_placeholders``).
+
+    Args:
+        model: the model, or an ``Ensemble``.
+        texts: the sources.
+        options: how to decode (default beam 5; not sampling).
+        batch_size: sentences per search call.
+
+    Raises:
+        TypeError: ``texts`` is not a sequence of strings, ``options`` not a
+            ``SearchOptions``.
+        ValueError: sampling options; as ``luong.search.decode``.
+    """
+    if isinstance(texts, str) or not isinstance(texts, Sequence):
+        raise TypeError(f"texts: expected a sequence of strings, got {type(texts).__name__}")
+    options = SearchOptions(beam=5) if options is None else options
+    if options.sample:
+        raise ValueError("sample: placeholders are kept by beam search, not sampling")
+    lists = decode(model, texts, options, batch_size=batch_size)
+    return [
+        with_placeholders(model, text, [hypothesis_text(model, h) for h in hyps], options)
+        for text, hyps in zip(texts, lists, strict=True)
+    ]
+
+
+def with_placeholders(
+    model: Decodable,
+    source: str,
+    outputs: Sequence[str],
+    options: SearchOptions,
+    constraints: Sequence[str] = (),
+) -> list[str]:
+    """``outputs`` of ``source`` (decoded with ``constraints``, phrases held at least as
+    often as listed) if each keeps the source's spans (``keeps_placeholders``); otherwise the
+    source decoded again by constrained beam search with ``constraints`` and its spans, each
+    held exactly as often as listed, and an output that still misses one masked
+    (``kept_or_masked``). A span the target vocabulary cannot spell goes straight to masking.
+
+    Raises:
+        TypeError: ``source`` or an output is not a str; as ``luong.search.decode``.
+    """
+    if all(keeps_placeholders(source, output) for output in outputs):
+        return list(outputs)
+    spans = [span.text for span in find_placeholders(source)]
+    try:
+        constraint_ids(model.tgt_vocab, [spans])
+    except ValueError:
+        return kept_or_masked(model, source, outputs, options)
+    phrases = [[*constraints, *spans]]
+    hyps = decode(model, [source], options, constraints=phrases, exact=True)[0]
+    return kept_or_masked(model, source, [hypothesis_text(model, h) for h in hyps], options)
+
+
+def kept_or_masked(
+    model: Decodable, source: str, outputs: Sequence[str], options: SearchOptions
+) -> list[str]:
+    """``outputs`` of ``source``, each that does not keep the source's spans
+    (``keeps_placeholders``) replaced by the masked translation of the same rank
+    (``translate_masked``, decoded only when one is needed).
+
+    Raises:
+        TypeError: ``source`` or an output is not a str; as ``translate_masked``.
+    """
+    if all(keeps_placeholders(source, output) for output in outputs):
+        return list(outputs)
+    masked = translate_masked(model, [source], options)[0]
+    return [
+        output if keeps_placeholders(source, output) else masked[min(k, len(masked) - 1)]
+        for k, output in enumerate(outputs)
+    ]

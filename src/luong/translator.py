@@ -21,7 +21,12 @@ from luong.alignment import hypothesis_alignment, pharaoh
 from luong.config import FORMATS, PLACEHOLDER_MODES, Seq2SeqConfig
 from luong.ensemble import Decodable, Ensemble, members_of
 from luong.model import Seq2Seq
-from luong.placeholders import MaskedSource, mask_source, restore_hypothesis
+from luong.placeholders import (
+    MaskedSource,
+    mask_source,
+    restore_hypothesis,
+    with_placeholders,
+)
 from luong.search import Hypothesis, decode, decode_batches, hypothesis_symbols, hypothesis_text
 from luong.search_options import SearchOptions
 from luong.vocab import Vocab
@@ -130,8 +135,10 @@ def output_lines(
         align: with each output its word alignment (``luong.alignment``): in text, the
             output then a tab and its Pharaoh links (``0-0 1-2``); in jsonl, each record's
             ``"alignment"``, a list of ``[i, j]`` pairs.
-        placeholders: ``luong.config.PLACEHOLDER_MODES``: ``"off"``, or ``"mask"``
-            (``luong.placeholders``: each source placeholder kept exactly as often).
+        placeholders: ``luong.config.PLACEHOLDER_MODES``: ``"off"``, ``"mask"`` or
+            ``"constrain"`` (``luong.placeholders``: each source placeholder kept exactly as
+            often; ``"constrain"`` adds each source's placeholders to its ``constraints``,
+            every phrase then held exactly as often as listed).
         constraints: per source, the phrases its outputs must contain (``translate``).
 
     Returns:
@@ -158,6 +165,10 @@ def output_lines(
     if not isinstance(options, SearchOptions):
         raise TypeError(f"options: expected SearchOptions, got {type(options).__name__}")
     masked = [mask_source(text) for text in sources] if placeholders == "mask" else None
+    if constraints is not None and len(constraints) != len(sources):
+        raise ValueError(
+            f"constraints: expected one list per source ({len(sources)}), got {len(constraints)}"
+        )
     batches = decode_batches(
         model,
         sources if masked is None else [m.text for m in masked],
@@ -167,7 +178,8 @@ def output_lines(
         attention=format == "jsonl" or options.replace_unk or align or masked is not None,
         constraints=constraints,
     )
-    style = _Style(format, options.replace_unk, align, masked)
+    kept = _Kept(options, constraints) if placeholders == "constrain" else None
+    style = _Style(format, options.replace_unk, align, masked, kept)
     return _lines_in_order(model, sources, batches, style)
 
 
@@ -177,6 +189,13 @@ class _Style:
     replace_unk: bool
     align: bool
     masked: list[MaskedSource] | None
+    kept: _Kept | None  # placeholders="constrain": outputs checked, searched again if need be
+
+
+@dataclass(frozen=True)
+class _Kept:
+    options: SearchOptions
+    constraints: Sequence[Sequence[str]] | None
 
 
 def _lines_in_order(
@@ -190,7 +209,7 @@ def _lines_in_order(
     for indices, lists in batches:
         for i, hyps in zip(indices, lists, strict=True):
             masked = style.masked[i] if style.masked is not None else None
-            done[i] = _output_line(model, sources[i], hyps, style, masked)
+            done[i] = _output_line(model, sources[i], hyps, style, masked, i)
         while next_line in done:
             yield done.pop(next_line)
             next_line += 1
@@ -202,13 +221,22 @@ def _output_line(
     hyps: list[Hypothesis],
     style: _Style,
     masked: MaskedSource | None,
+    index: int,
 ) -> str:
+    kept = None
+    if style.kept is not None:
+        texts = [hypothesis_text(model, h, source if style.replace_unk else None) for h in hyps]
+        given = style.kept.constraints[index] if style.kept.constraints is not None else ()
+        kept = with_placeholders(model, source, texts, style.kept.options, given)
     if style.format == "text":
         copy_from = source if style.replace_unk else None
         fields = []
-        for h in hyps:
+        for k, h in enumerate(hyps):
             if masked is not None:
                 fields.append(restore_hypothesis(model, masked, h))
+                continue
+            if kept is not None:
+                fields.append(kept[k])
                 continue
             fields.append(hypothesis_text(model, h, copy_from))
             if style.align:
@@ -216,10 +244,15 @@ def _output_line(
                 fields.append(pharaoh(links))
         return "\t".join(fields)
     records = []
-    for h in hyps:
+    for k, h in enumerate(hyps):
         record = hypothesis_record(model, h, source, style.replace_unk, style.align)
         if masked is not None:
             record["text"] = restore_hypothesis(model, masked, h)
+        if kept is not None and kept[k] != record["text"]:
+            # searched again (constrained, or masked): the record's scores and attention are
+            # the first search's, so it says so
+            record["text"] = kept[k]
+            record["searched_again"] = True
         records.append(record)
     # allow_nan=False: hypothesis_record writes null for what is not finite; nothing else may
     # slip a NaN, which JSON parsers reject, into the output.

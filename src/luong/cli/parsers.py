@@ -252,15 +252,7 @@ def add_translate(commands: Any) -> None:
         "tab, then Pharaoh pairs i-j (0-based source word, output word: 0-0 1-2); in jsonl, "
         'each hypothesis\'s "alignment": [[i, j], ...]',
     )
-    parser.add_argument(
-        "--placeholders",
-        choices=tuple(PLACEHOLDER_MODES),
-        default="off",
-        help="the source's placeholders (printf, %%(name)s, {name}, tags, --options, URLs, "
-        "\\n): "
-        + "; ".join(f"{name}: {text}" for name, text in PLACEHOLDER_MODES.items())
-        + " (default off)",
-    )
+    add_placeholders_flag(parser, "off")
     add_device_flags(parser, precision=True)
     add_search_flags(parser)
     parser.add_argument(
@@ -276,6 +268,19 @@ def add_translate(commands: Any) -> None:
         help='one JSON list of phrases a line, as many lines as the input (["Datei", '
         '"%%s"]; [] or an empty line: none): each output contains each phrase as often as '
         "listed (lexically constrained beam search, Post and Vilar 2018; not with --sample)",
+    )
+
+
+def add_placeholders_flag(parser: Any, default: str) -> None:
+    """``--placeholders``, its choices and their help from ``PLACEHOLDER_MODES``."""
+    parser.add_argument(
+        "--placeholders",
+        choices=tuple(PLACEHOLDER_MODES),
+        default=default,
+        help="the source's placeholders (printf, %%(name)s, {name}, tags, --options, URLs, "
+        "\\n): "
+        + "; ".join(f"{name}: {text}" for name, text in PLACEHOLDER_MODES.items())
+        + f" (default {default})",
     )
 
 
@@ -319,6 +324,8 @@ def add_po(commands: Any) -> None:
         help="the target language (de), when the model records none; the catalog's Language "
         "must agree",
     )
+    # constrain: the better of the two mechanisms on gettext-en-de's dev (docs/results.md)
+    add_placeholders_flag(parser, "constrain")
     parser.add_argument(
         "--batch-size", type=int, default=512, help="messages per search call (default 512)"
     )

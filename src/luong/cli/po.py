@@ -61,7 +61,7 @@ def main(args: argparse.Namespace) -> int:
         try:
             filled = fill_catalog(
                 text,
-                lambda texts: translate_messages(translator, texts, options),
+                lambda texts: translate_messages(translator, texts, options, args.placeholders),
                 target=target,
                 model=name,
                 retranslate_fuzzy=args.retranslate_fuzzy,
