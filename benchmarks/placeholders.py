@@ -5,10 +5,12 @@ dev and devtest and on the messages of the test catalogs (nano, wdiff).
     OMP_NUM_THREADS=2 .venv/bin/python benchmarks/placeholders.py /work/runs/translation \\
         [--data ../shared/data/gettext-en-de] [--beam 5] [--out docs/placeholders.json]
 
-Each set is decoded three ways with the library's functions: ``off`` (``translate``, the
-source as it is), ``mask`` (``luong.placeholders.translate_masked``) and ``constrain``
-(``translate_constrained``: each source's placeholders as exact constraints, an output that
-still misses one masked instead; the number so replaced is reported). "Kept" counts the
+Each set is decoded four ways with the library's functions: ``off`` (``translate``, the
+source as it is), ``mask`` (``luong.placeholders.translate_masked``), ``constrain``
+(``translate_constrained``: beam search, then, where an output misses a span, constrained
+beam search with the source's spans as exact constraints, masking where that fails too) and
+``constrain-all`` (every source decoded by constrained beam search, whether or not beam
+search alone kept its spans). "Kept" counts the
 outputs whose placeholders (``find_placeholders``: printf, Python, braces, tags, options,
 URLs, ``\\n``) are the source's, each as often (``keeps_placeholders``); "with placeholders"
 restricts BLEU and chrF to the sources that hold one. Dev picks ``luong po``'s default.
@@ -29,14 +31,17 @@ from typing import Any
 import polib
 import torch
 
-from luong.ensemble import load_models
+from luong.ensemble import Decodable, load_models
 from luong.metrics import bleu_chrf
 from luong.placeholders import (
     find_placeholders,
     keeps_placeholders,
+    kept_or_masked,
     translate_constrained,
     translate_masked,
 )
+from luong.search import decode, hypothesis_text
+from luong.search.constrained import constraint_ids
 from luong.search_options import SearchOptions
 from luong.translator import translate
 from luong.version import __version__
@@ -69,6 +74,27 @@ def catalog_pairs(name: str) -> list[tuple[str, str]]:
                 refs = [""] * len(lines)
             pairs += [(s.strip(), r.strip()) for s, r in zip(lines, refs, strict=True) if s.strip()]
     return pairs
+
+
+def constrain_all(model: Decodable, texts: list[str], options: SearchOptions) -> list[str]:
+    """Every source decoded by constrained beam search with its spans as exact constraints
+    (what ``translate_constrained`` does only where beam search missed a span), an output
+    that still misses one masked: the cost of constraining every sentence."""
+    phrases = []
+    for text in texts:
+        spans = [span.text for span in find_placeholders(text)]
+        try:
+            constraint_ids(model.tgt_vocab, [spans])
+        except ValueError:
+            spans = []
+        phrases.append(spans)
+    lists = decode(model, texts, options, constraints=phrases, exact=True)
+    return [
+        kept_or_masked(model, text, [hypothesis_text(model, h) for h in hyps], options)[0]
+        if hyps
+        else ""
+        for text, hyps in zip(texts, lists, strict=True)
+    ]
 
 
 def score(
@@ -108,6 +134,7 @@ def main() -> None:
         "off": lambda texts: translate(model, texts, options),
         "mask": lambda texts: [h[0] for h in translate_masked(model, texts, options)],
         "constrain": lambda texts: [h[0] for h in translate_constrained(model, texts, options)],
+        "constrain-all": lambda texts: constrain_all(model, texts, options),
     }
     results: dict[str, dict[str, dict[str, Any]]] = {}
     for name in args.sets:

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from luong.placeholders import (
+    CONSTRAINED_BEAM,
     find_placeholders,
     keeps_placeholders,
     mask_source,
@@ -42,7 +43,10 @@ from luong.vocab import Vocab
                                                       ("</a>", "tag")]),
         ("a < b > c", []),
         ("use --dry-run or --color=auto, not a--b", [("--dry-run", "option"),
-                                                     ("--color=auto,", "option")]),
+                                                     ("--color", "option")]),
+        ("git add <file>... <B>x</B> <item>y</item> <note id=1> <x/>",
+         [("<B>", "tag"), ("</B>", "tag"), ("<item>", "tag"), ("</item>", "tag"),
+          ("<note id=1>", "tag"), ("<x/>", "tag")]),
         ("see https://example.org/a?b=c.", [("https://example.org/a?b=c", "url")]),
         ("line\\nnext\nthird\r\n", [("\\n", "escape"), ("\n", "newline"), ("\r\n", "newline")]),
     ],
@@ -164,7 +168,8 @@ def test_constraints_search_again_only_where_the_beam_missed_a_span() -> None:
     assert keeps_placeholders(texts[0], plain[0])
     assert not any(keeps_placeholders(t, o) for t, o in zip(texts[1:], plain[1:], strict=True))
     phrases = [["%s"], ["{}", "<b>"]]
-    searched = decode(MODEL, texts[1:3], options, constraints=phrases, exact=True)
+    wider = SearchOptions(beam=CONSTRAINED_BEAM)  # the constrained search's narrowest beam
+    searched = decode(MODEL, texts[1:3], wider, constraints=phrases, exact=True)
     by_search = [hypothesis_text(MODEL, hyps[0]) for hyps in searched]
     assert all(keeps_placeholders(t, o) for t, o in zip(texts[1:3], by_search, strict=True))
     masked = translate_masked(MODEL, texts[3:], options)[0][0]
