@@ -80,6 +80,24 @@ def test_restore_puts_each_span_at_its_aligned_word() -> None:
     assert restored == "Jetzt <b>%s</b> löschen?"
 
 
+def test_restore_deals_arguments_taken_in_order_in_the_sources_order() -> None:
+    # The attention puts %d's mask first and %s's later: the places stand, %s comes first
+    # (msgfmt --check-format: "Copy %s to %d" -> "%d ... %s" is an error). %2$s and %1$s
+    # name their arguments: they go where the attention puts them.
+    links = [(3, 0), (4, 1), (2, 2), (1, 3), (0, 4)]
+    output = "%d Dateien nach %d kopieren"
+    assert restore(mask_source("Copy %s to %d files"), output, links) == (
+        "%s Dateien nach %d kopieren"
+    )
+    assert restore(mask_source("Copy %1$s to %2$s files"), output, links) == (
+        "%2$s Dateien nach %1$s kopieren"
+    )
+    assert not keeps_placeholders("Copy %s to %d", "%d nach %s")
+    assert keeps_placeholders("Copy %1$s to %2$s", "%2$s nach %1$s")
+    assert keeps_placeholders("<b>%s</b> of %d %%", "%% <b>%s</b> von %d")
+    assert not keeps_placeholders("{} of {:.2f}", "{:.2f} von {}")
+
+
 WORDS = st.sampled_from(["ab", "cd", "e", "fghij", "a.", "b,", "100%", "c:", "--", "x<y", "}"])
 SPANS = st.sampled_from([
     "%s", "%d", "%1$s", "%5.2f", "%%", "%m", "%(name)s", "{0}", "{name}", "{}", "<b>", "</b>",
@@ -100,6 +118,7 @@ def test_masking_keeps_every_span_exactly_as_often(
     expected = Counter(s.text for s in find_placeholders(text))
     for output in outputs:
         assert Counter(s.text for s in find_placeholders(output)) == expected, (text, output)
+        assert keeps_placeholders(text, output), (text, output)  # and %s, %d, {} in order
 
 
 def test_translate_align_writes_a_line_per_input(tmp_path: Path) -> None:
@@ -143,6 +162,7 @@ def test_restore_keeps_every_span_whatever_the_model_wrote(
     restored = restore(masked, written, links)
     expected = Counter(s.text for s in find_placeholders(text))
     assert Counter(s.text for s in find_placeholders(restored)) == expected, (text, written)
+    assert keeps_placeholders(text, restored), (text, written)
 
 
 @settings(max_examples=60, deadline=None)
@@ -157,6 +177,7 @@ def test_constraints_keep_every_span_exactly_as_often(
     assert len(outputs) == (options.nbest if text.strip() else 0)
     for output in outputs:
         assert Counter(s.text for s in find_placeholders(output)) == expected, (text, output)
+        assert keeps_placeholders(text, output), (text, output)  # and %s, %d, {} in order
 
 
 def test_constraints_search_again_only_where_the_beam_missed_a_span() -> None:

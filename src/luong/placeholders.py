@@ -42,7 +42,9 @@ source (``<b>Save``) is written against the word after it, one that touched the 
 it (``file</b>``, ``%s.``) against the word before it, unless that makes a different span
 (``%`` + ``s``); then it is written as a word of its own. So each source span appears in the
 output exactly as often as in the source (counted with ``find_placeholders``), by
-construction.
+construction; and the arguments a format string takes in order (``%s``, ``%d``, ``{}``)
+are dealt to their places in the source's order, as ``msgfmt --check-format`` asks
+(``keeps_placeholders``).
 
 **Constraints** (``translate_constrained``, ``luong translate --placeholders constrain``):
 the source is decoded as it is, by beam search; where an output does not keep the source's
@@ -373,6 +375,12 @@ def restore(masked: MaskedSource, output: str, links: Sequence[tuple[int, int]])
             items.append((word, None))
         items.extend((masked.spans[k].text, k) for k in after.get(j, []))
     items.extend((masked.spans[k].text, k) for k in tail)
+    # Arguments taken in order (%s, %d, {}) go back in the source's order, whatever places
+    # the attention gave them: the places are kept, the spans dealt to them in order.
+    places = {n: s for n, (_, s) in enumerate(items) if s is not None}
+    places = {n: s for n, s in places.items() if _in_order(masked.spans[s])}
+    for n, s in zip(places, sorted(places.values()), strict=True):
+        items[n] = (masked.spans[s].text, s)
     expected = Counter(span.text for span in masked.spans)
     glued = _join(items, masked, glue=True)
     if Counter(span.text for span in find_placeholders(glued)) == expected:
@@ -449,13 +457,25 @@ def restore_hypothesis(model: Decodable, masked: MaskedSource, hypothesis: Hypot
 
 def keeps_placeholders(source: str, output: str) -> bool:
     """Whether ``output`` holds exactly the spans of ``source``, each as often
-    (``find_placeholders``' texts, as a multiset: order and places are free).
+    (``find_placeholders``' texts), and the arguments taken in order (``%s``, ``%d``,
+    ``{}``: not ``%1$s``, ``%(name)s``, ``{0}``, nor ``%%``) in the source's order, as
+    ``msgfmt --check-format`` asks; other spans may move.
 
     Raises:
         TypeError: ``source`` or ``output`` is not a str.
     """
-    counts = [Counter(span.text for span in find_placeholders(t)) for t in (source, output)]
-    return counts[0] == counts[1]
+    found = [find_placeholders(t) for t in (source, output)]
+    counts = [Counter(span.text for span in spans) for spans in found]
+    ordered = [[span.text for span in spans if _in_order(span)] for spans in found]
+    return counts[0] == counts[1] and ordered[0] == ordered[1]
+
+
+def _in_order(span: Span) -> bool:
+    """Whether ``span`` is an argument taken in order: a printf conversion without ``N$``
+    (``%%`` is none), or an empty or format-only brace field (``{}``, ``{:.2f}``)."""
+    if span.kind == "printf":
+        return "$" not in span.text and span.text != "%%"
+    return span.kind == "braces" and span.text[1:2] in ("}", ":", "!")
 
 
 def translate_constrained(
