@@ -24,7 +24,9 @@ from deep_translator.exceptions import AuthorizationException
 from helpers import SRC_SPACE, TINY_MODEL_FLAGS, assert_one_line_error, luong, small_model
 from libretranslatepy import LibreTranslateAPI
 
+import luong.cli.serve as serve_command
 from luong.averaging import average_checkpoints
+from luong.cli import main as cli_main
 from luong.config import ServeLimits
 from luong.ensemble import Ensemble
 from luong.model import Seq2Seq, record_language_pair
@@ -397,3 +399,18 @@ def test_luong_train_records_the_pair_and_luong_runs_shows_it(tmp_path: Path) ->
     runs = luong("runs", str(tmp_path / "runs"))
     header, row = runs.stdout.decode().splitlines()
     assert row.split()[header.split().index("pair")] == "en-de"
+
+
+@pytest.mark.parametrize(("pair", "warned"), [((None, None), True), (("en", "de"), False)])
+def test_serve_warns_when_no_model_records_a_pair(
+    pair: tuple[str | None, str | None],
+    warned: bool,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    model(4, *pair).save_pretrained(tmp_path / "m")
+    monkeypatch.setattr(serve_command.uvicorn.Server, "run", lambda self: None)
+    assert cli_main(["serve", str(tmp_path / "m"), "--port", "0"]) == 0
+    warning = "no model records its language pair, so the LibreTranslate API has nothing"
+    assert (warning in capsys.readouterr().err) is warned

@@ -246,7 +246,6 @@ def create_app(
     )
     app.state.batcher = batcher
     app.state.limits = limits
-    app.state.pairs = pairs
 
     app.add_middleware(BodyLimit, limit=limits.max_body_bytes)
 

@@ -109,7 +109,7 @@ def main(args: argparse.Namespace) -> int:
         limits=limits,
         api_keys=api_keys,
     )
-    if not app.state.pairs:
+    if all(None in (m.translator.src_lang, m.translator.tgt_lang) for m in models):
         say(
             "warning: no model records its language pair, so the LibreTranslate API has "
             "nothing to route to; record one with luong pair DIR --src-lang .. --tgt-lang .."
