@@ -204,7 +204,10 @@ def test_train_counts_must_be_ints_of_at_least_zero(field: str, value: object) -
 @pytest.mark.parametrize(
     ("fields", "message"),
     [
-        ({"schedule": "step"}, "schedule: expected one of constant, linear, cosine, got 'step'"),
+        (
+            {"schedule": "step"},
+            "schedule: expected one of constant, linear, cosine, halving, got 'step'",
+        ),
         ({"lr": 0}, "lr: expected a finite number > 0, got 0"),
         ({"lr": math.inf}, "lr: expected a finite number > 0, got inf"),
         ({"lr": math.nan}, "lr: expected a finite number > 0, got nan"),

@@ -46,6 +46,8 @@ __all__ = [
     "MAX_POSITIONS",
     "MAX_SRC_LEN",
     "MAX_WIDTH",
+    "NORMALIZATIONS",
+    "OPTIMIZERS",
     "PRECISIONS",
     "SAME_WIDTH_SCORES",
     "SCHEDULES",
@@ -75,7 +77,10 @@ ATTENTIONS: tuple[str, ...] = (*GLOBAL_SCORES, "bahdanau")
 LOCALS: tuple[str, ...] = ("none", *LOCAL_MODES)
 CELLS: tuple[str, ...] = ("lstm", "gru")
 BRIDGES: tuple[str, ...] = ("bridge", "last", "zero")
-SCHEDULES: tuple[str, ...] = ("constant", "linear", "cosine")
+SCHEDULES: tuple[str, ...] = ("constant", "linear", "cosine", "halving")
+OPTIMIZERS: tuple[str, ...] = ("adam", "sgd")
+# What a batch's summed cross-entropy is divided by before its gradient is taken.
+NORMALIZATIONS: tuple[str, ...] = ("tokens", "sentences")
 # fp32; bf16 autocast (CPU, CUDA, MPS); fp16 autocast with a gradient scaler (CUDA only).
 PRECISIONS: tuple[str, ...] = ("fp32", "bf16", "fp16")
 SELECTS: tuple[str, ...] = ("auto", "exact", "bleu", "chrf", "loss")
@@ -420,14 +425,36 @@ class TrainConfig:
     accumulate: int = setting(
         1, "batches whose gradients add up to one optimizer step (1: a step per batch)"
     )
-    lr: float = setting(3e-3, "Adam's peak learning rate, > 0")
+    optimizer: str = setting(
+        "adam",
+        "adam, or plain SGD (no momentum; Luong et al. 2015 section 4.1)",
+        choices=OPTIMIZERS,
+    )
+    lr: float = setting(3e-3, "the optimizer's peak learning rate, > 0")
     schedule: str = setting(
         "linear",
-        "the learning rate after the warm-up: constant, or a linear or cosine decay to 0",
+        "the learning rate after the warm-up: constant, a linear or cosine decay to 0, or "
+        "halving (lr for halve-after epochs, then halved at every later epoch)",
         choices=SCHEDULES,
+    )
+    halve_after: int = setting(
+        0,
+        "schedule halving: the epochs at the full lr before it halves every epoch (Luong et "
+        "al. 2015: 8 of 12) (0: another schedule)",
     )
     warmup_steps: int = setting(100, "steps of linear warm-up from 0 to lr (0: none)")
     clip_norm: float = setting(1.0, "clip the gradients' norm to this (0: no clipping)")
+    normalize: str = setting(
+        "tokens",
+        "the gradient is that of the batch's summed loss divided by its target tokens (the "
+        "mean per token) or by its sentences (Luong et al. 2015's lr and clip-norm assume it)",
+        choices=NORMALIZATIONS,
+    )
+    init_range: float = setting(
+        0.0,
+        "draw every weight from U(-r, r) with this r, from the seed (Luong et al. 2015: 0.1) "
+        "(0: each layer's own initialisation)",
+    )
     label_smoothing: float = setting(0.0, "the cross-entropy's label smoothing, 0 to < 1 (0: none)")
     eval_every: int = setting(
         100, "steps between dev evaluations (there is one at each epoch's end too)"
@@ -496,6 +523,7 @@ class TrainConfig:
             "keep_checkpoints",
             "seed",
             "batch_tokens",
+            "halve_after",
         ):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
@@ -508,6 +536,17 @@ class TrainConfig:
             raise ValueError(
                 f"schedule: expected one of {', '.join(SCHEDULES)}, got {self.schedule!r}"
             )
+        _choice("optimizer", self.optimizer, OPTIMIZERS)
+        if self.schedule == "halving" and self.halve_after < 1:
+            raise ValueError(
+                "halve_after: schedule halving needs the epochs at the full lr, an int >= 1, "
+                f"got {self.halve_after!r}"
+            )
+        if self.schedule != "halving" and self.halve_after != 0:
+            raise ValueError(
+                f"halve_after: only with schedule halving, got {self.halve_after!r} with "
+                f"schedule {self.schedule!r}"
+            )
         device_form(self.device)
         if self.precision not in PRECISIONS:
             raise ValueError(
@@ -515,6 +554,9 @@ class TrainConfig:
             )
         if not _is_number(self.clip_norm) or not 0 <= self.clip_norm < math.inf:
             raise ValueError(f"clip_norm: expected a finite number >= 0, got {self.clip_norm!r}")
+        _choice("normalize", self.normalize, NORMALIZATIONS)
+        if not _is_number(self.init_range) or not 0 <= self.init_range < math.inf:
+            raise ValueError(f"init_range: expected a finite number >= 0, got {self.init_range!r}")
         if not _is_number(self.label_smoothing) or not 0 <= self.label_smoothing < 1:
             raise ValueError(
                 f"label_smoothing: expected a number in [0, 1), got {self.label_smoothing!r}"

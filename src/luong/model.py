@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -196,6 +197,35 @@ class Seq2Seq(nn.Module):
     @property
     def device(self) -> torch.device:
         return self.decoder.out.weight.device
+
+    def init_uniform_(self, bound: float, seed: int) -> None:
+        """Draw every parameter afresh from U(-bound, bound) (Luong et al. 2015 section 4.1:
+        ``bound`` 0.1), in registration order, from a generator seeded with ``seed``; the
+        embeddings' padding rows stay zero (padding is never read into a prediction).
+
+        Args:
+            bound: the half-width of the range, a finite number > 0.
+            seed: the generator's seed, an int from 0 to 2**64 - 1.
+
+        Raises:
+            ValueError: ``bound`` or ``seed`` out of range.
+        """
+        if (
+            not isinstance(bound, int | float)
+            or isinstance(bound, bool)
+            or not 0 < bound < math.inf
+        ):
+            raise ValueError(f"bound: expected a finite number > 0, got {bound!r}")
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+            raise ValueError(f"seed: expected an int from 0 to 2**64 - 1, got {seed!r}")
+        generator = torch.Generator().manual_seed(seed)
+        with torch.no_grad():
+            for param in self.parameters():
+                # Drawn on the CPU in float32, so that a seed gives the same weights anywhere.
+                values = torch.empty(param.shape, dtype=torch.float32)
+                param.copy_(values.uniform_(-bound, bound, generator=generator))
+            for embedding in (self.encoder.embedding, self.decoder.embedding):
+                embedding.weight[Vocab.pad_id].zero_()
 
     def to_int8(self, parts: Sequence[str] = INT8_PARTS) -> Seq2Seq:
         """Hold ``parts`` of the decoder in int8 (``luong.int8``), in place, for decoding on

@@ -213,6 +213,8 @@ def run(
     torch.manual_seed(train_config.seed)
     src_vocab, tgt_vocab = build_vocabularies(data, config.vocab)
     model = Seq2Seq(model_config, src_vocab, tgt_vocab, seed=train_config.seed)
+    if train_config.init_range:  # Luong et al. 2015's U(-0.1, 0.1) instead of each layer's
+        model.init_uniform_(train_config.init_range, train_config.seed)
     model.src_lang, model.tgt_lang = languages
     description = {
         "task": config.task,

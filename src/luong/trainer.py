@@ -1,5 +1,5 @@
-"""Training: the loop on given pairs, the loss, Adam, clipping, the schedule, dev evaluation,
-early stopping and checkpoints.
+"""Training: the loop on given pairs, the loss, Adam or SGD, clipping, the schedule, dev
+evaluation, early stopping and checkpoints.
 
 ``Trainer`` runs the loop; ``luong.run.train`` does everything ``luong train`` does around it
 (the task's data, vocabularies, the model, the test set and the run folder).
@@ -57,10 +57,17 @@ TENSORBOARD = "tensorboard"  # a run folder's TensorBoard event files (--tensorb
 LOGGER = logging.getLogger("luong")
 
 
-def lr_factor(step: int, total: int, warmup: int, schedule: str) -> float:
-    """The learning rate at ``step`` (0-based) as a fraction of the peak."""
+def lr_factor(
+    step: int, total: int, warmup: int, schedule: str, *, epoch: int = 1, halve_after: int = 0
+) -> float:
+    """The learning rate at ``step`` (0-based) of ``epoch`` (from 1) as a fraction of the
+    peak: ``schedule`` "halving" keeps the peak for ``halve_after`` epochs and halves it at
+    every later epoch (epoch ``halve_after + k`` gets ``0.5 ** k``), the others follow the
+    step."""
     if warmup and step < warmup:
         return (step + 1) / warmup
+    if schedule == "halving":
+        return 0.5 ** max(0, epoch - halve_after)
     if schedule == "constant" or total <= warmup:
         return 1.0
     progress = min(1.0, (step - warmup) / (total - warmup))
@@ -221,7 +228,11 @@ class Trainer:
             )
         self._writer: Any = None  # torch.utils.tensorboard's SummaryWriter (--tensorboard)
         self._interval_start = time.perf_counter()
-        self.optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
+        self.optimizer: torch.optim.Optimizer
+        if config.optimizer == "sgd":  # plain SGD, as Luong et al. 2015 trained
+            self.optimizer = torch.optim.SGD(model.parameters(), lr=config.lr)
+        else:
+            self.optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
         check_precision(config.precision, model.device)  # fp16 only on CUDA
         # fp16: the loss scaled up before its backward, so that small gradients do not
         # underflow float16; a step whose scaled gradient overflows is skipped and the scale
@@ -401,11 +412,24 @@ class Trainer:
         """Training wall time: earlier sessions' and this one's."""
         return self.progress.seconds + time.perf_counter() - self._session_start
 
+    def _lr(self, step: int) -> float:
+        """The learning rate of ``step`` (0-based), in the epoch under way."""
+        cfg = self.config
+        factor = lr_factor(
+            step,
+            self.total_steps,
+            cfg.warmup_steps,
+            cfg.schedule,
+            epoch=self.progress.epoch,
+            halve_after=cfg.halve_after,
+        )
+        return cfg.lr * factor
+
     def _record_interval(self) -> None:
         """A training record of log.jsonl (and TensorBoard): the mean loss and gradient norm
         of the interval's finite steps, the learning rate of its last step, tokens per
         second (all ranks)."""
-        cfg, p = self.config, self.progress
+        p = self.progress
         now = time.perf_counter()
         tokens, seconds = p.interval_tokens * self.world.size, now - self._interval_start
         losses, norms = p.interval_losses, p.interval_norms
@@ -415,7 +439,7 @@ class Trainer:
             "epoch": p.epoch,
             "seconds": round(self._seconds(), 3),
             "loss": round(sum(losses) / len(losses), 6) if losses else None,
-            "lr": cfg.lr * lr_factor(p.step - 1, self.total_steps, cfg.warmup_steps, cfg.schedule),
+            "lr": self._lr(p.step - 1),
             "grad_norm": round(sum(norms) / len(norms), 6) if norms else None,
             "tokens_per_second": round(tokens / seconds, 1) if seconds > 0 else None,
         }
@@ -565,15 +589,18 @@ class Trainer:
         together)."""
         cfg, p = self.config, self.progress
         for group in self.optimizer.param_groups:
-            group["lr"] = cfg.lr * lr_factor(
-                p.step, self.total_steps, cfg.warmup_steps, cfg.schedule
-            )
+            group["lr"] = self._lr(p.step)
+        # Normalised per sentence: the per-token mean times tokens / sentences (the logged
+        # loss stays the mean per token).
+        per = 1.0
+        if cfg.normalize == "sentences":
+            per = sum(b.target_tokens for b in batches) / sum(int(b.src.shape[0]) for b in batches)
         device, scaler = self.model.device, self.scaler
         if len(batches) == 1:
             with autocast(cfg.precision, device):
                 loss = loss_of(self.forward, batches[0], cfg.label_smoothing)
             self.optimizer.zero_grad(set_to_none=True)
-            scaler.scale(loss).backward()
+            scaler.scale(loss * per).backward()
         else:
             tokens = sum(batch.target_tokens for batch in batches)
             self.optimizer.zero_grad(set_to_none=True)
@@ -584,7 +611,7 @@ class Trainer:
                 sync = nullcontext() if last or not self.world.active else self.forward.no_sync()  # type: ignore[operator]
                 with sync, autocast(cfg.precision, device):
                     part = loss_of(self.forward, batch, cfg.label_smoothing, "sum") / tokens
-                scaler.scale(part).backward()
+                scaler.scale(part * per).backward()
                 loss = loss + part.detach()
         scaler.unscale_(self.optimizer)  # fp16: the true gradients, before they are clipped
         norm = torch.nn.utils.clip_grad_norm_(
