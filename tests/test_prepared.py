@@ -399,3 +399,54 @@ def test_a_model_with_other_vocabularies_is_refused(
     model = Seq2Seq(Seq2SeqConfig(**MODEL), Vocab(list("abc")), data.tgt_vocab)
     with pytest.raises(ValueError, match="prepared with another source vocabulary"):
         Trainer(model, data, [("a", "1")], TrainConfig(progress=False))
+
+
+# Under torchrun: each rank trains on its share of the batches of a prepared corpus and writes
+# the indices it read, per epoch.
+RANK_WORKER = """
+import json, os, sys
+from luong import Seq2Seq, Seq2SeqConfig, TrainConfig
+from luong.distributed import setup
+from luong.prepared import PreparedData
+from luong.trainer import Trainer
+
+class Recorded(PreparedData):
+    def batch(self, indices):
+        seen.setdefault(trainer.progress.epoch, []).extend(int(i) for i in indices)
+        return super().batch(indices)
+
+seen = {}
+world = setup("cpu")
+data = Recorded(sys.argv[1])
+model = Seq2Seq(Seq2SeqConfig(emb_dim=8, enc_hidden=8, enc_layers=1, dec_hidden=16),
+                data.src_vocab, data.tgt_vocab, seed=0)
+config = TrainConfig(epochs=2, batch_size=20, warmup_steps=0, progress=False, device="cpu")
+trainer = Trainer(model, data, [("abc", "210")], config, world=world)
+trainer.run()
+world.close()
+with open(os.path.join(sys.argv[2], f"rank{world.rank}.json"), "w") as file:
+    json.dump(seen, file)
+"""
+
+
+def test_under_torchrun_each_pair_is_read_once_an_epoch_across_the_ranks(
+    tmp_path: Path, corpus: tuple[list[tuple[str, str]], Path, Path]
+) -> None:
+    _, _, folder = corpus
+    script = tmp_path / "worker.py"
+    script.write_text(RANK_WORKER)
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
+    result = subprocess.run(
+        [*command, "--nproc-per-node", "2", str(script), str(folder), str(tmp_path)],
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in (0, 1)]
+    for epoch in ("1", "2"):
+        first, second = ranks[0][epoch], ranks[1][epoch]
+        assert len(first) == len(second) == 100  # 10 batches of 20: 5 a rank
+        assert sorted(first + second) == list(range(200))
+    assert ranks[0]["1"] != ranks[0]["2"]  # another order each epoch
