@@ -15,7 +15,7 @@ DEV := $(VENV)/.installed-dev
 PIP_INSTALL := $(BIN)/python -m pip install -q --no-compile --disable-pip-version-check \
     -c constraints.txt
 
-.PHONY: setup test lint typecheck pytest demo mutation bench joeynmt clean
+.PHONY: setup test lint typecheck pytest demo mutation bench bench-large joeynmt clean
 
 setup: $(DEV)
 
@@ -60,6 +60,11 @@ demo: $(CORE)
 # Speed: training throughput and MFU against a straightforward reference, decoding, memory.
 bench: setup
 	$(BIN)/python benchmarks/bench.py
+
+# Corpora larger than memory: peak RSS and time to the first step, text path against a
+# prepared corpus, at 20k, 200k and 2M pairs (generated; about an hour on a quiet machine).
+bench-large: setup
+	$(BIN)/python benchmarks/large_corpus.py --out docs/large_corpus.json
 
 # luong and JoeyNMT 2.3 trained side by side on gettext-en-de for an hour each (one thread
 # each), then devtest decoded by both: benchmarks/joeynmt.json and docs/joeynmt.png.

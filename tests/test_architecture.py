@@ -61,6 +61,7 @@ FLOORS: list[tuple[str, set[str]]] = [
         "luong.tasks.translation", "luong.averaging", "luong.quantize",
     }),
     ("evaluation, task dispatch, catalogs", {"luong.evaluation", "luong.tasks", "luong.catalog"}),
+    ("prepared corpora", {"luong.prepared"}),
     ("trainer", {"luong.trainer"}),
     ("run", {"luong.run"}),
     ("plot, zoo, run folders", {
@@ -73,6 +74,7 @@ FLOORS: list[tuple[str, set[str]]] = [
         "luong.cli.train", "luong.cli.evaluate", "luong.cli.translate", "luong.cli.plot",
         "luong.cli.zoo", "luong.cli.runs", "luong.cli.average", "luong.cli.serve",
         "luong.cli.export", "luong.cli.quantize", "luong.cli.po", "luong.cli.pair",
+        "luong.cli.prepare",
     }),
     ("command line", {"luong.cli"}),
     ("the package", {"luong", "luong.__main__"}),

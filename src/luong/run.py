@@ -39,11 +39,10 @@ from luong.files import LOCK, FolderLocked, locked, read_json, write_json, write
 from luong.languages import check_language
 from luong.model import CONFIG as MODEL_CONFIG
 from luong.model import Seq2Seq, is_int8_folder, language_pair
-from luong.subword import train_subword
+from luong.prepared import PreparedData, build_vocabularies, prepared_task
 from luong.tasks import OWN_DATA, TaskData, load_task, task_configs
 from luong.trainer import Trainer
 from luong.version import __version__
-from luong.vocab import Vocab
 
 __all__ = [
     "RunConfig",
@@ -61,7 +60,10 @@ TRAIN_LOG = "train.log"  # the messages of the run (the "luong" logger)
 LOGGER = logging.getLogger("luong")
 # Your own data's options that name files (``luong.tasks.load_task``): a TSV file, or a
 # [source, target] pair of files.
-_DATA_FILES = ("train", "dev", "test")
+_DATA_FILES = ("train", "dev", "test", "prepared")
+# Your own data's options with a prepared corpus (``luong train --data``): the corpus's folder
+# (its vocabularies), and dev and test as text files.
+_PREPARED_OPTIONS = {"prepared", "dev", "test", "skip_bad_lines"}
 
 
 @dataclass
@@ -205,13 +207,20 @@ def run(
     """
     say = log or LOGGER.warning
     languages = _languages(config.vocab, out)
+    prepared: PreparedData | None = None
     if data is None:
-        data = load_task(config.task, **config.data)
+        if config.task == OWN_DATA and "prepared" in config.data:
+            prepared, data = _prepared(config.data)
+        else:
+            data = load_task(config.task, **config.data)
         for name, count in data.info.get("skipped_lines", {}).items():
             say(f"skipped {count} bad line{'s' * (count != 1)} in {name}")
     model_config, train_config = config.model, config.train
     torch.manual_seed(train_config.seed)
-    src_vocab, tgt_vocab = build_vocabularies(data, config.vocab)
+    if prepared is not None:  # the corpus's own: its ids mean their symbols
+        src_vocab, tgt_vocab = prepared.src_vocab, prepared.tgt_vocab
+    else:
+        src_vocab, tgt_vocab = build_vocabularies(data, config.vocab)
     model = Seq2Seq(model_config, src_vocab, tgt_vocab, seed=train_config.seed)
     if train_config.init_range:  # Luong et al. 2015's U(-0.1, 0.1) instead of each layer's
         model.init_uniform_(train_config.init_range, train_config.seed)
@@ -223,7 +232,8 @@ def run(
         "train_config": train_config.to_json(),
         "vocab_config": config.vocab.to_json(),
         "seed": train_config.seed,
-        "data_sha256": data.sha256(),
+        # A prepared corpus is known by its manifest's SHA-256 (which holds every file's).
+        "data_sha256": {**data.sha256(), **({"train": prepared.sha256} if prepared else {})},
         "versions": {
             "luong": __version__,
             "torch": torch.__version__,
@@ -237,7 +247,8 @@ def run(
         try:
             model.to(pick_device(train_config.device, world))
             # The trainer checks the data (source lengths) before anything is written.
-            trainer = Trainer(model, data.train, data.dev, train_config, out, log=log, world=world)
+            train_data = prepared if prepared is not None else data.train
+            trainer = Trainer(model, train_data, data.dev, train_config, out, log=log, world=world)
             if folder is not None:
                 _check_run_folder(folder)
                 folder.mkdir(parents=True, exist_ok=True)
@@ -254,6 +265,7 @@ def run(
         description["world_size"] = world.size
         if not world.main:
             return TrainResult(model, {**metrics, **description}, main=False)
+        metrics["train_pairs"] = len(trainer.data)
         return _finish(config, model, data, metrics, description, folder, trainer.bleu)
 
 
@@ -273,7 +285,6 @@ def _finish(
         "task": config.task,
         **test_scores(model, data, train_config, bleu=bleu),
         **metrics,
-        "train_pairs": len(data.train),
         "dev_pairs": len(data.dev),
         "test_pairs": len(data.test),
         "parameters": sum(p.numel() for p in model.parameters()),
@@ -313,45 +324,6 @@ def test_scores(
     return {**empty, **prefixed(scores, "test_", names)}
 
 
-def build_vocabularies(data: TaskData, config: VocabConfig) -> tuple[Vocab, Vocab]:
-    """The source and target vocabularies, built from the training split as ``config``
-    says: the data's own symbols (characters or tokens, ``vocab_size`` and ``min_count``
-    capping them) or a sentencepiece model; ``joint_vocab`` gives both sides the same one.
-    Sources are normalised with NFKC, targets with NFC at most, so they are written as
-    spelled (``luong.vocab``); a joint vocabulary and a subword vocabulary use NFC.
-
-    Raises:
-        ValueError: a joint vocabulary over sides cut differently (characters against
-            tokens, or a lowercased source), or a size the data cannot support.
-    """
-    sources = [s for s, _ in data.train]
-    targets = [t for _, t in data.train]
-    if config.joint_vocab and (data.src_tokens != data.tgt_tokens or data.lowercase):
-        raise ValueError(
-            "joint_vocab: one vocabulary needs both sides read alike, got sources as "
-            f"{data.src_tokens}{' (lowercased)' if data.lowercase else ''} and targets as "
-            f"{data.tgt_tokens}"
-        )
-    if config.subword != "none":
-        if config.joint_vocab:
-            shared = train_subword(sources + targets, config.subword, config.size)
-            return shared, shared
-        return (
-            train_subword(sources, config.subword, config.size, lowercase=data.lowercase),
-            train_subword(targets, config.subword, config.size),
-        )
-    size, count = config.size or None, config.min_count
-    if config.joint_vocab:
-        joint = Vocab.build(
-            sources + targets, data.src_tokens, min_count=count, max_size=size, normalization="NFC"
-        )
-        return joint, joint
-    return (
-        Vocab.build(sources, data.src_tokens, data.lowercase, min_count=count, max_size=size),
-        Vocab.build(targets, data.tgt_tokens, min_count=count, max_size=size, normalization="NFC"),
-    )
-
-
 # Settings that may differ between a run and its resumption: they change no result.
 _COSMETIC = {
     "progress",
@@ -362,6 +334,30 @@ _COSMETIC = {
     "log_every",
     "tensorboard",
 }
+
+
+def _prepared(options: Mapping[str, Any]) -> tuple[PreparedData, TaskData]:
+    """A prepared corpus and the dev and test files that go with it (``luong train --data``).
+
+    Raises:
+        ValueError: an option that does not go with a prepared corpus, no dev, or as
+            ``luong.prepared.prepared_task``.
+    """
+    others = sorted(set(options) - _PREPARED_OPTIONS)
+    if others:
+        raise ValueError(
+            f"{', '.join(others)}: not an option of a prepared corpus (its own settings are "
+            "those luong prepare was given); expected some of "
+            f"{', '.join(sorted(_PREPARED_OPTIONS))}"
+        )
+    if "dev" not in options:
+        raise ValueError("dev: a prepared corpus needs dev pairs (--dev FILE.tsv)")
+    return prepared_task(
+        options["prepared"],
+        options["dev"],
+        options.get("test"),
+        skip_bad_lines=bool(options.get("skip_bad_lines", False)),
+    )
 
 
 def _file_of_config(config_file: Path, key: str, value: Any) -> Any:
@@ -563,6 +559,8 @@ def _check_or_write_run(out: Path, description: dict[str, Any]) -> None:
     old_sha, new_sha = saved.get("data_sha256"), description["data_sha256"]
     if isinstance(old_sha, dict):
         files = description["task_options"] if description["task"] == OWN_DATA else {}
+        if "prepared" in files:  # luong train --data: the training pairs are the corpus's
+            files = {**files, "train": files["prepared"]}
         changed = [
             split + (f" ({files[split]})" if split in files else "")
             for split in new_sha

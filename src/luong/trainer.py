@@ -36,6 +36,7 @@ from luong.distributed import World, shard
 from luong.evaluation import dev_loss, evaluate
 from luong.files import write_text
 from luong.model import Seq2Seq
+from luong.prepared import PreparedData
 from luong.search import default_max_len
 from luong.subword import SubwordVocab
 from luong.tensor_files import read_tensors
@@ -150,7 +151,9 @@ class Trainer:
 
     Args:
         model: the model to train (its vocabularies encode the pairs).
-        train_pairs: (source, target) training pairs.
+        train_pairs: (source, target) training pairs, or a prepared corpus
+            (``luong.prepared``: segmented with the model's vocabularies, read from disk
+            batch by batch).
         dev_pairs: pairs for evaluation during training and early stopping.
         config: the training settings.
         out: the run folder for checkpoints; None writes nothing.
@@ -164,7 +167,7 @@ class Trainer:
     def __init__(
         self,
         model: Seq2Seq,
-        train_pairs: Sequence[Pair],
+        train_pairs: Sequence[Pair] | PreparedData,
         dev_pairs: Sequence[Pair],
         config: TrainConfig,
         out: str | Path | None = None,
@@ -190,24 +193,29 @@ class Trainer:
                 f"subword_sampling: needs subword vocabularies, got {config.subword_sampling} "
                 "with a vocabulary of characters or tokens"
             )
-        self.train_pairs = list(train_pairs)
         limit = model.config.max_src_len
         # Lengths are checked before anything is padded (batching.ParallelData): sources
         # against max_src_len, targets against the longest output search gives such a source.
         longest_output = int(default_max_len(torch.tensor(limit + 1))) - 1  # EOS not counted
-        try:
-            self.data = ParallelData(
-                train_pairs,
-                model.src_vocab,
-                model.tgt_vocab,
-                max_src_len=limit,
-                max_tgt_len=longest_output,
-                name="train_pairs",
-            )
-        except TooLong as error:
-            # The output limit is 2 (max_src_len + 1) + 10 tokens, EOS included.
-            needed = error.longest if error.side == "sources" else (error.longest - 11 + 1) // 2
-            raise ValueError(f"{error}; raise max_src_len (--max-src-len {needed})") from None
+        self.data: ParallelData | PreparedData
+        self.train_pairs: list[Pair] = []  # text's pairs (a prepared corpus stays on disk)
+        if isinstance(train_pairs, PreparedData):
+            self.data = _checked_prepared(train_pairs, model, config, limit, longest_output)
+        else:
+            self.train_pairs = list(train_pairs)
+            try:
+                self.data = ParallelData(
+                    train_pairs,
+                    model.src_vocab,
+                    model.tgt_vocab,
+                    max_src_len=limit,
+                    max_tgt_len=longest_output,
+                    name="train_pairs",
+                )
+            except TooLong as error:
+                # The output limit is 2 (max_src_len + 1) + 10 tokens, EOS included.
+                needed = error.longest if error.side == "sources" else (error.longest - 11 + 1) // 2
+                raise ValueError(f"{error}; raise max_src_len (--max-src-len {needed})") from None
         dev_lengths = [len(model.src_vocab.tokenize(s)) for s, _ in dev_pairs]
         if max(dev_lengths, default=0) > limit:
             longest = max(dev_lengths)
@@ -650,6 +658,41 @@ class Trainer:
                 f"gradient (max_bad_steps={cfg.max_bad_steps}); try a lower lr or clip_norm"
             )
         return stop
+
+
+def _checked_prepared(
+    data: PreparedData, model: Seq2Seq, config: TrainConfig, limit: int, longest_output: int
+) -> PreparedData:
+    """A prepared corpus the model can train on: its vocabularies, lengths within the
+    model's limits (as ``ParallelData`` checks text), no subword sampling (its segmentation
+    is fixed on disk).
+
+    Raises:
+        ValueError: naming the corpus and what to change.
+    """
+    data.check_vocabularies(model.src_vocab, model.tgt_vocab)
+    if config.subword_sampling:
+        raise ValueError(
+            f"subword_sampling: a prepared corpus ({data.folder}) holds one segmentation of "
+            "each pair; train from text to sample segmentations"
+        )
+    source, target = data.longest()
+    if source > limit:
+        count = int((data.src_lengths - 1 > limit).sum())
+        raise ValueError(
+            f"{data.folder}: {count} sources are longer than the model's max_src_len={limit} "
+            f"symbols (the longest has {source}); raise max_src_len (--max-src-len {source}) "
+            f"or prepare with --max-src-len {limit}"
+        )
+    if target > longest_output:
+        count = int((data.tgt_lengths - 2 > longest_output).sum())
+        raise ValueError(
+            f"{data.folder}: {count} targets are longer than the longest output allowed="
+            f"{longest_output} symbols (the longest has {target}); raise max_src_len "
+            f"(--max-src-len {(target - 11 + 1) // 2}) or prepare with --max-tgt-len "
+            f"{longest_output}"
+        )
+    return data
 
 
 def _keep_records(path: Path, step: int) -> None:

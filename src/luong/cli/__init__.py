@@ -3,6 +3,9 @@
     luong train dates|g2p --out runs/dates [--seed N] [--config FILE.toml] [--attention general] ...
     luong train --train FILE.tsv --dev FILE.tsv [--test FILE.tsv] --out DIR
         [--src-tokens char|space] [--tgt-tokens char|space] [--skip-bad-lines] [--preset g2p]
+    luong prepare --train FILE.tsv[.gz|.xz] --out DIR [--subword unigram --vocab-size 8000]
+        [--spm-model FILE.model] [--max-src-len N] [--workers N] [--shard-pairs N]
+    luong train --data DIR --dev FILE.tsv --out RUN   (a prepared corpus, read from disk)
     luong eval runs/dates --task dates|g2p [--n 10000] [--seed N] [--json] [--beam 5]
     luong eval DIR --data FILE.tsv [--skip-bad-lines] [--json] [--beam 5]
     luong translate runs/dates [--input FILE] [--beam 5 --nbest 3 --alpha 0.6 --beta 0.2]
@@ -62,6 +65,7 @@ class Command(NamedTuple):
 
 COMMANDS: dict[str, Command] = {
     "train": Command(parsers.add_train, "luong.cli.train:main"),
+    "prepare": Command(parsers.add_prepare, "luong.cli.prepare:main"),
     "eval": Command(parsers.add_eval, "luong.cli.evaluate:main"),
     "translate": Command(parsers.add_translate, "luong.cli.translate:main"),
     "plot": Command(parsers.add_plot, "luong.cli.plot:main_plot", "plot"),

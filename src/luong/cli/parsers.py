@@ -45,6 +45,7 @@ __all__ = [
     "add_plot",
     "add_plot_scores",
     "add_po",
+    "add_prepare",
     "add_quantize",
     "add_runs",
     "add_serve",
@@ -149,6 +150,14 @@ def train_arguments(parser: argparse.ArgumentParser, preset: Preset, name: str =
                 metavar="FILE",
                 help=f"the {split} {what}, a line each, line-aligned with --{split}-{other}",
             )
+    own.add_argument(
+        "--data",
+        dest="prepared",
+        type=Path,
+        metavar="PREPARED",
+        help="a prepared corpus (luong prepare) in place of --train: read from disk batch by "
+        "batch, with its own vocabularies; --dev and --test stay text files",
+    )
     own.add_argument("--src-tokens", choices=TOKENS, help="source tokens (default: char)")
     own.add_argument("--tgt-tokens", choices=TOKENS, help="target tokens (default: char)")
     own.add_argument(
@@ -186,6 +195,74 @@ def train_arguments(parser: argparse.ArgumentParser, preset: Preset, name: str =
     add_config_flags(parser, Seq2SeqConfig, f"model (overrides --config{of})", preset.model)
     add_config_flags(parser, TrainConfig, f"training (overrides --config{of})", preset.train)
     add_config_flags(parser, VocabConfig, f"vocabulary (overrides --config{of})", preset.vocab)
+
+
+def add_prepare(commands: Any) -> None:
+    parser = commands.add_parser(
+        "prepare",
+        help="segment a training corpus once into a folder that luong train --data reads from disk",
+    )
+    parser.add_argument(
+        "--train",
+        dest="train_file",
+        type=Path,
+        metavar="FILE.tsv",
+        help="the training pairs, one source<TAB>target a line (.gz and .xz read as such)",
+    )
+    parser.add_argument(
+        "--train-src", type=Path, metavar="FILE", help="the sources, a line each (or .gz, .xz)"
+    )
+    parser.add_argument(
+        "--train-tgt", type=Path, metavar="FILE", help="the targets, line-aligned with them"
+    )
+    parser.add_argument("--out", required=True, type=Path, help="the prepared corpus to write")
+    parser.add_argument(
+        "--src-tokens",
+        choices=TOKENS,
+        default="char",
+        help="source tokens with subword none (default: char)",
+    )
+    parser.add_argument(
+        "--tgt-tokens",
+        choices=TOKENS,
+        default="char",
+        help="target tokens with subword none (default: char)",
+    )
+    parser.add_argument(
+        "--spm-model",
+        type=Path,
+        metavar="FILE.model",
+        help="a sentencepiece model trained elsewhere, for both sides, its pieces and ids as "
+        "they are (ids 0-3: <pad>, <s>, </s>, <unk>); instead of learning a vocabulary",
+    )
+    parser.add_argument(
+        "--max-src-len",
+        type=int,
+        metavar="N",
+        help="drop pairs whose source has more symbols (default: keep all; luong train "
+        "refuses sources longer than the model's max_src_len)",
+    )
+    parser.add_argument(
+        "--max-tgt-len", type=int, metavar="N", help="drop pairs whose target has more symbols"
+    )
+    parser.add_argument(
+        "--skip-bad-lines", action="store_true", help="skip bad lines (counted in the manifest)"
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="processes that segment (the output is the same for any N) (default 1)",
+    )
+    parser.add_argument(
+        "--shard-pairs",
+        type=int,
+        default=1_000_000,
+        metavar="N",
+        help="the most pairs a shard holds (default 1000000)",
+    )
+    add_config_flags(parser, VocabConfig, "vocabulary (learned as luong train learns it)")
 
 
 def add_eval(commands: Any) -> None:

@@ -25,7 +25,11 @@ OWN_DATA_FLAGS = (
     ("tgt_tokens", "--tgt-tokens"),
     ("skip_bad_lines", "--skip-bad-lines"),
     ("preset", "--preset"),
+    ("prepared", "--data"),
 )
+# What a prepared corpus fixed when it was written (luong prepare's flags).
+PREPARED_FIXES = (("src_tokens", "--src-tokens"), ("tgt_tokens", "--tgt-tokens"))
+LEARNED_VOCAB = ("subword", "vocab_size", "min_count", "joint_vocab")
 DATES_FLAGS = (
     ("locales", "--locales"),
     ("n_train", "--n-train"),
@@ -76,8 +80,9 @@ def _split(args: argparse.Namespace, split: str) -> str | list[str] | None:
 
 
 def _own_data(args: argparse.Namespace) -> bool:
-    """Whether the flags name training data of the user's own (``--train``, ``--train-src``)."""
-    return args.train_file is not None or args.train_src is not None
+    """Whether the flags name training data of the user's own (``--train``, ``--train-src``,
+    ``--data``)."""
+    return args.train_file is not None or args.train_src is not None or args.prepared is not None
 
 
 def _task_and_options(args: argparse.Namespace) -> tuple[str | None, dict[str, Any]]:
@@ -101,11 +106,25 @@ def _task_and_options(args: argparse.Namespace) -> tuple[str | None, dict[str, A
             raise UsageError(f"{', '.join(_given(args, OWN_DATA_FLAGS))}: only with --train")
         return args.task, _data_options(args)
     splits = {split: _split(args, split) for split in SPLITS}
+    if args.prepared is not None:
+        if splits["train"] is not None:
+            raise UsageError("--data: a prepared corpus takes the place of --train, not both")
+        if _given(args, PREPARED_FIXES):
+            raise UsageError(
+                f"{_given(args, PREPARED_FIXES)[0]}: a prepared corpus is read as luong "
+                "prepare was told to read it"
+            )
     if splits["dev"] is None:
         raise UsageError(
             "--train needs --dev FILE.tsv (or --dev-src/--dev-tgt): the pairs that pick the "
             "best weights"
         )
+    if args.prepared is not None:
+        return OWN_DATA, {
+            "prepared": str(args.prepared),
+            **{split: files for split, files in splits.items() if files is not None},
+            "skip_bad_lines": args.skip_bad_lines,
+        }
     options = {
         **{split: files for split, files in splits.items() if files is not None},
         "src_tokens": args.src_tokens or "char",
@@ -142,6 +161,13 @@ def main(args: argparse.Namespace) -> int:
     args = _with_saved_config(args)
     task, options = _task_and_options(args)
     log_to_stderr(quiet=args.quiet, verbose=args.verbose)
+    vocab = overrides(args, VocabConfig)
+    learned = [name for name in LEARNED_VOCAB if name in vocab]
+    if args.prepared is not None and learned:
+        raise UsageError(
+            f"--{learned[0].replace('_', '-')}: with --data the vocabularies are the prepared "
+            "corpus's own (luong prepare learns them)"
+        )
     train = overrides(args, TrainConfig)
     if args.quiet:
         train.setdefault("progress", False)
@@ -152,7 +178,7 @@ def main(args: argparse.Namespace) -> int:
         config_file=args.config,
         model=overrides(args, Seq2SeqConfig),
         train=train,
-        vocab=overrides(args, VocabConfig),
+        vocab=vocab,
     )
     languages = (("--src-lang", config.vocab.src_lang), ("--tgt-lang", config.vocab.tgt_lang))
     for flag, code in languages:

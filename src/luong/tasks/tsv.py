@@ -1,8 +1,9 @@
 """Your own data: tab-separated ``source<TAB>target`` files.
 
-One pair per line, UTF-8, lines cut as ``luong.files.iter_lines`` cuts every input: Windows
-line endings (``\\r\\n``), a UTF-8 byte-order mark on the first line and a missing final
-newline are all fine, and a lone ``\\r`` is part of its line::
+One pair per line, UTF-8 (a file whose name ends in ``.gz`` or ``.xz`` is read through gzip
+or lzma, a line at a time: ``open_data``), lines cut as ``luong.files.iter_lines`` cuts every
+input: Windows line endings (``\\r\\n``), a UTF-8 byte-order mark on the first line and a
+missing final newline are all fine, and a lone ``\\r`` is part of its line::
 
     cat<TAB>K AE T
     read<TAB>R EH D
@@ -19,11 +20,15 @@ when its output equals any of its references (``luong.evaluation``).
 
 from __future__ import annotations
 
+import gzip
 import io
 import itertools
+import lzma
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any, BinaryIO
 
 from luong.files import iter_lines
 from luong.tasks.data import TaskData
@@ -34,6 +39,7 @@ __all__ = [
     "PairFile",
     "Split",
     "load",
+    "open_data",
     "parse_pairs",
     "parse_parallel",
     "read_pairs",
@@ -130,21 +136,52 @@ def _parse_line(line: bytes) -> Pair | str:
     return source, target
 
 
-def read_pairs(path: str | os.PathLike[str], *, skip_bad_lines: bool = False) -> PairFile:
-    """Read a ``source<TAB>target`` file (see ``parse_pairs``).
+@contextmanager
+def open_data(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
+    """A data file's bytes as a stream: through gzip for a name ending in ``.gz``, lzma for
+    ``.xz``, as they are otherwise. A compressed file that is damaged or cut short raises
+    while it is read (inside the block).
 
     Raises:
         FileNotFoundError: no such file.
-        ValueError: a bad line (``"FILE:LINE: problem"``), no pairs, or a directory.
+        ValueError: a directory, or (while reading) a damaged ``.gz`` or ``.xz`` file; the
+            message names the file.
     """
     name = os.fspath(path)
+    suffix = name.lower().rsplit(".", 1)[-1]
     try:
-        with open(path, "rb") as stream:  # line by line: no copy of the whole file
-            return _parse_lines(iter_lines(stream, name), name, skip_bad_lines)
+        stream: Any  # GzipFile, LZMAFile or a file: binary streams alike
+        if suffix == "gz":
+            stream = gzip.open(path, "rb")  # noqa: SIM115  (closed below)
+        elif suffix == "xz":
+            stream = lzma.open(path, "rb")  # noqa: SIM115  (closed below)
+        else:
+            stream = open(path, "rb")  # noqa: SIM115  (closed below)
     except FileNotFoundError:
         raise FileNotFoundError(f"{name}: no such file") from None
     except IsADirectoryError:
-        raise ValueError(f"{name}: is a directory, expected a source<TAB>target file") from None
+        raise ValueError(f"{name}: is a directory, expected a text file") from None
+    try:
+        with stream:
+            yield stream
+    except (EOFError, lzma.LZMAError, gzip.BadGzipFile) as error:
+        raise ValueError(
+            f"{name}: not a complete .{suffix} file ({error or 'cut short'})"
+        ) from None
+
+
+def read_pairs(path: str | os.PathLike[str], *, skip_bad_lines: bool = False) -> PairFile:
+    """Read a ``source<TAB>target`` file (see ``parse_pairs``), plain or compressed
+    (``open_data``).
+
+    Raises:
+        FileNotFoundError: no such file.
+        ValueError: a bad line (``"FILE:LINE: problem"``), no pairs, a directory, a damaged
+            compressed file.
+    """
+    name = os.fspath(path)
+    with open_data(path) as stream:  # line by line: no copy of the whole file
+        return _parse_lines(iter_lines(stream, name), name, skip_bad_lines)
 
 
 def parse_parallel(
@@ -206,27 +243,17 @@ def read_parallel(
     skip_bad_lines: bool = False,
 ) -> PairFile:
     """Read two line-aligned files, a source and its target a line, a line at a time (see
-    ``parse_parallel``).
+    ``parse_parallel``), each plain or compressed (``open_data``).
 
     Raises:
         FileNotFoundError: no such file.
-        ValueError: different line counts, a bad line, no pairs, a directory.
+        ValueError: different line counts, a bad line, no pairs, a directory, a damaged
+            compressed file.
     """
     names = (os.fspath(source), os.fspath(target))
-    streams = []
-    try:
-        for path, name in zip((source, target), names, strict=True):
-            try:
-                streams.append(open(path, "rb"))  # noqa: SIM115  (closed below)
-            except FileNotFoundError:
-                raise FileNotFoundError(f"{name}: no such file") from None
-            except IsADirectoryError:
-                raise ValueError(f"{name}: is a directory, expected a text file") from None
-        sides = [iter_lines(stream, name) for stream, name in zip(streams, names, strict=True)]
+    with open_data(source) as src, open_data(target) as tgt:
+        sides = [iter_lines(src, names[0]), iter_lines(tgt, names[1])]
         return _parse_parallel_lines(sides[0], sides[1], names, skip_bad_lines)
-    finally:
-        for stream in streams:
-            stream.close()
 
 
 def _decode(line: bytes) -> str | None:

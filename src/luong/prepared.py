@@ -1,0 +1,617 @@
+"""Prepared corpora: training pairs segmented once into token ids on disk, read back through
+memory maps, so that the size of a corpus is a question of disk, not of memory.
+
+``prepare_corpus`` (``luong prepare``) reads a TSV file or two line-aligned files (plain,
+``.gz`` or ``.xz``), builds the vocabularies exactly as a run does on the same text
+(``build_vocabularies``: the ids are those of the text path) or takes a sentencepiece model
+(``spm_model``: its own pieces and ids), segments the pairs in worker processes, drops the
+pairs over the length limits (counted by reason) and writes a folder all or nothing (a
+temporary sibling renamed at the end: a killed ``prepare`` leaves no folder at ``out``)::
+
+    manifest.json             counts, inputs' and files' SHA-256, limits, what was dropped
+    src_vocab.json ...        the vocabularies (``Seq2Seq.save_pretrained``'s names)
+    00000.src.ids             shard 0's source ids, flat: uint16 (V <= 65536) or uint32
+    00000.tgt.ids             its target ids (BOS, target, EOS), flat
+    00000.lengths             int32 [n, 2]: each pair's source and target length
+    00000.offsets             int64 [n + 1, 2]: where each pair starts in the two id files
+    00001.src.ids ...         at most ``shard_pairs`` pairs a shard
+
+Every number is little-endian. A source is stored as ``Vocab.encode(source, eos=True)`` and
+a target as ``encode(target, bos=True, eos=True)``, what ``batching.ParallelData`` holds, so
+the same pairs give the same batches either way. The same inputs and settings give the same
+bytes, whatever the number of workers (the pairs are cut into fixed chunks, and the chunks
+written in order).
+
+``PreparedData`` opens such a folder: it checks the manifest against the files (sizes; full
+hashes with ``verify``), memory-maps the id files, and offers what the trainer reads of
+``ParallelData``: ``len``, ``src_lengths`` and ``tgt_lengths`` (numpy, one int per pair) and
+``batch(indices)``, which reads only those rows. The batches come from the same
+``token_batches`` / ``bucketed_batches`` as text's; under torchrun every rank maps the same
+files (the operating system's page cache holds them once) and takes its share of the batch
+lists (``distributed.shard``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import os
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from luong.batching import Batch, pad_batch
+from luong.config import VocabConfig
+from luong.files import read_bounded, read_json, write_folder, write_json
+from luong.model import SRC_VOCAB, TGT_VOCAB
+from luong.subword import SubwordVocab, load_vocab, train_subword
+from luong.tasks.data import Pair, TaskData
+from luong.tasks.tsv import Split, read_split
+from luong.version import __version__
+from luong.vocab import TOKENS, Tokens, Vocab
+
+__all__ = [
+    "FORMAT",
+    "MANIFEST",
+    "PreparedData",
+    "build_vocabularies",
+    "load_spm_model",
+    "prepare_corpus",
+    "prepared_task",
+]
+
+FORMAT = "luong-prepared-1"
+"""The ``format`` of a prepared corpus's manifest."""
+MANIFEST = "manifest.json"
+CHUNK = 4096  # pairs a worker segments at a time: fixed, so the output does not depend on N
+UINT16_LIMIT = 1 << 16  # a vocabulary of at most this many ids is stored as uint16
+SOURCE_TOO_LONG = "source longer than max_src_len"
+TARGET_TOO_LONG = "target longer than max_tgt_len"
+BAD_LINE = "bad line (skip_bad_lines)"
+
+
+def build_vocabularies(data: TaskData, config: VocabConfig) -> tuple[Vocab, Vocab]:
+    """The source and target vocabularies, built from the training split as ``config``
+    says: the data's own symbols (characters or tokens, ``vocab_size`` and ``min_count``
+    capping them) or a sentencepiece model; ``joint_vocab`` gives both sides the same one.
+    Sources are normalised with NFKC, targets with NFC at most, so they are written as
+    spelled (``luong.vocab``); a joint vocabulary and a subword vocabulary use NFC.
+
+    Raises:
+        ValueError: a joint vocabulary over sides cut differently (characters against
+            tokens, or a lowercased source), or a size the data cannot support.
+    """
+    sources = [s for s, _ in data.train]
+    targets = [t for _, t in data.train]
+    if config.joint_vocab and (data.src_tokens != data.tgt_tokens or data.lowercase):
+        raise ValueError(
+            "joint_vocab: one vocabulary needs both sides read alike, got sources as "
+            f"{data.src_tokens}{' (lowercased)' if data.lowercase else ''} and targets as "
+            f"{data.tgt_tokens}"
+        )
+    if config.subword != "none":
+        if config.joint_vocab:
+            shared = train_subword(sources + targets, config.subword, config.size)
+            return shared, shared
+        return (
+            train_subword(sources, config.subword, config.size, lowercase=data.lowercase),
+            train_subword(targets, config.subword, config.size),
+        )
+    size, count = config.size or None, config.min_count
+    if config.joint_vocab:
+        joint = Vocab.build(
+            sources + targets, data.src_tokens, min_count=count, max_size=size, normalization="NFC"
+        )
+        return joint, joint
+    return (
+        Vocab.build(sources, data.src_tokens, data.lowercase, min_count=count, max_size=size),
+        Vocab.build(targets, data.tgt_tokens, min_count=count, max_size=size, normalization="NFC"),
+    )
+
+
+def load_spm_model(path: str | os.PathLike[str], kind: str = "unigram") -> SubwordVocab:
+    """A sentencepiece model trained elsewhere as a vocabulary: its own pieces and ids.
+
+    Args:
+        path: the ``.model`` file.
+        kind: what it was trained as (``unigram`` or ``bpe``).
+
+    Raises:
+        FileNotFoundError: no such file.
+        ValueError: not a sentencepiece model, or its ids 0-3 are not luong's specials (the
+            message says how to train one that fits).
+    """
+    name = os.fspath(path)
+    raw = read_bounded(path, 64 << 20)
+    try:
+        return SubwordVocab(raw, kind)
+    except ValueError as error:
+        raise ValueError(
+            f"{name}: {error}; train it with --pad_id=0 --bos_id=1 --eos_id=2 --unk_id=3 "
+            f"--pad_piece={Vocab.PAD} (sentencepiece's spm_train)"
+        ) from None
+
+
+def _sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as file:
+        while block := file.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _input_files(train: Split) -> list[Path]:
+    if isinstance(train, tuple | list):
+        return [Path(one) for one in train]
+    return [Path(train)]
+
+
+def _encode_chunk(job: tuple[str, str, list[Pair]]) -> tuple[np.ndarray, ...]:
+    """Segment a chunk of pairs (in a worker process): the flat source ids, the sources'
+    lengths, the flat target ids, the targets' lengths. The vocabularies are read from their
+    files (``load_vocab``), so that nothing but paths and text crosses the processes."""
+    src_path, tgt_path, pairs = job
+    src_vocab = load_vocab(src_path)
+    tgt_vocab = src_vocab if tgt_path == src_path else load_vocab(tgt_path)
+    src = [src_vocab.encode(s, eos=True) for s, _ in pairs]
+    tgt = [tgt_vocab.encode(t, bos=True, eos=True) for _, t in pairs]
+    return (
+        np.fromiter((i for ids in src for i in ids), dtype=np.int64),
+        np.array([len(ids) for ids in src], dtype=np.int64),
+        np.fromiter((i for ids in tgt for i in ids), dtype=np.int64),
+        np.array([len(ids) for ids in tgt], dtype=np.int64),
+    )
+
+
+class _ShardWriter:
+    """Appends segmented pairs to the shard files of ``folder``, ``shard_pairs`` a shard."""
+
+    def __init__(self, folder: Path, shard_pairs: int, dtype: np.dtype[Any]) -> None:
+        self.folder, self.shard_pairs, self.dtype = folder, shard_pairs, dtype
+        self.shards: list[int] = []  # pairs in each closed shard
+        self.lengths: list[np.ndarray] = []  # the open shard's [k, 2] lengths
+        self.count = 0  # pairs in the open shard
+        self.files: list[Any] = []
+
+    def add(
+        self, src: np.ndarray, src_len: np.ndarray, tgt: np.ndarray, tgt_len: np.ndarray
+    ) -> None:
+        while len(src_len):
+            if not self.files:
+                stem = self.folder / f"{len(self.shards):05d}"
+                self.files = [open(f"{stem}.src.ids", "wb"), open(f"{stem}.tgt.ids", "wb")]  # noqa: SIM115
+            k = min(self.shard_pairs - self.count, len(src_len))
+            s, t = int(src_len[:k].sum()), int(tgt_len[:k].sum())
+            self.files[0].write(src[:s].astype(self.dtype).tobytes())
+            self.files[1].write(tgt[:t].astype(self.dtype).tobytes())
+            self.lengths.append(np.stack([src_len[:k], tgt_len[:k]], axis=1))
+            self.count += k
+            src, src_len, tgt, tgt_len = src[s:], src_len[k:], tgt[t:], tgt_len[k:]
+            if self.count == self.shard_pairs:
+                self.close()
+
+    def close(self) -> None:
+        if not self.files:
+            return
+        for file in self.files:
+            file.close()
+        lengths = np.concatenate(self.lengths).astype("<i4")
+        offsets = np.zeros((len(lengths) + 1, 2), dtype="<i8")
+        np.cumsum(lengths, axis=0, out=offsets[1:])
+        stem = self.folder / f"{len(self.shards):05d}"
+        Path(f"{stem}.lengths").write_bytes(lengths.tobytes())
+        Path(f"{stem}.offsets").write_bytes(offsets.tobytes())
+        self.shards.append(self.count)
+        self.files, self.lengths, self.count = [], [], 0
+
+
+def _check_int(name: str, value: object, low: int, allow_none: bool = False) -> None:
+    if value is None and allow_none:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ValueError(f"{name}: expected an int >= {low}, got {value!r}")
+
+
+def prepare_corpus(
+    train: Split,
+    out: str | os.PathLike[str],
+    *,
+    src_tokens: Tokens = "char",
+    tgt_tokens: Tokens = "char",
+    vocab: VocabConfig | None = None,
+    spm_model: str | os.PathLike[str] | None = None,
+    max_src_len: int | None = None,
+    max_tgt_len: int | None = None,
+    skip_bad_lines: bool = False,
+    workers: int = 1,
+    shard_pairs: int = 1_000_000,
+    log: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Prepare a corpus: segment the pairs of ``train`` and write the folder ``out`` (the
+    module docstring), all or nothing.
+
+    Args:
+        train: a ``source<TAB>target`` file or ``[source file, target file]`` (plain,
+            ``.gz`` or ``.xz``).
+        out: the folder to write (an older prepared corpus there is replaced).
+        src_tokens: cut sources into characters or on whitespace (subword none).
+        tgt_tokens: the same for targets.
+        vocab: how the vocabularies are learned, as ``luong train`` learns them (default:
+            ``VocabConfig()``); ignored with ``spm_model``.
+        spm_model: a sentencepiece ``.model`` file trained elsewhere, used on both sides as
+            it is (kind: ``vocab.subword`` when a subword kind, else unigram).
+        max_src_len: drop pairs whose source has more symbols (EOS not counted); None: none.
+        max_tgt_len: drop pairs whose target has more symbols (BOS, EOS not counted).
+        skip_bad_lines: leave bad lines out (counted) instead of raising.
+        workers: processes that segment; the output does not depend on it.
+        shard_pairs: the most pairs a shard holds.
+        log: where to say what is done (default: nowhere).
+
+    Returns:
+        the manifest written, and under ``"seconds"`` how long it took.
+
+    Raises:
+        FileNotFoundError: an input is missing.
+        ValueError: a bad setting, a bad line (``FILE:LINE: ...``), no pairs left after the
+            limits, or ``out`` is a folder of other files.
+    """
+    start = time.perf_counter()
+    say = log or (lambda message: None)
+    vocab = vocab if vocab is not None else VocabConfig()
+    if not isinstance(vocab, VocabConfig):
+        raise TypeError(f"vocab: expected a VocabConfig, got {type(vocab).__name__}")
+    for name, value in (("src_tokens", src_tokens), ("tgt_tokens", tgt_tokens)):
+        if value not in TOKENS:
+            raise ValueError(f"{name}: expected one of {', '.join(TOKENS)}, got {value!r}")
+    _check_int("workers", workers, 1)
+    _check_int("shard_pairs", shard_pairs, 1)
+    _check_int("max_src_len", max_src_len, 1, allow_none=True)
+    _check_int("max_tgt_len", max_tgt_len, 1, allow_none=True)
+    out = Path(out)
+    if out.exists() and not (
+        out.is_dir() and (not any(out.iterdir()) or (out / MANIFEST).is_file())
+    ):
+        raise ValueError(
+            f"{out}: exists and is not a prepared corpus (no {MANIFEST}); choose a new folder "
+            "for --out"
+        )
+    src_vocab: Vocab
+    tgt_vocab: Vocab
+    if spm_model is not None:  # checked before the corpus is read
+        kind = vocab.subword if vocab.subword != "none" else "unigram"
+        src_vocab = tgt_vocab = load_spm_model(spm_model, kind)
+    read = read_split(train, skip_bad_lines=skip_bad_lines)
+    pairs = read.pairs
+    say(f"read {len(pairs)} pairs from {read.name}")
+    if spm_model is None:
+        data = TaskData(pairs, [], [], src_tokens=src_tokens, tgt_tokens=tgt_tokens)
+        src_vocab, tgt_vocab = build_vocabularies(data, vocab)
+    size = max(len(src_vocab), len(tgt_vocab))
+    dtype = np.dtype("<u2") if size <= UINT16_LIMIT else np.dtype("<u4")
+    dropped = {BAD_LINE: len(read.skipped), SOURCE_TOO_LONG: 0, TARGET_TOO_LONG: 0}
+    inputs = [
+        {"name": path.name, "bytes": path.stat().st_size, "sha256": _sha256_file(path)}
+        for path in _input_files(train)
+    ]
+
+    def fill(folder: Path) -> None:
+        src_vocab.save(folder / SRC_VOCAB)
+        tgt_vocab.save(folder / TGT_VOCAB)
+        src_path, tgt_path = str(folder / SRC_VOCAB), str(folder / TGT_VOCAB)
+        if src_vocab is tgt_vocab:
+            tgt_path = src_path
+        jobs = ((src_path, tgt_path, pairs[i : i + CHUNK]) for i in range(0, len(pairs), CHUNK))
+        writer = _ShardWriter(folder, shard_pairs, dtype)
+        with _pool(workers) as segment:
+            for src, src_len, tgt, tgt_len in segment(_encode_chunk, jobs):
+                keep = np.ones(len(src_len), dtype=bool)
+                if max_src_len is not None:
+                    long_src = src_len - 1 > max_src_len
+                    dropped[SOURCE_TOO_LONG] += int(long_src.sum())
+                    keep &= ~long_src
+                if max_tgt_len is not None:
+                    long_tgt = keep & (tgt_len - 2 > max_tgt_len)
+                    dropped[TARGET_TOO_LONG] += int(long_tgt.sum())
+                    keep &= ~long_tgt
+                if not keep.all():
+                    src, tgt = src[np.repeat(keep, src_len)], tgt[np.repeat(keep, tgt_len)]
+                    src_len, tgt_len = src_len[keep], tgt_len[keep]
+                writer.add(src, src_len, tgt, tgt_len)
+        writer.close()
+        if not writer.shards:
+            raise ValueError(
+                f"{read.name}: no pairs left after the length limits (max_src_len="
+                f"{max_src_len}, max_tgt_len={max_tgt_len}: {dropped[SOURCE_TOO_LONG]} sources "
+                f"and {dropped[TARGET_TOO_LONG]} targets too long)"
+            )
+        shards = []
+        for i, count in enumerate(writer.shards):
+            files = {
+                f"{i:05d}.{part}": _file_entry(folder / f"{i:05d}.{part}")
+                for part in ("src.ids", "tgt.ids", "lengths", "offsets")
+            }
+            shards.append({"pairs": count, "files": files})
+        vocab_files = sorted(
+            path.name
+            for path in folder.iterdir()
+            if path.name.startswith(("src_vocab", "tgt_vocab"))
+        )
+        manifest.update(
+            {
+                "format": FORMAT,
+                "luong": __version__,
+                "pairs": sum(writer.shards),
+                "read": len(pairs) + len(read.skipped),
+                "dropped": dropped,
+                "inputs": inputs,
+                "src_tokens": src_tokens if spm_model is None else "subword",
+                "tgt_tokens": tgt_tokens if spm_model is None else "subword",
+                "vocab": {
+                    **vocab.to_json(),
+                    "spm_model": Path(spm_model).name if spm_model else None,
+                },
+                "vocab_sizes": {"src": len(src_vocab), "tgt": len(tgt_vocab)},
+                "vocab_files": {name: _sha256_file(folder / name) for name in vocab_files},
+                "limits": {"max_src_len": max_src_len, "max_tgt_len": max_tgt_len},
+                "dtype": dtype.name,
+                "shard_pairs": shard_pairs,
+                "shards": shards,
+            }
+        )
+        write_json(folder / MANIFEST, manifest)
+
+    manifest: dict[str, Any] = {}
+    write_folder(out, fill)
+    seconds = time.perf_counter() - start
+    return {**manifest, "seconds": round(seconds, 3)}
+
+
+def _file_entry(path: Path) -> dict[str, Any]:
+    return {"bytes": path.stat().st_size, "sha256": _sha256_file(path)}
+
+
+class _pool:
+    """``with _pool(n) as segment``: ``segment(function, jobs)`` maps in order, in ``n``
+    worker processes (none for 1)."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self.pool: Any = None
+
+    def __enter__(self) -> Callable[..., Iterator[Any]]:
+        if self.workers == 1:
+            return map
+        self.pool = multiprocessing.get_context().Pool(self.workers)
+        return lambda function, jobs: self.pool.imap(function, jobs)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.pool is not None:
+            self.pool.terminate()
+            self.pool.join()
+
+
+@dataclass(frozen=True)
+class _Shard:
+    src: np.ndarray  # memory-mapped flat ids
+    tgt: np.ndarray
+    offsets: np.ndarray  # [n + 1, 2]
+
+
+class PreparedData:
+    """A prepared corpus (``prepare_corpus``), opened: what the trainer reads of
+    ``batching.ParallelData``, from memory maps.
+
+    Args:
+        folder: the prepared corpus.
+        verify: also check every file's SHA-256 against the manifest (reads every byte);
+            without it, the files' sizes and the vocabularies' hashes are checked.
+
+    Raises:
+        FileNotFoundError: no such folder, or a file of it is missing (named).
+        ValueError: not a prepared corpus, or a file that does not match its manifest: one
+            line naming the file.
+    """
+
+    def __init__(self, folder: str | os.PathLike[str], verify: bool = False) -> None:
+        self.folder = Path(folder)
+        path = self.folder / MANIFEST
+        if not self.folder.is_dir():
+            raise FileNotFoundError(
+                f"{self.folder}: no such prepared corpus (luong prepare writes one)"
+            )
+        if not path.is_file():
+            raise ValueError(
+                f"{self.folder}: not a prepared corpus (no {MANIFEST}; luong prepare writes one)"
+            )
+        manifest = read_json(path)
+        raw = path.read_bytes()
+        self.sha256 = hashlib.sha256(raw).hexdigest()
+        self.manifest = manifest
+        try:
+            shards, dtype = self._check_manifest(manifest)
+        except (KeyError, TypeError, AttributeError) as error:
+            raise ValueError(
+                f"{path}: not a valid manifest ({type(error).__name__}: {error})"
+            ) from None
+        for name, digest in manifest["vocab_files"].items():
+            file = self.folder / name
+            if not file.is_file():
+                raise FileNotFoundError(f"{file}: missing (a vocabulary of {path})")
+            if _sha256_file(file) != digest:
+                raise ValueError(
+                    f"{file}: not the vocabulary this corpus was prepared with (its SHA-256 "
+                    f"differs from {MANIFEST}'s); prepare the corpus again"
+                )
+        self.src_vocab = load_vocab(self.folder / SRC_VOCAB)
+        self.tgt_vocab = load_vocab(self.folder / TGT_VOCAB)
+        if self.tgt_vocab == self.src_vocab:
+            self.tgt_vocab = self.src_vocab
+        sizes = manifest["vocab_sizes"]
+        if (len(self.src_vocab), len(self.tgt_vocab)) != (sizes["src"], sizes["tgt"]):
+            raise ValueError(f"{path}: vocab_sizes {sizes} disagree with the vocabulary files")
+        lengths, self._shards = [], []
+        for i, shard in enumerate(shards):
+            for name, entry in shard["files"].items():
+                file = self.folder / name
+                if not file.is_file():
+                    raise FileNotFoundError(f"{file}: missing (a shard of {path})")
+                actual = file.stat().st_size
+                if actual != entry["bytes"]:
+                    raise ValueError(
+                        f"{file}: {actual} bytes, expected {entry['bytes']} ({MANIFEST}); the "
+                        "corpus is damaged: prepare it again"
+                    )
+                if verify and _sha256_file(file) != entry["sha256"]:
+                    raise ValueError(
+                        f"{file}: its SHA-256 differs from {MANIFEST}'s; the corpus is "
+                        "damaged: prepare it again"
+                    )
+            stem, n = self.folder / f"{i:05d}", shard["pairs"]
+            expected = {"lengths": n * 8, "offsets": (n + 1) * 16}
+            for part, size in expected.items():
+                if (Path(f"{stem}.{part}")).stat().st_size != size:
+                    raise ValueError(
+                        f"{stem}.{part}: {Path(f'{stem}.{part}').stat().st_size} bytes, but "
+                        f"{MANIFEST} says the shard holds {n} pairs ({size} bytes)"
+                    )
+            shard_lengths = np.fromfile(f"{stem}.lengths", dtype="<i4").reshape(n, 2)
+            offsets = np.memmap(f"{stem}.offsets", dtype="<i8", mode="r", shape=(n + 1, 2))
+            totals = shard_lengths.sum(axis=0, dtype=np.int64)
+            views = []
+            for k, side in enumerate(("src", "tgt")):
+                ids = Path(f"{stem}.{side}.ids")
+                if ids.stat().st_size != int(totals[k]) * dtype.itemsize:
+                    raise ValueError(
+                        f"{ids}: {ids.stat().st_size} bytes, but the lengths of "
+                        f"{stem}.lengths make {int(totals[k])} {dtype.name} ids"
+                    )
+                views.append(np.memmap(ids, dtype=dtype, mode="r"))
+            if shard_lengths.min() < 1:
+                raise ValueError(f"{stem}.lengths: expected lengths >= 1")
+            lengths.append(shard_lengths)
+            self._shards.append(_Shard(views[0], views[1], offsets))
+        both = np.concatenate(lengths).astype(np.int64)
+        self.src_lengths: np.ndarray = np.ascontiguousarray(both[:, 0])
+        self.tgt_lengths: np.ndarray = np.ascontiguousarray(both[:, 1])
+        counts = [shard["pairs"] for shard in shards]
+        self._starts = np.cumsum([0, *counts[:-1]])
+        self.src_tokens: str = manifest["src_tokens"]
+        self.tgt_tokens: str = manifest["tgt_tokens"]
+
+    def _check_manifest(self, manifest: Any) -> tuple[list[dict[str, Any]], np.dtype[Any]]:
+        path = self.folder / MANIFEST
+        if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+            found = (
+                manifest.get("format") if isinstance(manifest, dict) else type(manifest).__name__
+            )
+            raise ValueError(f"{path}: format {found!r}, expected {FORMAT!r} (luong prepare)")
+        shards = manifest["shards"]
+        if not shards or sum(shard["pairs"] for shard in shards) != manifest["pairs"]:
+            raise ValueError(f"{path}: its shards do not add up to its {manifest['pairs']} pairs")
+        if manifest["dtype"] not in ("uint16", "uint32"):
+            raise ValueError(f"{path}: dtype {manifest['dtype']!r}, expected uint16 or uint32")
+        dtype = np.dtype("<u2" if manifest["dtype"] == "uint16" else "<u4")
+        for i, shard in enumerate(shards):
+            names = {f"{i:05d}.{part}" for part in ("src.ids", "tgt.ids", "lengths", "offsets")}
+            if set(shard["files"]) != names:
+                raise ValueError(f"{path}: shard {i} should list the files {sorted(names)}")
+        return shards, dtype
+
+    def __len__(self) -> int:
+        return len(self.src_lengths)
+
+    def batch(self, indices: Sequence[int]) -> Batch:
+        """The pairs at ``indices`` as a batch, padded to the longest of them (only those
+        rows are read from disk), as ``ParallelData.batch`` gives them.
+
+        Raises:
+            IndexError: an index outside ``[0, len)``.
+        """
+        index = np.asarray(indices, dtype=np.int64)
+        if index.size and (index.min() < 0 or index.max() >= len(self)):
+            raise IndexError(f"indices: expected indices in [0, {len(self)}), got {index.tolist()}")
+        which = np.searchsorted(self._starts, index, side="right") - 1
+        src, tgt = [], []
+        for i, s in zip(index.tolist(), which.tolist(), strict=True):
+            shard, local = self._shards[s], i - int(self._starts[s])
+            (a, b), (c, d) = shard.offsets[local], shard.offsets[local + 1]
+            src.append(shard.src[a:c].tolist())
+            tgt.append(shard.tgt[b:d].tolist())
+        src_ids, src_lengths = pad_batch(src)
+        tgt_ids, _ = pad_batch(tgt)
+        return Batch(src_ids, src_lengths, tgt_ids)
+
+    def check_vocabularies(self, src_vocab: Vocab, tgt_vocab: Vocab) -> None:
+        """The model's vocabularies must be the corpus's: its ids mean their symbols.
+
+        Raises:
+            ValueError: either differs (the message names the folder).
+        """
+        for side, mine, theirs in (
+            ("source", self.src_vocab, src_vocab),
+            ("target", self.tgt_vocab, tgt_vocab),
+        ):
+            if mine != theirs:
+                raise ValueError(
+                    f"{self.folder}: prepared with another {side} vocabulary than the model's "
+                    f"({mine!r}, the model's {theirs!r}); train with the corpus's own"
+                )
+
+    def longest(self) -> tuple[int, int]:
+        """The longest source and target, in symbols (EOS, and the target's BOS, not
+        counted)."""
+        return int(self.src_lengths.max()) - 1, int(self.tgt_lengths.max()) - 2
+
+    def summary(self) -> dict[str, Any]:
+        """What a run's metrics keep of the corpus: its folder, pairs, drops, manifest hash."""
+        keys = ("pairs", "read", "dropped", "inputs", "limits", "dtype")
+        return {
+            "folder": str(self.folder),
+            "sha256": self.sha256,
+            **{k: self.manifest[k] for k in keys},
+        }
+
+
+def prepared_task(
+    folder: str | os.PathLike[str],
+    dev: Split,
+    test: Split | None = None,
+    *,
+    skip_bad_lines: bool = False,
+) -> tuple[PreparedData, TaskData]:
+    """A prepared corpus for training, and dev and test read from text files as your own
+    data's are (``luong.tasks.tsv``): the ``TaskData`` holds no training pairs (the corpus
+    has them), and reads its sides as the corpus does.
+
+    Raises:
+        as ``PreparedData`` and ``luong.tasks.tsv.read_split``.
+    """
+    data = PreparedData(folder)
+    files = {"dev": dev, **({"test": test} if test is not None else {})}
+    read = {split: read_split(path, skip_bad_lines=skip_bad_lines) for split, path in files.items()}
+    tokens = {"char": "char", "space": "space"}
+    task = TaskData(
+        [],
+        read["dev"].pairs,
+        read["test"].pairs if "test" in read else [],
+        src_tokens=tokens.get(data.src_tokens, "char"),  # type: ignore[arg-type]
+        tgt_tokens=tokens.get(data.tgt_tokens, "char"),  # type: ignore[arg-type]
+        references=True,
+        info={
+            "prepared": data.summary(),
+            "files": {
+                split: [os.fspath(p) for p in path]
+                if isinstance(path, tuple | list)
+                else os.fspath(path)
+                for split, path in files.items()
+            },
+            "skipped_lines": {
+                read[split].name: len(read[split].skipped) for split in read if read[split].skipped
+            },
+        },
+    )
+    return data, task
