@@ -36,7 +36,7 @@ import torch
 from luong.evaluation import dev_loss
 from luong.files import read_json, write_text
 from luong.model import Seq2Seq
-from luong.presets import PRESETS, SPLITS
+from luong.presets import SPLITS, ZOO_PRESETS
 from luong.run import train
 from luong.tasks import OWN_DATA, TaskData, load_task, task_configs
 
@@ -89,7 +89,7 @@ VARIANTS: tuple[Variant, ...] = (
 )
 
 
-ZOO_TASKS = PRESETS  # the translation preset runs on your own files
+ZOO_TASKS = ZOO_PRESETS  # translation runs on your own files; not wmt14 (presets.py)
 FILES = SPLITS  # translation's data: TSV files of the user's
 
 

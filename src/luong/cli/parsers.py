@@ -31,7 +31,7 @@ from luong.config import (
     TrainConfig,
     VocabConfig,
 )
-from luong.presets import OWN_DATA, PRESETS, SPLITS, TASKS, Preset, task_configs
+from luong.presets import OWN_DATA, PRESETS, SPLITS, TASKS, ZOO_PRESETS, Preset, task_configs
 from luong.vocab import TOKENS
 
 __all__ = [
@@ -515,7 +515,9 @@ def add_zoo(commands: Any) -> None:
         "continues a zoo that was stopped. --task translation trains the translation preset "
         "on your own --train, --dev and --test files and ranks by test BLEU.",
     )
-    zoo.add_argument("--task", choices=PRESETS, default="dates", help="the task (default dates)")
+    zoo.add_argument(
+        "--task", choices=ZOO_PRESETS, default="dates", help="the task (default dates)"
+    )
     zoo.add_argument("--out", type=Path, required=True, help="the folder to write")
     zoo.add_argument("--seeds", type=int, default=3, help="seeds per variant (default 3)")
     zoo.add_argument("--steps", type=int, default=200, help="optimizer steps per run (default 200)")
