@@ -6,6 +6,7 @@ in seconds instead of hanging it."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -203,3 +204,22 @@ def test_bad_arguments_are_named() -> None:
     with pytest.raises(TypeError, match="items: expected a sequence, got str"):
         batcher.submit("k", "abc")
     batcher.close(TIMEOUT)
+
+
+@pytest.mark.parametrize("fails", [False, True])
+def test_a_request_is_counted_before_its_answer_is_out(fails: bool) -> None:
+    # A done-callback runs the moment the answer is set (on the worker): the counters must
+    # already hold the request, so a client that asks /health after its answer sees it.
+    def run(key: str, items: list[int]) -> list[int]:
+        if fails:
+            raise ValueError("no")
+        return items
+
+    batcher: Batcher[str, int, int] = Batcher(run, max_batch=4, max_wait=0)
+    seen: list[BatcherStats] = []
+    future = batcher.submit("k", [1, 2])
+    future.add_done_callback(lambda _: seen.append(batcher.stats))
+    with pytest.raises(ValueError) if fails else contextlib.nullcontext():
+        assert future.result(timeout=60) == [1, 2]
+    batcher.close()
+    assert [(s.requests, s.batches, s.items) for s in seen] == [(1, 1, 2)]

@@ -176,18 +176,15 @@ class Batcher(Generic[K, I, O]):
 
     def _call(self, batch: list[_Request[K, I, O]]) -> None:
         items = [item for request in batch for item in request.items]
+        failed: Exception | None = None
         try:
             results = self._run(batch[0].key, items)
             if len(results) != len(items):
                 raise RuntimeError(f"run gave {len(results)} results for {len(items)} items")
         except Exception as error:  # every waiting request hears of it
-            for request in batch:
-                request.future.set_exception(error)
-        else:
-            start = 0
-            for request in batch:
-                request.future.set_result(results[start : start + len(request.items)])
-                start += len(request.items)
+            failed = error
+        # The counters first: a client that has its answer and then asks /health sees its
+        # request counted.
         with self._changed:
             s = self._stats
             self._stats = BatcherStats(
@@ -197,3 +194,11 @@ class Batcher(Generic[K, I, O]):
                 items=s.items + len(items),
                 largest=max(s.largest, len(batch)),
             )
+        if failed is not None:
+            for request in batch:
+                request.future.set_exception(failed)
+            return
+        start = 0
+        for request in batch:
+            request.future.set_result(results[start : start + len(request.items)])
+            start += len(request.items)
