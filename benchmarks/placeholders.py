@@ -37,11 +37,11 @@ from luong.placeholders import (
     find_placeholders,
     keeps_placeholders,
     kept_or_masked,
+    spellable_spans,
     translate_constrained,
     translate_masked,
 )
 from luong.search import decode, hypothesis_text
-from luong.search.constrained import constraint_ids
 from luong.search_options import SearchOptions
 from luong.translator import translate
 from luong.version import __version__
@@ -80,14 +80,7 @@ def constrain_all(model: Decodable, texts: list[str], options: SearchOptions) ->
     """Every source decoded by constrained beam search with its spans as exact constraints
     (what ``translate_constrained`` does only where beam search missed a span), an output
     that still misses one masked: the cost of constraining every sentence."""
-    phrases = []
-    for text in texts:
-        spans = [span.text for span in find_placeholders(text)]
-        try:
-            constraint_ids(model.tgt_vocab, [spans])
-        except ValueError:
-            spans = []
-        phrases.append(spans)
+    phrases = [spellable_spans(model, text) or [] for text in texts]
     lists = decode(model, texts, options, constraints=phrases, exact=True)
     return [
         kept_or_masked(model, text, [hypothesis_text(model, h) for h in hyps], options)[0]

@@ -17,6 +17,7 @@ from luong.placeholders import (
     keeps_placeholders,
     mask_source,
     restore,
+    spellable_spans,
     translate_constrained,
     translate_masked,
 )
@@ -199,6 +200,15 @@ def test_constraints_search_again_only_where_the_beam_missed_a_span() -> None:
     assert keeps_placeholders(texts[3], masked)
     with pytest.raises(ValueError, match="sample: placeholders are kept by beam search"):
         translate_constrained(MODEL, texts, SearchOptions(sample=True))
+
+
+def test_spellable_spans_are_the_sources_spans_or_none() -> None:
+    # MODEL's target symbols spell %s, {} and <b> but not %1$s (no '1' and no byte pieces).
+    assert spellable_spans(MODEL, "ab %s cd {} <b>") == ["%s", "{}", "<b>"]
+    assert spellable_spans(MODEL, "ab cd") == []
+    assert spellable_spans(MODEL, "ab %1$s") is None
+    with pytest.raises(TypeError):
+        spellable_spans(MODEL, 3)  # type: ignore[arg-type]
 
 
 def test_translate_placeholders_constrain_keeps_lines_and_spans(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ import json
 import lzma
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -450,3 +451,32 @@ def test_under_torchrun_each_pair_is_read_once_an_epoch_across_the_ranks(
         assert len(first) == len(second) == 100  # 10 batches of 20: 5 a rank
         assert sorted(first + second) == list(range(200))
     assert ranks[0]["1"] != ranks[0]["2"]  # another order each epoch
+
+
+def mapped_resident_kb(folder: Path) -> int:
+    """How much of ``folder``'s memory-mapped files is resident in this process (its Rss in
+    Linux's /proc/self/smaps), in kB."""
+    total, inside = 0, False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        if re.match(r"[0-9a-f]+-[0-9a-f]+ ", line):
+            inside = line.endswith(tuple(f"/{path.name}" for path in folder.iterdir()))
+        elif inside and line.startswith("Rss:"):
+            total += int(line.split()[1])
+    return total
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps").is_file(), reason="reads Linux's smaps")
+def test_batches_leave_no_page_of_the_corpus_in_the_trainers_memory(
+    corpus: tuple[list[tuple[str, str]], Path, Path],
+) -> None:
+    # Every page a batch touched is handed back (MADV_DONTNEED): an epoch over a corpus larger
+    # than memory does not leave the corpus counted in the trainer's RSS.
+    pairs, _, folder = corpus
+    data = PreparedData(folder)
+    whole = data.batch(list(range(len(data))))
+    assert whole.src.shape[0] == len(pairs) == 200
+    assert mapped_resident_kb(folder) == 0
+    # The pages come back from the page cache when read again: the same batch.
+    again = data.batch(list(range(len(data))))
+    assert torch.equal(again.src, whole.src) and torch.equal(again.tgt, whole.tgt)
+    assert mapped_resident_kb(folder) == 0

@@ -10,13 +10,14 @@ import random
 import sys
 from typing import Any
 
+import numpy as np
 import pytest
 import torch
 from helpers import SRC, TGT, TINY_SRC, TINY_TGT, small_model, toy_pairs
 
 import luong.trainer as trainer_module
 from luong import Seq2Seq, Seq2SeqConfig, TrainConfig, train
-from luong.batching import Batch, ParallelData, bucketed_batches
+from luong.batching import Batch, ParallelData, bucketed_batches, token_batches
 from luong.trainer import Trainer, loss_of, lr_factor
 from luong.vocab import Vocab
 
@@ -68,8 +69,33 @@ def test_bucketed_batches_cover_every_example_once_with_little_padding() -> None
     spread = sum(max(lengths[i] for i in b) - min(lengths[i] for i in b) for b in batches)
     assert spread / len(batches) < 10
     # The order follows from the generator alone.
-    assert batches == bucketed_batches(lengths, 32, random.Random(1), pool=8)
-    assert batches != bucketed_batches(lengths, 32, random.Random(2), pool=8)
+    again = bucketed_batches(lengths, 32, random.Random(1), pool=8)
+    assert [b.tolist() for b in batches] == [b.tolist() for b in again]
+    other = bucketed_batches(lengths, 32, random.Random(2), pool=8)
+    assert [b.tolist() for b in batches] != [b.tolist() for b in other]
+
+
+def test_the_batchers_order_is_the_one_of_earlier_versions() -> None:
+    # Golden batches from luong 0.x's list-based batchers (Python's sorted and shuffle on
+    # lists): the numpy-held ones must give the same, from a list, a numpy array of a
+    # prepared corpus's int32 lengths or a tensor, so that a run resumed across the change
+    # replays the same epoch.
+    src = [5, 3, 9, 2, 7, 7, 4, 8, 1, 6, 3, 9, 2, 5]
+    tgt = [6, 4, 8, 3, 9, 2, 5, 7, 3, 6, 4, 10, 2, 8]
+    expected = [[13, 7], [4, 11], [5, 0], [12, 3, 9], [2], [8, 1, 10, 6]]
+    for s, t in (
+        (src, tgt),
+        (np.array(src, dtype=np.int32), np.array(tgt, dtype=np.int32)),
+        (torch.tensor(src), torch.tensor(tgt)),
+    ):
+        batches = token_batches(s, t, 40, random.Random(7), pool=2)
+        assert [b.tolist() for b in batches] == expected
+    batches = bucketed_batches(src, 3, random.Random(7), pool=2)
+    assert [b.tolist() for b in batches] == [
+        [4, 7, 11], [8, 12, 1], [3, 13, 9], [5, 2], [10, 6, 0]
+    ]  # fmt: skip
+    with pytest.raises(ValueError, match=r"src_lengths: expected one int per example, got an"):
+        token_batches([[1, 2]], [3], 40, random.Random(7))
 
 
 def test_bucketed_batches_reject_bad_sizes() -> None:

@@ -8,10 +8,12 @@ Padding is ``Vocab.pad_id`` (0) after the real ids; a mask is True at real posit
 
 from __future__ import annotations
 
+import array
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import sentencepiece as spm
 import torch
 from torch import Tensor
@@ -22,6 +24,7 @@ from luong.vocab import Vocab
 
 __all__ = [
     "Batch",
+    "Lengths",
     "ParallelData",
     "TooLong",
     "bucketed_batches",
@@ -162,7 +165,7 @@ class ParallelData:
     def __len__(self) -> int:
         return len(self.pairs)
 
-    def batch(self, indices: Sequence[int]) -> Batch:
+    def batch(self, indices: Sequence[int] | np.ndarray) -> Batch:
         """The pairs at ``indices``, trimmed to the longest of them."""
         index = torch.as_tensor(indices, dtype=torch.long)
         src_lengths = self.src_lengths[index]
@@ -199,9 +202,34 @@ def _check_lengths(name: str, side: str, lengths: list[int], limit: int | None) 
         )
 
 
+Lengths = Sequence[int] | np.ndarray | Tensor
+"""One length per example: a list, a 1-D numpy array or a 1-D tensor."""
+
+
+def _lengths(name: str, lengths: Lengths) -> np.ndarray:
+    """``lengths`` as a 1-D integer array (a view of the caller's where it is one)."""
+    array = np.asarray(lengths.cpu() if isinstance(lengths, Tensor) else lengths)
+    if array.ndim != 1 or not (array.size == 0 or np.issubdtype(array.dtype, np.integer)):
+        raise ValueError(
+            f"{name}: expected one int per example, got an array of shape {array.shape} and "
+            f"dtype {array.dtype}"
+        )
+    # int32 (a prepared corpus's) and int64 (a tensor's) are used as they are.
+    return array if array.dtype == np.int32 else array.astype(np.int64, copy=False)
+
+
+def _shuffled(count: int, rng: random.Random) -> np.ndarray:
+    """``0 .. count - 1`` in the order ``rng.shuffle`` gives a list of them, held as 4 bytes
+    an example (8 past 2**31 examples): a list of Python ints costs 36 (its pointer and the
+    int), which at millions of pairs is most of a run's memory besides the model."""
+    order = array.array("i" if count < 2**31 else "q", range(count))
+    rng.shuffle(order)  # the same swaps, from the same draws, as on a list
+    return np.frombuffer(order, dtype=np.int32 if order.typecode == "i" else np.int64)
+
+
 def bucketed_batches(
-    lengths: Sequence[int], batch_size: int, rng: random.Random, pool: int = 32
-) -> list[list[int]]:
+    lengths: Lengths, batch_size: int, rng: random.Random, pool: int = 32
+) -> list[np.ndarray]:
     """Shuffle, then sort by length inside pools of ``pool`` batches, cut into batches and
     shuffle the batches: little padding, and still a different mix every epoch.
 
@@ -212,39 +240,43 @@ def bucketed_batches(
         pool: batches per sorting pool.
 
     Returns:
-        lists of example indices, one per batch.
+        one integer array of example indices per batch (int32 below 2**31 examples).
 
     Raises:
-        ValueError: ``batch_size`` or ``pool`` below 1.
+        ValueError: ``batch_size`` or ``pool`` below 1, or lengths that are not one int an
+            example.
     """
     if batch_size < 1:
         raise ValueError(f"batch_size: expected >= 1, got {batch_size}")
     if pool < 1:
         raise ValueError(f"pool: expected >= 1, got {pool}")
-    order = list(range(len(lengths)))
-    rng.shuffle(order)
-    batches: list[list[int]] = []
+    lengths = _lengths("lengths", lengths)
+    order = _shuffled(len(lengths), rng)
+    batches: list[np.ndarray] = []
     span = batch_size * pool
     for start in range(0, len(order), span):
-        chunk = sorted(order[start : start + span], key=lambda i: lengths[i])
-        batches.extend(chunk[i : i + batch_size] for i in range(0, len(chunk), batch_size))
+        chunk = order[start : start + span]
+        chunk = chunk[np.argsort(lengths[chunk], kind="stable")]  # as sorted(key=length)
+        batches.extend(chunk[i : i + batch_size].copy() for i in range(0, len(chunk), batch_size))
     rng.shuffle(batches)
     return batches
 
 
 def token_batches(
-    src_lengths: Sequence[int],
-    tgt_lengths: Sequence[int],
+    src_lengths: Lengths,
+    tgt_lengths: Lengths,
     max_tokens: int,
     rng: random.Random,
     pool: int = 32,
-) -> list[list[int]]:
+) -> list[np.ndarray]:
     """Batches of at most ``max_tokens`` tokens, padding counted, with lengths bucketed as
     ``bucketed_batches`` does: shuffle, sort by length inside pools, cut, shuffle the batches.
 
     A batch of rows r costs ``len(r) * (max source length + max target length)`` tokens: every
     position the encoder and the decoder compute, padding included. Every example is in
-    exactly one batch.
+    exactly one batch. Only a pool's worth of Python ints exists at a time: the lengths, the
+    order and the batches are numpy arrays (8 bytes an example), so that millions of pairs
+    (a prepared corpus) cost megabytes, not hundreds of them.
 
     Args:
         src_lengths: a length per example (the source's, EOS included).
@@ -253,43 +285,55 @@ def token_batches(
         rng: the only source of randomness.
         pool: batches per sorting pool (measured in examples from the mean batch).
 
+    Returns:
+        one integer array of example indices per batch (int32 below 2**31 examples).
+
     Raises:
-        ValueError: ``max_tokens`` or ``pool`` below 1, lengths of different counts, or an
-            example that alone costs more than ``max_tokens``.
+        ValueError: ``max_tokens`` or ``pool`` below 1, lengths of different counts or not
+            one int an example, or an example that alone costs more than ``max_tokens``.
     """
     if max_tokens < 1:
         raise ValueError(f"max_tokens: expected >= 1, got {max_tokens}")
     if pool < 1:
         raise ValueError(f"pool: expected >= 1, got {pool}")
-    if len(src_lengths) != len(tgt_lengths):
+    src_all = _lengths("src_lengths", src_lengths)
+    tgt_all = _lengths("tgt_lengths", tgt_lengths)
+    if len(src_all) != len(tgt_all):
         raise ValueError(
-            f"tgt_lengths: expected {len(src_lengths)} lengths (one per source), "
-            f"got {len(tgt_lengths)}"
+            f"tgt_lengths: expected {len(src_all)} lengths (one per source), got {len(tgt_all)}"
         )
-    sizes = [s + t for s, t in zip(src_lengths, tgt_lengths, strict=True)]
-    too_big = [i for i, size in enumerate(sizes) if size > max_tokens]
+    sizes = src_all + tgt_all  # lengths are far below 2**30: no overflow
+    too_big = int((sizes > max_tokens).sum())
     if too_big:
         raise ValueError(
-            f"batch_tokens: {len(too_big)} pairs cost more than {max_tokens} tokens alone (the "
-            f"largest {max(sizes)}: source + target, EOS and BOS included); raise batch_tokens"
+            f"batch_tokens: {too_big} pairs cost more than {max_tokens} tokens alone (the "
+            f"largest {int(sizes.max())}: source + target, EOS and BOS included); raise "
+            "batch_tokens"
         )
-    order = list(range(len(sizes)))
-    rng.shuffle(order)
-    mean = sum(sizes) / len(sizes) if sizes else 1.0
+    order = _shuffled(len(sizes), rng)
+    mean = int(sizes.sum(dtype=np.int64)) / len(sizes) if len(sizes) else 1.0
     span = max(1, int(pool * max_tokens / mean))  # examples per pool: about pool batches
-    batches: list[list[int]] = []
+    batches: list[np.ndarray] = []
     for start in range(0, len(order), span):
-        chunk = sorted(order[start : start + span], key=lambda i: (sizes[i], src_lengths[i]))
-        batch: list[int] = []
-        longest_src = longest_tgt = 0
-        for i in chunk:
-            src, tgt = max(longest_src, src_lengths[i]), max(longest_tgt, tgt_lengths[i])
-            if batch and (len(batch) + 1) * (src + tgt) > max_tokens:
-                batches.append(batch)
-                batch, src, tgt = [], src_lengths[i], tgt_lengths[i]
-            batch.append(i)
-            longest_src, longest_tgt = src, tgt
-        if batch:
-            batches.append(batch)
+        chunk = order[start : start + span]
+        chunk = chunk[np.lexsort((src_all[chunk], sizes[chunk]))]  # by (size, source), stable
+        cuts = _cuts(src_all[chunk].tolist(), tgt_all[chunk].tolist(), max_tokens)
+        batches.extend(np.split(chunk, cuts))
     rng.shuffle(batches)
     return batches
+
+
+def _cuts(src_lengths: list[int], tgt_lengths: list[int], max_tokens: int) -> list[int]:
+    """Where to cut examples taken in this order into batches of at most ``max_tokens``
+    tokens each (a batch costs its size times its longest source plus its longest target):
+    greedily, a new batch when the next example would overflow this one."""
+    cuts: list[int] = []
+    size = longest_src = longest_tgt = 0
+    for k, (src_length, tgt_length) in enumerate(zip(src_lengths, tgt_lengths, strict=True)):
+        src, tgt = max(longest_src, src_length), max(longest_tgt, tgt_length)
+        if size and (size + 1) * (src + tgt) > max_tokens:
+            cuts.append(k)
+            size, src, tgt = 0, src_length, tgt_length
+        size += 1
+        longest_src, longest_tgt = src, tgt
+    return cuts

@@ -18,13 +18,15 @@ import gc
 import os
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
 import torch.distributed as dist
 
 from luong.config import device_form
 from luong.devices import resolve_device
+
+T = TypeVar("T")  # a batch, however it is held
 
 __all__ = ["World", "pick_device", "setup", "shard"]
 
@@ -190,7 +192,7 @@ def _rendezvous(rank: int, size: int) -> dist.Store:
     return dist.PrefixStore("default_pg", store)
 
 
-def shard(batches: list[list[int]], world: World) -> list[list[int]]:
+def shard(batches: list[T], world: World) -> list[T]:
     """This rank's share of an epoch's batches: every ``size``-th one from ``rank``, after
     dropping the last ``len % size`` so every rank takes the same number of steps."""
     usable = len(batches) - len(batches) % world.size

@@ -85,6 +85,7 @@ __all__ = [
     "kept_or_masked",
     "mask_source",
     "restore",
+    "spellable_spans",
     "translate_constrained",
     "translate_masked",
     "with_placeholders",
@@ -512,6 +513,22 @@ def translate_constrained(
     ]
 
 
+def spellable_spans(model: Decodable, source: str) -> list[str] | None:
+    """The texts of ``source``'s spans (``find_placeholders``) as constraints for the
+    model's output, or None when its target vocabulary cannot spell one of them (a character
+    it has no piece or byte for): such a span is kept by masking instead.
+
+    Raises:
+        TypeError: ``source`` is not a str.
+    """
+    spans = [span.text for span in find_placeholders(source)]
+    try:
+        constraint_ids(model.tgt_vocab, [spans])
+    except ValueError:
+        return None
+    return spans
+
+
 def with_placeholders(
     model: Decodable,
     source: str,
@@ -530,10 +547,8 @@ def with_placeholders(
     """
     if all(keeps_placeholders(source, output) for output in outputs):
         return list(outputs)
-    spans = [span.text for span in find_placeholders(source)]
-    try:
-        constraint_ids(model.tgt_vocab, [spans])
-    except ValueError:
+    spans = spellable_spans(model, source)
+    if spans is None:
         return kept_or_masked(model, source, outputs, options)
     phrases = [[*constraints, *spans]]
     wider = replace(options, beam=max(options.beam, CONSTRAINED_BEAM))

@@ -25,15 +25,25 @@ written in order).
 ``PreparedData`` opens such a folder: it checks the manifest against the files (sizes; full
 hashes with ``verify``), memory-maps the id files, and offers what the trainer reads of
 ``ParallelData``: ``len``, ``src_lengths`` and ``tgt_lengths`` (numpy, one int per pair) and
-``batch(indices)``, which reads only those rows. The batches come from the same
+``batch(indices)``, which reads only those rows and then hands their pages back (they stay in
+the page cache, not in the trainer's resident memory). The batches come from the same
 ``token_batches`` / ``bucketed_batches`` as text's; under torchrun every rank maps the same
 files (the operating system's page cache holds them once) and takes its share of the batch
 lists (``distributed.shard``).
+
+Shuffling is the text path's, over the whole corpus: each epoch a permutation of every pair
+(4 bytes a pair), sorted by length within pools of about 32 batches, the batches shuffled.
+That is what makes the two paths' batches and weights the same bit for bit, and it needs no
+shard order or shuffle window: the memory map reads any pair at the same cost while the
+page cache holds the corpus. A corpus larger than the machine's memory is then read at
+random from disk (a few reads a pair of a batch): fine from an SSD, slow from a spinning
+disk, where shuffling shard by shard would be the better design (not built).
 """
 
 from __future__ import annotations
 
 import hashlib
+import mmap
 import multiprocessing
 import os
 import time
@@ -394,11 +404,34 @@ class _pool:
             self.pool.join()
 
 
+class _Mapped:
+    """A file memory-mapped read-only as a numpy array (``array``). ``release`` drops the
+    pages this process has touched from its resident set: they stay in the operating
+    system's page cache (shared by every rank and reread from there on the next touch,
+    without a disk read while memory allows), but no longer count as the process's memory.
+    Without it, an epoch over a corpus larger than memory would have every page it read
+    counted in the trainer's RSS by its end, the measure that schedulers and memory limits
+    watch."""
+
+    def __init__(self, path: Path, dtype: np.dtype[Any], shape: tuple[int, ...] = (-1,)) -> None:
+        with open(path, "rb") as file:
+            self._map = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+        self.array: np.ndarray = np.frombuffer(self._map, dtype=dtype).reshape(shape)
+
+    def release(self) -> None:
+        if hasattr(mmap, "MADV_DONTNEED"):  # not on Windows, where nothing is done
+            self._map.madvise(mmap.MADV_DONTNEED)
+
+
 @dataclass(frozen=True)
 class _Shard:
-    src: np.ndarray  # memory-mapped flat ids
-    tgt: np.ndarray
-    offsets: np.ndarray  # [n + 1, 2]
+    src: _Mapped  # flat ids
+    tgt: _Mapped
+    offsets: _Mapped  # [n + 1, 2]
+
+    def release(self) -> None:
+        for mapped in (self.src, self.tgt, self.offsets):
+            mapped.release()
 
 
 class PreparedData:
@@ -479,9 +512,7 @@ class PreparedData:
                         f"{MANIFEST} says the shard holds {n} pairs ({size} bytes)"
                     )
             shard_lengths = np.fromfile(f"{stem}.lengths", dtype="<i4").reshape(n, 2)
-            offsets = np.memmap(f"{stem}.offsets", dtype="<i8", mode="r", shape=(n + 1, 2))
             totals = shard_lengths.sum(axis=0, dtype=np.int64)
-            views = []
             for k, side in enumerate(("src", "tgt")):
                 ids = Path(f"{stem}.{side}.ids")
                 if ids.stat().st_size != int(totals[k]) * dtype.itemsize:
@@ -489,14 +520,19 @@ class PreparedData:
                         f"{ids}: {ids.stat().st_size} bytes, but the lengths of "
                         f"{stem}.lengths make {int(totals[k])} {dtype.name} ids"
                     )
-                views.append(np.memmap(ids, dtype=dtype, mode="r"))
             if shard_lengths.min() < 1:
                 raise ValueError(f"{stem}.lengths: expected lengths >= 1")
             lengths.append(shard_lengths)
-            self._shards.append(_Shard(views[0], views[1], offsets))
-        both = np.concatenate(lengths).astype(np.int64)
-        self.src_lengths: np.ndarray = np.ascontiguousarray(both[:, 0])
-        self.tgt_lengths: np.ndarray = np.ascontiguousarray(both[:, 1])
+            self._shards.append(
+                _Shard(
+                    _Mapped(Path(f"{stem}.src.ids"), dtype),
+                    _Mapped(Path(f"{stem}.tgt.ids"), dtype),
+                    _Mapped(Path(f"{stem}.offsets"), np.dtype("<i8"), (n + 1, 2)),
+                )
+            )
+        # int32, as stored: 8 bytes a pair in memory for both sides (the batcher's input).
+        self.src_lengths: np.ndarray = np.concatenate([both[:, 0] for both in lengths])
+        self.tgt_lengths: np.ndarray = np.concatenate([both[:, 1] for both in lengths])
         counts = [shard["pairs"] for shard in shards]
         self._starts = np.cumsum([0, *counts[:-1]])
         self.src_tokens: str = manifest["src_tokens"]
@@ -524,7 +560,7 @@ class PreparedData:
     def __len__(self) -> int:
         return len(self.src_lengths)
 
-    def batch(self, indices: Sequence[int]) -> Batch:
+    def batch(self, indices: Sequence[int] | np.ndarray) -> Batch:
         """The pairs at ``indices`` as a batch, padded to the longest of them (only those
         rows are read from disk), as ``ParallelData.batch`` gives them.
 
@@ -538,9 +574,11 @@ class PreparedData:
         src, tgt = [], []
         for i, s in zip(index.tolist(), which.tolist(), strict=True):
             shard, local = self._shards[s], i - int(self._starts[s])
-            (a, b), (c, d) = shard.offsets[local], shard.offsets[local + 1]
-            src.append(shard.src[a:c].tolist())
-            tgt.append(shard.tgt[b:d].tolist())
+            (a, b), (c, d) = shard.offsets.array[local : local + 2].tolist()
+            src.append(shard.src.array[a:c].tolist())
+            tgt.append(shard.tgt.array[b:d].tolist())
+        for s in set(which.tolist()):
+            self._shards[s].release()
         src_ids, src_lengths = pad_batch(src)
         tgt_ids, _ = pad_batch(tgt)
         return Batch(src_ids, src_lengths, tgt_ids)

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel
@@ -574,18 +575,18 @@ class Trainer:
             rng=rng,
         )
 
-    def _epoch_steps(self, epoch: int) -> list[list[list[int]]]:
+    def _epoch_steps(self, epoch: int) -> list[list[np.ndarray]]:
         """This rank's optimizer steps of ``epoch``, each a list of ``accumulate`` batches
-        (the last may have fewer), each batch a list of example indices. The order follows
+        (the last may have fewer), each batch an array of example indices. The order follows
         from the seed and the epoch alone, so a resumed run replays it."""
         cfg = self.config
         rng = random.Random(_epoch_seed(cfg.seed, epoch))
-        src_lengths = self.data.src_lengths.tolist()
         if cfg.batch_tokens:
-            tgt_lengths = self.data.tgt_lengths.tolist()
-            batches = token_batches(src_lengths, tgt_lengths, cfg.batch_tokens, rng)
+            batches = token_batches(
+                self.data.src_lengths, self.data.tgt_lengths, cfg.batch_tokens, rng
+            )
         else:
-            batches = bucketed_batches(src_lengths, cfg.batch_size, rng)
+            batches = bucketed_batches(self.data.src_lengths, cfg.batch_size, rng)
         batches = shard(batches, self.world)
         k = cfg.accumulate
         return [batches[i : i + k] for i in range(0, len(batches), k)]
