@@ -187,6 +187,23 @@ def test_the_pool_reads_its_jobs_as_it_gives_results() -> None:
         assert list(results) == [-i for i in range(2, 1000)]
 
 
+def test_two_workers_end_quietly(tmp_path: Path) -> None:
+    # The workers once inherited the command line's SIGTERM handler, and each printed a
+    # traceback when the pool was ended.
+    tsv = write_tsv(tmp_path / "train.tsv", toy_pairs(100, seed=8))
+    command = [sys.executable, "-m", "luong", "prepare", "--train", str(tsv)]
+    for workers in ("2", "3"):
+        result = subprocess.run(
+            [*command, "--out", str(tmp_path / workers), "--workers", workers],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+        assert result.stderr.splitlines() == [
+            f"luong: learned the vocabularies from {tsv}",
+            f"luong: read 100 pairs from {tsv}",
+        ]
+
+
 @pytest.mark.parametrize(
     ("vocab", "tokens"),
     [

@@ -22,6 +22,16 @@ the same pairs give the same batches either way. The same inputs and settings gi
 bytes, whatever the number of workers (the pairs are cut into fixed chunks, and the chunks
 written in order).
 
+The corpus is never held: ``prepare_corpus`` reads it in passes (``luong.tasks.tsv.PairStream``,
+a line at a time, the files opened again each pass). The first learns the vocabularies, a
+side a pass (a joint one: the sources, then the targets) and checks every line, so that a bad
+line stops ``prepare`` before anything is written; the second cuts the pairs into chunks of
+``CHUNK`` as it reads them, at most two a worker in flight, and the shard files are written as
+the chunks come back. Its memory is the vocabularies' and the chunks', whatever the size of
+the corpus (a 2-million-pair corpus: about 250 MB, most of it the modules), except for a
+subword vocabulary: sentencepiece keeps every line it learns from in memory while it trains
+(``train_subword``). The inputs' SHA-256 is one more pass, read in blocks.
+
 ``PreparedData`` opens such a folder: it checks the manifest against the files (sizes; full
 hashes with ``verify``), memory-maps the id files, and offers what the trainer reads of
 ``ParallelData``: ``len``, ``src_lengths`` and ``tgt_lengths`` (numpy, one int per pair) and

@@ -13,6 +13,11 @@ Reading is strict. A line without exactly one tab, with an empty (or whitespace-
 with bytes that are not UTF-8 raises ``ValueError("FILE:LINE: what is wrong")`` before any
 training; with ``skip_bad_lines`` such lines are left out and counted instead.
 
+``read_split`` (``read_pairs``, ``read_parallel``) returns a whole split as a list;
+``PairStream`` gives the same pairs, checks and messages a line at a time, again at every
+pass, for a corpus that is not to be held (``luong prepare``). Both go through the same
+line-level code.
+
 Several references. A source may appear on several lines with different targets (a word with
 two pronunciations). Training sees every pair; scoring counts each unique source once, right
 when its output equals any of its references (``luong.evaluation``).
