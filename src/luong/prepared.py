@@ -424,7 +424,8 @@ def _file_entry(path: Path) -> dict[str, Any]:
 class _pool:
     """``with _pool(n) as segment``: ``segment(function, jobs)`` maps in order, in ``n``
     worker processes (none for 1). At most ``2 n`` jobs are in flight: ``jobs`` is read as
-    the results are taken (``Pool.imap`` would read it all ahead, and queue what it read)."""
+    the results are taken (``Pool.imap`` reads it ahead on a thread of its own and keeps every
+    result not yet taken: the corpus, when the writer is slower than the workers)."""
 
     def __init__(self, workers: int) -> None:
         self.workers = workers
