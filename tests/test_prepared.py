@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import gzip
 import io
+import itertools
 import json
 import lzma
+import operator
 import os
 import random
 import re
@@ -17,7 +19,9 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Literal
 
 import pytest
 import sentencepiece as spm
@@ -25,6 +29,7 @@ import torch
 from helpers import TINY_MODEL_FLAGS, toy_pairs
 
 import luong.prepared
+import luong.tasks.tsv
 from luong import Seq2Seq, Seq2SeqConfig, TrainConfig, Vocab
 from luong.batching import ParallelData, token_batches
 from luong.checkpoint import find_latest
@@ -39,6 +44,7 @@ from luong.prepared import (
     prepare_corpus,
 )
 from luong.tasks.data import TaskData
+from luong.tasks.tsv import read_split
 from luong.trainer import Trainer
 
 MODEL = {"emb_dim": 8, "enc_hidden": 8, "enc_layers": 1, "dec_hidden": 16, "dropout": 0.1}
@@ -127,6 +133,138 @@ def test_one_and_two_workers_write_the_same_bytes(
     # Again, the same bytes.
     prepare_corpus(tsv, tmp_path / "w1", vocab=vocab, workers=2, shard_pairs=40)
     assert folder_bytes(tmp_path / "w1") == one
+
+
+def test_prepare_reads_the_corpus_a_chunk_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The segmenting pass reads CHUNK lines between two chunks, never the whole file ahead;
+    # the whole-file readers are not used at all.
+    pairs = toy_pairs(50, seed=6)
+    tsv = write_tsv(tmp_path / "train.tsv", pairs)
+    prepare_corpus(tsv, tmp_path / "expected", vocab=VocabConfig(joint_vocab=True))
+    monkeypatch.setattr(luong.prepared, "CHUNK", 7)
+    parsed = [0]
+    parse_line = luong.tasks.tsv._parse_line
+
+    def counted(line: bytes) -> object:
+        parsed[0] += 1
+        return parse_line(line)
+
+    at_chunk: list[int] = []
+    encode_chunk = luong.prepared._encode_chunk
+
+    def encode(job: tuple[str, str, list[tuple[str, str]]]) -> tuple[object, ...]:
+        at_chunk.append(parsed[0])
+        return encode_chunk(job)
+
+    def whole_file(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the whole file read at once")
+
+    monkeypatch.setattr(luong.tasks.tsv, "_parse_line", counted)
+    monkeypatch.setattr(luong.prepared, "_encode_chunk", encode)
+    for name in ("read_split", "read_pairs", "read_parallel", "_parse_lines"):
+        monkeypatch.setattr(luong.tasks.tsv, name, whole_file)
+    monkeypatch.setattr(luong.prepared, "read_split", whole_file)
+    manifest = prepare_corpus(tsv, tmp_path / "p", vocab=VocabConfig(joint_vocab=True))
+    assert manifest["pairs"] == manifest["read"] == 50
+    assert [b - a for a, b in itertools.pairwise(at_chunk)] == [7] * 6 + [1]
+    assert parsed[0] == at_chunk[-1]  # nothing read after the last chunk
+    assert folder_bytes(tmp_path / "p") == folder_bytes(tmp_path / "expected")
+
+
+def test_the_pool_reads_its_jobs_as_it_gives_results() -> None:
+    taken = [0]
+
+    def jobs() -> Iterator[int]:
+        for i in range(1000):
+            taken[0] += 1
+            yield i
+
+    with luong.prepared._pool(2) as segment:
+        results = segment(operator.neg, jobs())
+        assert next(results) == 0 and taken[0] == 4  # two a worker in flight
+        assert next(results) == -1 and taken[0] == 5
+        assert list(results) == [-i for i in range(2, 1000)]
+
+
+def test_two_workers_end_quietly(tmp_path: Path) -> None:
+    # The workers once inherited the command line's SIGTERM handler, and each printed a
+    # traceback when the pool was ended.
+    tsv = write_tsv(tmp_path / "train.tsv", toy_pairs(100, seed=8))
+    command = [sys.executable, "-m", "luong", "prepare", "--train", str(tsv)]
+    for workers in ("2", "3"):
+        result = subprocess.run(
+            [*command, "--out", str(tmp_path / workers), "--workers", workers],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+        assert result.stderr.splitlines() == [
+            f"luong: learned the vocabularies from {tsv}",
+            f"luong: read 100 pairs from {tsv}",
+        ]
+
+
+@pytest.mark.parametrize(
+    ("vocab", "tokens"),
+    [
+        (VocabConfig(), "char"),
+        (VocabConfig(vocab_size=9, min_count=2), "space"),
+        (VocabConfig(joint_vocab=True), "space"),
+        (VocabConfig("bpe", 280), "char"),
+        (VocabConfig("unigram", 300, joint_vocab=True), "char"),
+    ],
+)
+def test_prepare_learns_build_vocabularies_own_vocabularies(
+    tmp_path: Path, vocab: VocabConfig, tokens: Literal["char", "space"]
+) -> None:
+    pairs = [(" ".join(s), f"{t} {t[::-1]}") for s, t in toy_pairs(120, seed=7)]
+    src, tgt = tmp_path / "src.gz", tmp_path / "tgt.gz"
+    src.write_bytes(gzip.compress("".join(f"{s}\n" for s, _ in pairs).encode() + b"\n"))
+    tgt.write_bytes(gzip.compress("".join(f"{t}\n" for _, t in pairs).encode() + b"x\n"))
+    train = [str(src), str(tgt)]
+    manifest = prepare_corpus(
+        train, tmp_path / "p", src_tokens=tokens, tgt_tokens=tokens, vocab=vocab,
+        skip_bad_lines=True, workers=2,
+    )  # fmt: skip
+    assert (manifest["read"], manifest["dropped"][BAD_LINE]) == (121, 1)
+    read = read_split(train, skip_bad_lines=True)
+    data = TaskData(read.pairs, [], [], src_tokens=tokens, tgt_tokens=tokens)
+    src_vocab, tgt_vocab = build_vocabularies(data, vocab)
+    (tmp_path / "text").mkdir()
+    src_vocab.save(tmp_path / "text" / "src_vocab.json")
+    tgt_vocab.save(tmp_path / "text" / "tgt_vocab.json")
+    prepared = {k: v for k, v in folder_bytes(tmp_path / "p").items() if "vocab" in k}
+    assert prepared == folder_bytes(tmp_path / "text")
+    assert len(prepared) == (4 if vocab.subword != "none" else 2)
+
+
+def test_a_bad_line_is_one_line_before_anything_is_written_whatever_the_vocabulary(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pairs = [(f"the cat sat on mat {i % 7}", f"die katze sass {i % 5}") for i in range(60)]
+    tsv = write_tsv(tmp_path / "train.tsv", pairs)
+    tsv.write_text(tsv.read_text() + "no tab here\n")
+    model = train_spm([s for s, _ in pairs], pad_id=0, bos_id=1, eos_id=2, unk_id=3)
+    (tmp_path / "my.model").write_bytes(model)
+    expected = (
+        f"luong: error: {tsv}:61: expected exactly one tab between source and target, found "
+        "no tab (--skip-bad-lines skips such lines)"
+    )
+    for flags in (
+        [],
+        ["--subword", "unigram", "--vocab-size", "290"],  # read inside sentencepiece
+        ["--subword", "bpe", "--vocab-size", "290", "--joint-vocab"],
+        ["--spm-model", str(tmp_path / "my.model")],  # read while segmenting
+    ):
+        status, _, err = run_main(
+            capsys, "prepare", "--train", str(tsv), "--out", str(tmp_path / "p"),
+            "--workers", "2", *flags,
+        )  # fmt: skip
+        assert status == 1 and one_error_line(err) == expected, flags
+        assert sorted(path.name for path in tmp_path.iterdir()) == [
+            "my.model", "train.tsv"
+        ], flags  # fmt: skip
 
 
 def test_gz_and_xz_inputs_give_the_same_ids(tmp_path: Path) -> None:

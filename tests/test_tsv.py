@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gzip
+import itertools
 from pathlib import Path
 
 import pytest
@@ -9,7 +11,7 @@ import pytest
 from luong.evaluation import group_references
 from luong.metrics import reference_scores
 from luong.tasks import OWN_DATA, load_task
-from luong.tasks.tsv import BadLine, load, parse_pairs, read_pairs
+from luong.tasks.tsv import BadLine, PairStream, Split, load, parse_pairs, read_pairs, read_split
 
 # The reader.
 
@@ -128,6 +130,113 @@ def test_load_reads_every_file_before_training(tmp_path: Path) -> None:
         load_task(OWN_DATA, train="a", dev="b", lowercase=True)
     with pytest.raises(ValueError, match=r"missing \['dev'\]"):
         load_task(OWN_DATA, train="a")
+
+
+# The stream: read_split's pairs, bad lines and messages, a line at a time.
+
+STREAM_CASES = {
+    "good": (b"\xef\xbb\xbfa\tb\r\nc d\te\nf\tg", None),
+    "bad lines": (b"a\tb\nx\ny\nc\td\n\xff\tz\ne\t\n", None),
+    "one bad line": (b"a\tb\nno tab\nc\td\n", None),
+    "no pairs": (b"junk\n\n", None),
+    "empty": (b"", None),
+    "parallel good": (b"a\nc d\r\nf", b"b\ne\ng\n"),
+    "parallel bad": (b"a\n \nc\n\nx\n", b"b\n\xff\nd\n\ne\n"),
+    "parallel lengths": (b"a\nb\nc\n", b"A\nB\n"),
+    "parallel lengths and bad": (b"a\n\nc\n", b"A\nB\nC\nD\n"),
+    "parallel no pairs": (b"\n", b" \n"),
+}
+
+
+def write_split(folder: Path, case: str, gz: bool) -> Split:
+    first, second = STREAM_CASES[case]
+    suffix = ".gz" if gz else ""
+    for name, raw in (("a", first), ("b", second)):
+        if raw is not None:
+            (folder / f"{name}{suffix}").write_bytes(gzip.compress(raw) if gz else raw)
+    return (
+        str(folder / f"a{suffix}")
+        if second is None
+        else [str(folder / f"a{suffix}"), str(folder / f"b{suffix}")]
+    )
+
+
+@pytest.mark.parametrize("gz", [False, True])
+@pytest.mark.parametrize("skip", [False, True])
+@pytest.mark.parametrize("case", sorted(STREAM_CASES))
+def test_the_stream_gives_read_splits_pairs_skipped_lines_and_errors(
+    tmp_path: Path, case: str, skip: bool, gz: bool
+) -> None:
+    path = write_split(tmp_path, case, gz)
+    stream = PairStream(path, skip_bad_lines=skip)
+    try:
+        read = read_split(path, skip_bad_lines=skip)
+    except ValueError as error:
+        with pytest.raises(ValueError) as streamed:
+            list(stream)
+        assert str(streamed.value) == str(error)
+        return
+    assert stream.skipped == []  # before a pass
+    assert list(stream) == read.pairs
+    assert stream.skipped == read.skipped and stream.name == read.name
+    assert list(stream) == read.pairs  # again: the files are opened again
+    assert list(stream.sources()) == [s for s, _ in read.pairs]
+    assert list(stream.targets()) == [t for _, t in read.pairs]
+
+
+def test_the_stream_pins_the_messages_of_bad_files(tmp_path: Path) -> None:
+    cases = {
+        "bad lines": f"{tmp_path}/a:2: expected exactly one tab between source and target, "
+        "found no tab (4 bad lines in this file; --skip-bad-lines skips them)",
+        "parallel bad": f"{tmp_path}/a:2: empty source in {tmp_path}/a (--skip-bad-lines "
+        "skips such lines)",
+        "parallel lengths": f"{tmp_path}/a has 3 lines and {tmp_path}/b has 2; expected "
+        "line-aligned files, a source line and its target line each",
+        "parallel lengths and bad": f"{tmp_path}/a has 3 lines and {tmp_path}/b has 4; "
+        "expected line-aligned files, a source line and its target line each",
+        "no pairs": f"{tmp_path}/a: no pairs (2 bad lines skipped); expected lines of "
+        "source<TAB>target",
+    }
+    for case, message in cases.items():
+        path = write_split(tmp_path, case, gz=False)
+        with pytest.raises(ValueError) as error:
+            list(PairStream(path, skip_bad_lines=case == "no pairs"))
+        assert str(error.value) == message, case
+    path = write_split(tmp_path, "parallel bad", gz=False)
+    stream = PairStream(path, skip_bad_lines=True)
+    assert list(stream) == [("a", "b"), ("c", "d"), ("x", "e")]
+    assert stream.skipped == [
+        BadLine(2, f"empty source in {tmp_path}/a"),
+        BadLine(2, f"not valid UTF-8 in {tmp_path}/b"),
+        BadLine(4, f"empty source in {tmp_path}/a"),
+        BadLine(4, f"empty target in {tmp_path}/b"),
+    ]
+
+
+def test_the_stream_reads_a_line_at_a_time(tmp_path: Path) -> None:
+    raw = gzip.compress(b"".join(b"abc%d\tcba\n" % i for i in range(20_000)))
+    (tmp_path / "cut.tsv.gz").write_bytes(raw[: len(raw) // 2])
+    with pytest.raises(ValueError, match="cut.tsv.gz: not a complete .gz file"):
+        read_split(tmp_path / "cut.tsv.gz")
+    # The first pairs come before the end of the file is reached.
+    first = list(itertools.islice(PairStream(tmp_path / "cut.tsv.gz"), 3))
+    assert first == [("abc0", "cba"), ("abc1", "cba"), ("abc2", "cba")]
+    # A bad line stops the pairs (they would be thrown away), not the reading.
+    (tmp_path / "bad.tsv").write_bytes(b"a\tb\nc\td\nbad\ne\tf\n")
+    seen = []
+    with pytest.raises(ValueError, match="bad.tsv:3: expected exactly one tab"):
+        for pair in PairStream(tmp_path / "bad.tsv"):
+            seen.append(pair)
+    assert seen == [("a", "b"), ("c", "d")]
+
+
+def test_the_stream_checks_its_paths(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"expected a TSV file or \[source, target\] files, got"):
+        PairStream(["a", "b", "c"])
+    with pytest.raises(TypeError, match="path: expected a str or a path, got int"):
+        PairStream(3)  # type: ignore[arg-type]
+    with pytest.raises(FileNotFoundError, match="nope.tsv: no such file"):
+        list(PairStream(tmp_path / "nope.tsv"))
 
 
 # Several references.

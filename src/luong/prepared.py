@@ -22,6 +22,16 @@ the same pairs give the same batches either way. The same inputs and settings gi
 bytes, whatever the number of workers (the pairs are cut into fixed chunks, and the chunks
 written in order).
 
+The corpus is never held: ``prepare_corpus`` reads it in passes (``luong.tasks.tsv.PairStream``,
+a line at a time, the files opened again each pass). The first learns the vocabularies, a
+side a pass (a joint one: the sources, then the targets) and checks every line, so that a bad
+line stops ``prepare`` before anything is written; the second cuts the pairs into chunks of
+``CHUNK`` as it reads them, at most two a worker in flight, and the shard files are written as
+the chunks come back. Its memory is the vocabularies' and the chunks', whatever the size of
+the corpus (a 2-million-pair corpus: about 250 MB, most of it the modules), except for a
+subword vocabulary: sentencepiece keeps every line it learns from in memory while it trains
+(``train_subword``). The inputs' SHA-256 is one more pass, read in blocks.
+
 ``PreparedData`` opens such a folder: it checks the manifest against the files (sizes; full
 hashes with ``verify``), memory-maps the id files, and offers what the trainer reads of
 ``ParallelData``: ``len``, ``src_lengths`` and ``tgt_lengths`` (numpy, one int per pair) and
@@ -42,12 +52,15 @@ disk, where shuffling shard by shard would be the better design (not built).
 
 from __future__ import annotations
 
+import collections
 import hashlib
+import itertools
 import mmap
 import multiprocessing
 import os
+import signal
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -60,7 +73,7 @@ from luong.files import read_bounded, read_json, write_folder, write_json
 from luong.model import SRC_VOCAB, TGT_VOCAB
 from luong.subword import SubwordVocab, load_vocab, train_subword
 from luong.tasks.data import Pair, TaskData
-from luong.tasks.tsv import Split, read_split
+from luong.tasks.tsv import PairStream, Split, read_split
 from luong.version import __version__
 from luong.vocab import TOKENS, Tokens, Vocab
 
@@ -95,31 +108,53 @@ def build_vocabularies(data: TaskData, config: VocabConfig) -> tuple[Vocab, Voca
         ValueError: a joint vocabulary over sides cut differently (characters against
             tokens, or a lowercased source), or a size the data cannot support.
     """
-    sources = [s for s, _ in data.train]
-    targets = [t for _, t in data.train]
-    if config.joint_vocab and (data.src_tokens != data.tgt_tokens or data.lowercase):
+    return _learn_vocabularies(
+        lambda: (source for source, _ in data.train),
+        lambda: (target for _, target in data.train),
+        config,
+        data.src_tokens,
+        data.tgt_tokens,
+        data.lowercase,
+    )
+
+
+def _learn_vocabularies(
+    sources: Callable[[], Iterable[str]],
+    targets: Callable[[], Iterable[str]],
+    config: VocabConfig,
+    src_tokens: Tokens,
+    tgt_tokens: Tokens,
+    lowercase: bool,
+) -> tuple[Vocab, Vocab]:
+    """``build_vocabularies`` on the sides as passes: ``sources()`` and ``targets()`` each
+    give the side's texts in order, again at every call (a list's or a file's: ``prepare``
+    reads its corpus a pass at a time, so that it is never held). Each side is read once
+    (a joint vocabulary: the sources, then the targets)."""
+    if config.joint_vocab and (src_tokens != tgt_tokens or lowercase):
         raise ValueError(
             "joint_vocab: one vocabulary needs both sides read alike, got sources as "
-            f"{data.src_tokens}{' (lowercased)' if data.lowercase else ''} and targets as "
-            f"{data.tgt_tokens}"
+            f"{src_tokens}{' (lowercased)' if lowercase else ''} and targets as "
+            f"{tgt_tokens}"
         )
+
+    def both() -> Iterator[str]:
+        return itertools.chain(sources(), targets())
+
     if config.subword != "none":
         if config.joint_vocab:
-            shared = train_subword(sources + targets, config.subword, config.size)
+            shared = train_subword(both(), config.subword, config.size)
             return shared, shared
         return (
-            train_subword(sources, config.subword, config.size, lowercase=data.lowercase),
-            train_subword(targets, config.subword, config.size),
+            train_subword(sources(), config.subword, config.size, lowercase=lowercase),
+            train_subword(targets(), config.subword, config.size),
         )
     size, count = config.size or None, config.min_count
     if config.joint_vocab:
-        joint = Vocab.build(
-            sources + targets, data.src_tokens, min_count=count, max_size=size, normalization="NFC"
-        )
+        joint = Vocab.build(both(), src_tokens, min_count=count, max_size=size, normalization="NFC")
         return joint, joint
     return (
-        Vocab.build(sources, data.src_tokens, data.lowercase, min_count=count, max_size=size),
-        Vocab.build(targets, data.tgt_tokens, min_count=count, max_size=size, normalization="NFC"),
+        Vocab.build(sources(), src_tokens, lowercase, min_count=count, max_size=size),
+        Vocab.build(targets(), tgt_tokens, min_count=count, max_size=size, normalization="NFC"),
     )
 
 
@@ -178,13 +213,17 @@ def _encode_chunk(job: tuple[str, str, list[Pair]]) -> tuple[np.ndarray, ...]:
 
 
 class _ShardWriter:
-    """Appends segmented pairs to the shard files of ``folder``, ``shard_pairs`` a shard."""
+    """Appends segmented pairs to the shard files of ``folder``, ``shard_pairs`` a shard. All
+    four files are written as the pairs come, the lengths and offsets too: nothing of a
+    shard is held."""
+
+    PARTS = ("src.ids", "tgt.ids", "lengths", "offsets")
 
     def __init__(self, folder: Path, shard_pairs: int, dtype: np.dtype[Any]) -> None:
         self.folder, self.shard_pairs, self.dtype = folder, shard_pairs, dtype
         self.shards: list[int] = []  # pairs in each closed shard
-        self.lengths: list[np.ndarray] = []  # the open shard's [k, 2] lengths
         self.count = 0  # pairs in the open shard
+        self.ends = np.zeros(2, dtype="<i8")  # where its next pair starts in the id files
         self.files: list[Any] = []
 
     def add(
@@ -193,12 +232,18 @@ class _ShardWriter:
         while len(src_len):
             if not self.files:
                 stem = self.folder / f"{len(self.shards):05d}"
-                self.files = [open(f"{stem}.src.ids", "wb"), open(f"{stem}.tgt.ids", "wb")]  # noqa: SIM115
+                self.files = [open(f"{stem}.{part}", "wb") for part in self.PARTS]  # noqa: SIM115
+                self.ends = np.zeros(2, dtype="<i8")
+                self.files[3].write(self.ends.tobytes())  # offsets: [n + 1, 2], from 0
             k = min(self.shard_pairs - self.count, len(src_len))
             s, t = int(src_len[:k].sum()), int(tgt_len[:k].sum())
+            lengths = np.stack([src_len[:k], tgt_len[:k]], axis=1)
+            offsets = self.ends + np.cumsum(lengths, axis=0, dtype="<i8")
             self.files[0].write(src[:s].astype(self.dtype).tobytes())
             self.files[1].write(tgt[:t].astype(self.dtype).tobytes())
-            self.lengths.append(np.stack([src_len[:k], tgt_len[:k]], axis=1))
+            self.files[2].write(lengths.astype("<i4").tobytes())
+            self.files[3].write(offsets.tobytes())
+            self.ends = offsets[-1]
             self.count += k
             src, src_len, tgt, tgt_len = src[s:], src_len[k:], tgt[t:], tgt_len[k:]
             if self.count == self.shard_pairs:
@@ -209,14 +254,8 @@ class _ShardWriter:
             return
         for file in self.files:
             file.close()
-        lengths = np.concatenate(self.lengths).astype("<i4")
-        offsets = np.zeros((len(lengths) + 1, 2), dtype="<i8")
-        np.cumsum(lengths, axis=0, out=offsets[1:])
-        stem = self.folder / f"{len(self.shards):05d}"
-        Path(f"{stem}.lengths").write_bytes(lengths.tobytes())
-        Path(f"{stem}.offsets").write_bytes(offsets.tobytes())
         self.shards.append(self.count)
-        self.files, self.lengths, self.count = [], [], 0
+        self.files, self.count = [], 0
 
 
 def _check_int(name: str, value: object, low: int, allow_none: bool = False) -> None:
@@ -294,15 +333,17 @@ def prepare_corpus(
     if spm_model is not None:  # checked before the corpus is read
         kind = vocab.subword if vocab.subword != "none" else "unigram"
         src_vocab = tgt_vocab = load_spm_model(spm_model, kind)
-    read = read_split(train, skip_bad_lines=skip_bad_lines)
-    pairs = read.pairs
-    say(f"read {len(pairs)} pairs from {read.name}")
+    # The corpus is read in passes, never held: the vocabularies' (each side once; checks
+    # every line first), then the segmenting one, a chunk of pairs at a time.
+    pairs = PairStream(train, skip_bad_lines=skip_bad_lines)
     if spm_model is None:
-        data = TaskData(pairs, [], [], src_tokens=src_tokens, tgt_tokens=tgt_tokens)
-        src_vocab, tgt_vocab = build_vocabularies(data, vocab)
+        src_vocab, tgt_vocab = _learn_vocabularies(
+            pairs.sources, pairs.targets, vocab, src_tokens, tgt_tokens, lowercase=False
+        )
+        say(f"learned the vocabularies from {pairs.name}")
     size = max(len(src_vocab), len(tgt_vocab))
     dtype = np.dtype("<u2") if size <= UINT16_LIMIT else np.dtype("<u4")
-    dropped = {BAD_LINE: len(read.skipped), SOURCE_TOO_LONG: 0, TARGET_TOO_LONG: 0}
+    dropped = {BAD_LINE: 0, SOURCE_TOO_LONG: 0, TARGET_TOO_LONG: 0}
     inputs = [
         {"name": path.name, "bytes": path.stat().st_size, "sha256": _sha256_file(path)}
         for path in _input_files(train)
@@ -314,10 +355,14 @@ def prepare_corpus(
         src_path, tgt_path = str(folder / SRC_VOCAB), str(folder / TGT_VOCAB)
         if src_vocab is tgt_vocab:
             tgt_path = src_path
-        jobs = ((src_path, tgt_path, pairs[i : i + CHUNK]) for i in range(0, len(pairs), CHUNK))
+        stream = iter(pairs)
+        chunks = iter(lambda: list(itertools.islice(stream, CHUNK)), [])
+        jobs = ((src_path, tgt_path, chunk) for chunk in chunks)
         writer = _ShardWriter(folder, shard_pairs, dtype)
+        read = 0
         with _pool(workers) as segment:
             for src, src_len, tgt, tgt_len in segment(_encode_chunk, jobs):
+                read += len(src_len)
                 keep = np.ones(len(src_len), dtype=bool)
                 if max_src_len is not None:
                     long_src = src_len - 1 > max_src_len
@@ -332,9 +377,11 @@ def prepare_corpus(
                     src_len, tgt_len = src_len[keep], tgt_len[keep]
                 writer.add(src, src_len, tgt, tgt_len)
         writer.close()
+        dropped[BAD_LINE] = len(pairs.skipped)  # the pass is read to its end
+        say(f"read {read} pairs from {pairs.name}")
         if not writer.shards:
             raise ValueError(
-                f"{read.name}: no pairs left after the length limits (max_src_len="
+                f"{pairs.name}: no pairs left after the length limits (max_src_len="
                 f"{max_src_len}, max_tgt_len={max_tgt_len}: {dropped[SOURCE_TOO_LONG]} sources "
                 f"and {dropped[TARGET_TOO_LONG]} targets too long)"
             )
@@ -355,7 +402,7 @@ def prepare_corpus(
                 "format": FORMAT,
                 "luong": __version__,
                 "pairs": sum(writer.shards),
-                "read": len(pairs) + len(read.skipped),
+                "read": read + len(pairs.skipped),
                 "dropped": dropped,
                 "inputs": inputs,
                 "src_tokens": src_tokens if spm_model is None else "subword",
@@ -386,7 +433,9 @@ def _file_entry(path: Path) -> dict[str, Any]:
 
 class _pool:
     """``with _pool(n) as segment``: ``segment(function, jobs)`` maps in order, in ``n``
-    worker processes (none for 1)."""
+    worker processes (none for 1). At most ``2 n`` jobs are in flight: ``jobs`` is read as
+    the results are taken (``Pool.imap`` reads it ahead on a thread of its own and keeps every
+    result not yet taken: the corpus, when the writer is slower than the workers)."""
 
     def __init__(self, workers: int) -> None:
         self.workers = workers
@@ -395,13 +444,33 @@ class _pool:
     def __enter__(self) -> Callable[..., Iterator[Any]]:
         if self.workers == 1:
             return map
-        self.pool = multiprocessing.get_context().Pool(self.workers)
-        return lambda function, jobs: self.pool.imap(function, jobs)
+        self.pool = multiprocessing.get_context().Pool(self.workers, initializer=_worker_signals)
+        return self._map
 
-    def __exit__(self, *exc: object) -> None:
-        if self.pool is not None:
+    def _map(self, function: Callable[[Any], Any], jobs: Iterable[Any]) -> Iterator[Any]:
+        pending: collections.deque[Any] = collections.deque()
+        for job in jobs:
+            pending.append(self.pool.apply_async(function, (job,)))
+            if len(pending) >= 2 * self.workers:
+                yield pending.popleft().get()
+        while pending:
+            yield pending.popleft().get()
+
+    def __exit__(self, failed: type[BaseException] | None, *exc: object) -> None:
+        if self.pool is None:
+            return
+        if failed is None:
+            self.pool.close()  # the workers finish and leave
+        else:
             self.pool.terminate()
-            self.pool.join()
+        self.pool.join()
+
+
+def _worker_signals() -> None:
+    """A worker leaves SIGINT and SIGTERM to its parent, which ends the pool: the CLI's
+    handlers, inherited through fork, would print a traceback in every worker."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 class _Mapped:

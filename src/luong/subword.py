@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import hashlib
 import io
+import itertools
 import json
 import os
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -163,6 +164,10 @@ def train_subword(
     """Learn a sentencepiece model of ``vocab_size`` pieces (the 4 specials and 256 byte
     pieces included) from ``texts``, deterministically (one thread).
 
+    ``texts`` is read once, lazily, a line at a time (a generator over a file will do), but
+    sentencepiece itself keeps every line it learns from in memory while it trains (its own
+    copy, as bytes): that memory grows with the text, and is sentencepiece's.
+
     Args:
         texts: the training text, a line each (source and target lines for a joint model).
         kind: ``"unigram"`` or ``"bpe"``.
@@ -177,13 +182,26 @@ def train_subword(
         raise ValueError(f"subword: expected one of {', '.join(SUBWORDS)}, got {kind!r}")
     if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < 1:
         raise ValueError(f"vocab_size: expected a positive int, got {vocab_size!r}")
-    lines = [line for line in (nfc(text, lowercase) for text in texts) if line.strip()]
-    if not lines:
+    failed: list[BaseException] = []  # what reading ``texts`` raised inside sentencepiece
+
+    def read() -> Iterator[str]:
+        try:
+            for text in texts:
+                line = nfc(text, lowercase)
+                if line.strip():
+                    yield line
+        except (Exception, KeyboardInterrupt) as error:
+            failed.append(error)  # sentencepiece stops with a RuntimeError: keep the original
+            raise
+
+    lines = read()
+    first = next(lines, None)
+    if first is None:
         raise ValueError("texts: expected some text to learn subwords from, got none")
     writer = io.BytesIO()
     try:
         spm.SentencePieceTrainer.train(
-            sentence_iterator=iter(lines),
+            sentence_iterator=itertools.chain([first], lines),
             model_writer=writer,
             model_type=kind,
             vocab_size=vocab_size,
@@ -205,6 +223,8 @@ def train_subword(
             minloglevel=2,
         )
     except RuntimeError as error:
+        if failed:  # the text's own error (a bad line of a file, a non-string), as raised
+            raise failed[0] from None
         complaint = " ".join(str(error).split())
         # Too few pieces for the text's characters: sentencepiece's own advice names its
         # --character_coverage, which luong keeps at 1.0 (byte fallback covers the rest).
@@ -219,6 +239,8 @@ def train_subword(
             f"vocab_size: {vocab_size} {kind} pieces cannot be learned from this text "
             f"(sentencepiece: {complaint})"
         ) from None
+    if failed:  # sentencepiece went on without the rest of the text: not a model of it
+        raise failed[0]
     return SubwordVocab(writer.getvalue(), kind, lowercase)
 
 

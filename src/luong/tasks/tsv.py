@@ -13,6 +13,11 @@ Reading is strict. A line without exactly one tab, with an empty (or whitespace-
 with bytes that are not UTF-8 raises ``ValueError("FILE:LINE: what is wrong")`` before any
 training; with ``skip_bad_lines`` such lines are left out and counted instead.
 
+``read_split`` (``read_pairs``, ``read_parallel``) returns a whole split as a list;
+``PairStream`` gives the same pairs, checks and messages a line at a time, again at every
+pass, for a corpus that is not to be held (``luong prepare``). Both go through the same
+line-level code.
+
 Several references. A source may appear on several lines with different targets (a word with
 two pronunciations). Training sees every pair; scoring counts each unique source once, right
 when its output equals any of its references (``luong.evaluation``).
@@ -37,6 +42,7 @@ from luong.vocab import TOKENS, Tokens
 __all__ = [
     "BadLine",
     "PairFile",
+    "PairStream",
     "Split",
     "load",
     "open_data",
@@ -92,14 +98,26 @@ def parse_pairs(raw: bytes, name: str, *, skip_bad_lines: bool = False) -> PairF
 
 def _parse_lines(lines: Iterable[bytes], name: str, skip_bad_lines: bool) -> PairFile:
     """``parse_pairs`` on lines already cut (``luong.files.iter_lines``)."""
-    pairs: list[Pair] = []
     bad: list[BadLine] = []
+    pairs = list(_tsv_pairs(lines, name, skip_bad_lines, bad))
+    return PairFile(name, pairs, bad)
+
+
+def _tsv_pairs(
+    lines: Iterable[bytes], name: str, skip_bad_lines: bool, bad: list[BadLine]
+) -> Iterator[Pair]:
+    """The pairs on ``lines`` (a ``source<TAB>target`` file's, cut by ``iter_lines``), yielded
+    in order as they are read; the bad lines are appended to ``bad``. Once a bad line is found
+    without ``skip_bad_lines`` no more pairs are yielded, but the rest is read (the message
+    counts the file's bad lines); the errors are raised at the end, as ``parse_pairs`` says."""
+    count = 0
     for number, line in enumerate(lines, start=1):
         pair_or_problem = _parse_line(line)
         if isinstance(pair_or_problem, str):
             bad.append(BadLine(number, pair_or_problem))
-        else:
-            pairs.append(pair_or_problem)
+        elif skip_bad_lines or not bad:
+            count += 1
+            yield pair_or_problem
     if bad and not skip_bad_lines:
         first = bad[0]
         more = (
@@ -108,10 +126,9 @@ def _parse_lines(lines: Iterable[bytes], name: str, skip_bad_lines: bool) -> Pai
             else " (--skip-bad-lines skips such lines)"
         )
         raise ValueError(f"{name}:{first.line}: {first.problem}{more}")
-    if not pairs:
+    if not count:
         skipped = f" ({len(bad)} bad lines skipped)" if bad else ""
         raise ValueError(f"{name}: no pairs{skipped}; expected lines of source<TAB>target")
-    return PairFile(name, pairs, bad)
 
 
 def _parse_line(line: bytes) -> Pair | str:
@@ -203,8 +220,23 @@ def parse_parallel(
 def _parse_parallel_lines(
     source: Iterable[bytes], target: Iterable[bytes], names: tuple[str, str], skip: bool
 ) -> PairFile:
-    pairs: list[Pair] = []
     bad: list[BadLine] = []
+    pairs = list(_parallel_pairs(source, target, names, skip, bad))
+    return PairFile(f"{names[0]} + {names[1]}", pairs, bad)
+
+
+def _parallel_pairs(
+    source: Iterable[bytes],
+    target: Iterable[bytes],
+    names: tuple[str, str],
+    skip: bool,
+    bad: list[BadLine],
+) -> Iterator[Pair]:
+    """The pairs of two line-aligned files' lines, yielded in order as they are read; the bad
+    lines are appended to ``bad`` (one per bad side). As ``_tsv_pairs``: nothing more is
+    yielded after a bad line without ``skip``, and the errors are raised at the end, as
+    ``parse_parallel`` says (different line counts first)."""
+    count = 0
     counts = [0, 0]
     for number, lines in enumerate(itertools.zip_longest(source, target), start=1):
         texts = []
@@ -218,22 +250,22 @@ def _parse_parallel_lines(
             elif line is not None and not text.strip():
                 bad.append(BadLine(number, f"empty {side} in {name}"))
             texts.append(text)
-        if all(text is not None and text.strip() for text in texts):
-            pairs.append((texts[0], texts[1]))  # type: ignore[arg-type]
+        if all(text is not None and text.strip() for text in texts) and (skip or not bad):
+            count += 1
+            yield texts[0], texts[1]  # type: ignore[misc]
     if counts[0] != counts[1]:
         raise ValueError(
             f"{names[0]} has {counts[0]} lines and {names[1]} has {counts[1]}; "
             "expected line-aligned files, a source line and its target line each"
         )
-    name = f"{names[0]} + {names[1]}"
     if bad and not skip:
         first = bad[0]
         raise ValueError(
             f"{names[0]}:{first.line}: {first.problem} (--skip-bad-lines skips such lines)"
         )
-    if not pairs:
+    if not count:
+        name = f"{names[0]} + {names[1]}"
         raise ValueError(f"{name}: no pairs; expected a source and a target line each")
-    return PairFile(name, pairs, bad)
 
 
 def read_parallel(
@@ -278,6 +310,66 @@ def read_split(path: Split, *, skip_bad_lines: bool = False) -> PairFile:
             raise ValueError(f"expected a TSV file or [source, target] files, got {path!r}")
         return read_parallel(path[0], path[1], skip_bad_lines=skip_bad_lines)
     return read_pairs(path, skip_bad_lines=skip_bad_lines)
+
+
+class PairStream:
+    """A split's pairs read a line at a time, each time it is iterated: the files are opened
+    again at every pass, so a pass holds one line, not the split (``read_split`` holds it).
+
+    A pass yields the pairs in file order and checks the lines exactly as ``read_split``
+    does, with the same messages: a bad line (without ``skip_bad_lines``), parallel files of
+    different line counts or a file without pairs raise ``ValueError`` when the pass reaches
+    the end of the files (a bad line's message counts the bad lines of the whole file), a
+    line too long or a damaged ``.gz``/``.xz`` file where it is read; no pair is yielded
+    after the first bad line unless ``skip_bad_lines``.
+
+    Args:
+        path: a ``source<TAB>target`` file, or ``[source file, target file]`` (plain,
+            ``.gz`` or ``.xz``: ``open_data``).
+        skip_bad_lines: leave bad lines out (listed in ``skipped``) instead of raising.
+
+    Attributes:
+        name: the name messages use (``"a.en + a.de"`` for parallel files).
+        skipped: the bad lines left out by the latest pass read to its end (``read_split``'s
+            ``skipped``); empty before one.
+
+    Raises:
+        ValueError: a pair of files that is not two paths.
+        TypeError: a path that is not a str or a path.
+    """
+
+    def __init__(self, path: Split, *, skip_bad_lines: bool = False) -> None:
+        paths = list(path) if isinstance(path, tuple | list) else [path]
+        if isinstance(path, tuple | list) and len(paths) != 2:
+            raise ValueError(f"expected a TSV file or [source, target] files, got {path!r}")
+        for one in paths:
+            if not isinstance(one, str | os.PathLike):
+                raise TypeError(f"path: expected a str or a path, got {type(one).__name__}")
+        self.paths = [os.fspath(one) for one in paths]
+        self.skip_bad_lines = skip_bad_lines
+        self.name = " + ".join(self.paths)
+        self.skipped: list[BadLine] = []
+
+    def __iter__(self) -> Iterator[Pair]:
+        bad: list[BadLine] = []
+        if len(self.paths) == 2:
+            names = (self.paths[0], self.paths[1])
+            with open_data(names[0]) as src, open_data(names[1]) as tgt:
+                sides = iter_lines(src, names[0]), iter_lines(tgt, names[1])
+                yield from _parallel_pairs(*sides, names, self.skip_bad_lines, bad)
+        else:
+            with open_data(self.name) as stream:
+                lines = iter_lines(stream, self.name)
+                yield from _tsv_pairs(lines, self.name, self.skip_bad_lines, bad)
+        self.skipped = bad
+
+    def sources(self) -> Iterator[str]:
+        """A pass over the sources alone (the whole pair is read and checked)."""
+        return (source for source, _ in self)
+
+    def targets(self) -> Iterator[str]:
+        """A pass over the targets alone."""
+        return (target for _, target in self)
 
 
 def load(
