@@ -15,7 +15,8 @@ DEV := $(VENV)/.installed-dev
 PIP_INSTALL := $(BIN)/python -m pip install -q --no-compile --disable-pip-version-check \
     -c constraints.txt
 
-.PHONY: setup test lint typecheck pytest demo mutation bench bench-large joeynmt clean
+.PHONY: setup test lint typecheck pytest demo mutation bench bench-large joeynmt clean \
+    joeynmt-transformer-equal joeynmt-transformer-small joeynmt-transformer-plot
 
 setup: $(DEV)
 
@@ -71,3 +72,14 @@ bench-large: setup
 JOEYNMT_DATA ?= ../shared/data/gettext-en-de
 joeynmt: setup
 	$(BIN)/python benchmarks/joeynmt.py --data $(JOEYNMT_DATA) --work runs/joeynmt
+
+# The same with JoeyNMT's Transformer (one at a time: each takes a core beside luong's):
+# benchmarks/joeynmt_transformer_equal.yaml (about the preset's parameter count) or _small.yaml
+# (the size of JoeyNMT's IWSLT14 Transformer): benchmarks/transformer_{equal,small}.json, and
+# docs/transformer.png from both JSONs that exist (joeynmt-transformer-plot redraws it).
+joeynmt-transformer-equal joeynmt-transformer-small: joeynmt-transformer-%: setup
+	$(BIN)/python benchmarks/joeynmt.py --data $(JOEYNMT_DATA) --work runs/transformer-$* \
+	    --peer benchmarks/joeynmt_transformer_$*.yaml
+
+joeynmt-transformer-plot: setup
+	$(BIN)/python benchmarks/joeynmt.py --plot-only --peer benchmarks/joeynmt_transformer_equal.yaml

@@ -2,9 +2,20 @@
 
     .venv/bin/python benchmarks/joeynmt.py --data ../shared/data/gettext-en-de --work runs/joeynmt
     .venv/bin/python benchmarks/joeynmt.py --plot-only     # redraw docs/joeynmt.png from the JSON
+    make joeynmt-transformer-equal  # --peer benchmarks/joeynmt_transformer_equal.yaml; or -small
+    make joeynmt-transformer-plot   # --plot-only: docs/transformer.png from the two JSONs
+
+The peer is JoeyNMT with one configuration file (``--peer``): by default the shared LSTM of the
+same size as the preset (``../shared/peers/joeynmt_gettext_en_de.yaml``: bi-LSTM 2 x 128, LSTM
+256, Luong general attention, input feeding), or one of this folder's Transformers, with the
+LSTM's data, subwords and token batches and JoeyNMT's own Transformer recipe (Adam 0.9/0.98,
+linear warm-up then inverse square root decay, tied embeddings and softmax, pre-LN; the sizes
+and their sources in each file's header): ``joeynmt_transformer_equal.yaml`` (about the preset's
+parameter count) and ``joeynmt_transformer_small.yaml`` (the size of JoeyNMT's IWSLT14 de-en
+Transformer). Files other than the LSTM are written in its ``PEERS/`` placeholder style.
 
 What it does, in order (each step is skipped when its output is already in WORK: the venv,
-the data, ``training.json`` and ``decoding.json``):
+the data, ``training.json`` and ``decoding.json``; give each peer its own WORK):
 
 1. Installs JoeyNMT 2.3.0 into its own virtual environment (WORK/venv), with torch pinned to
    this project's version by a pip constraint (so pip keeps the local CPU build) and
@@ -13,22 +24,27 @@ the data, ``training.json`` and ``decoding.json``):
 2. Cuts the corpus's TSV files into the one-sentence-a-line files JoeyNMT reads, and writes the
    sentencepiece model both tools use: the one ``luong train --preset translation`` learns
    (``luong.run.build_vocabularies``, 4,000 joint unigram pieces), so the two read the same
-   subwords (checked against the luong run's own model at the end).
+   subwords (checked against the luong run's own model at the end); and its pieces as one
+   joint vocabulary (``spm4k.vocab``, the Transformers' ``voc_file``: tied embeddings need one
+   vocabulary for both languages; the LSTM builds one a language from the data).
 3. Trains both at once, each on one thread (``OMP_NUM_THREADS=1``), for the same wall time
-   (``--minutes``): ``luong train --preset translation`` and JoeyNMT with
-   ``../shared/peers/joeynmt_gettext_en_de.yaml`` (the same model size: bi-LSTM 2 x 128, LSTM
-   256, Luong general attention, input feeding), its epochs raised so that only the clock stops
-   it. Each tool's dev BLEU (greedy, sacreBLEU) is read from its own log against seconds since
-   its process started.
+   (``--minutes``): ``luong train --preset translation`` and JoeyNMT with the peer's file, its
+   epochs raised so that only the clock stops it. Each tool's dev BLEU (greedy, sacreBLEU) is
+   read from its own log against seconds since its process started.
 4. Decodes devtest with both tools' selected models (greedy and beam 5), one after another on
    an otherwise idle machine with the same threads, through each tool's command line
-   (``luong translate`` and ``joeynmt translate``), and scores both outputs with one sacreBLEU
-   call. Sentences per second: (929 - 1) sentences over the time of the whole file minus the
-   time of a one-line file, so process start and model loading cancel out. A luong run that
-   the clock stopped is decoded from its last checkpoint (``luong average --last 1``).
+   (``luong translate`` and ``joeynmt translate``), and scores both outputs with sacreBLEU
+   (BLEU and chrF). Sentences per second: (929 - 1) sentences over the time of the whole file
+   minus the time of a one-line file, so process start and model loading cancel out. A luong
+   run that the clock stopped is decoded from its last checkpoint (``luong average --last 1``).
 
-Writes WORK/* (the runs, logs, outputs), ``benchmarks/joeynmt.json`` (the results, committed)
-and ``docs/joeynmt.png`` (dev BLEU against minutes).
+Writes WORK/* (the runs, logs, outputs), the results (committed) and the figure (dev BLEU
+against minutes), named after the peer unless ``--results`` and ``--figure`` say otherwise:
+``benchmarks/joeynmt.json`` and ``docs/joeynmt.png`` for the LSTM;
+``benchmarks/transformer_equal.json`` or ``transformer_small.json`` for a Transformer, and
+``docs/transformer.png`` drawn from both of these JSONs that exist (luong once per run it was
+in). The results name the peer's file and its parameter count (JoeyNMT's own, from its log)
+beside luong's.
 """
 
 from __future__ import annotations
@@ -46,15 +62,16 @@ from datetime import datetime
 from pathlib import Path
 
 import sacrebleu
+import sentencepiece
 import torch
 
+from luong.model import Seq2Seq
 from luong.run import build_vocabularies
 from luong.tasks import load_task, translation
 
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "benchmarks" / "joeynmt.json"
-FIGURE = ROOT / "docs" / "joeynmt.png"
-PEERS = ROOT.parent / "shared" / "peers" / "joeynmt_gettext_en_de.yaml"
+PEERS = ROOT.parent / "shared" / "peers" / "joeynmt_gettext_en_de.yaml"  # the LSTM, the default
+PEER_PREFIX = "joeynmt_"  # benchmarks/joeynmt_<family>_<variant>.yaml: a peer of this repository
 JOEYNMT = "joeynmt==2.3.0"
 SENTENCEPIECE = "sentencepiece==0.1.99"
 MISSING = "importlib-metadata"  # JoeyNMT 2.3 imports it without declaring it
@@ -62,6 +79,13 @@ MISSING = "importlib-metadata"  # JoeyNMT 2.3 imports it without declaring it
 JOEY_TIME = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) ")
 JOEY_STEP = re.compile(r"Step:\s+(\d+)")
 JOEY_BLEU = re.compile(r"Evaluation result \(greedy\).*?bleu:\s*([0-9.]+)")
+JOEY_PARAMETERS = re.compile(r"Total params: (\d+)")  # JoeyNMT's own count, tied weights once
+MODEL_DIR = re.compile(r'(?m)^model_dir: "([^"]+)"')
+
+
+# luong through the python running this script (make's .venv/bin/python; a worktree's
+# PYTHONPATH reaches its children too)
+LUONG = [sys.executable, "-m", "luong"]
 
 
 def run(command: list[str], **kwargs) -> subprocess.CompletedProcess:
@@ -90,7 +114,8 @@ def setup_venv(work: Path) -> Path:
 
 
 def prepare_data(data: Path, work: Path) -> Path:
-    """WORK/joey/data/{train,dev,devtest}.{en,de} and spm4k.model; returns the folder."""
+    """WORK/joey/data/{train,dev,devtest}.{en,de}, spm4k.model and spm4k.vocab; returns the
+    folder."""
     folder = work / "joey" / "data"
     folder.mkdir(parents=True, exist_ok=True)
     for split in ("train", "dev", "devtest"):
@@ -104,12 +129,18 @@ def prepare_data(data: Path, work: Path) -> Path:
         pairs_data = load_task("tsv", train=str(data / "train.tsv"), dev=str(data / "dev.tsv"))
         vocab, _ = build_vocabularies(pairs_data, translation.VOCAB_CONFIG)
         model.write_bytes(vocab.model)  # type: ignore[attr-defined]
+    # Every piece of the model, in its order, one a line: the joint vocabulary (JoeyNMT's
+    # voc_file) that tied embeddings need; JoeyNMT puts its specials first and drops repeats.
+    # An LSTM peer without voc_file builds one vocabulary a language from the data instead.
+    processor = sentencepiece.SentencePieceProcessor(model_file=str(model))
+    pieces = [processor.id_to_piece(i) for i in range(processor.get_piece_size())]
+    (folder / "spm4k.vocab").write_text("".join(p + "\n" for p in pieces), encoding="utf-8")
     return folder
 
 
-def joey_config(work: Path, epochs: int = 1000, validation_freq: int = 400) -> Path:
-    """The peers' configuration with PEERS/ pointed at WORK/joey and more epochs."""
-    text = PEERS.read_text(encoding="utf-8").replace("PEERS/", f"{work / 'joey'}/")
+def joey_config(peer: Path, work: Path, epochs: int = 1000, validation_freq: int = 400) -> Path:
+    """The peer's configuration with PEERS/ pointed at WORK/joey and more epochs."""
+    text = peer.read_text(encoding="utf-8").replace("PEERS/", f"{work / 'joey'}/")
     text = re.sub(r"(?m)^(\s*)epochs: \d+", rf"\g<1>epochs: {epochs}", text)
     text = re.sub(
         r"(?m)^(\s*)validation_freq: \d+", rf"\g<1>validation_freq: {validation_freq}", text
@@ -121,6 +152,41 @@ def joey_config(work: Path, epochs: int = 1000, validation_freq: int = 400) -> P
     return path
 
 
+def joey_model_dir(config: Path) -> Path:
+    """The ``model_dir`` of a JoeyNMT configuration (where train.log and the checkpoints go)."""
+    found = MODEL_DIR.search(config.read_text(encoding="utf-8"))
+    if found is None:
+        raise ValueError(f'{config}: expected a line model_dir: "FOLDER", found none')
+    return Path(found.group(1))
+
+
+def joey_parameters(model_dir: Path) -> int | None:
+    """The parameter count JoeyNMT logged as it built the model (None before it did)."""
+    found = JOEY_PARAMETERS.search((model_dir / "train.log").read_text(encoding="utf-8"))
+    return int(found.group(1)) if found else None
+
+
+def outputs(peer: Path) -> tuple[Path, Path]:
+    """The results JSON and the figure of a peer: benchmarks/joeynmt.json and docs/joeynmt.png
+    for the shared LSTM; benchmarks/FAMILY_VARIANT.json and docs/FAMILY.png for
+    joeynmt_FAMILY_VARIANT.yaml (the Transformers: transformer_equal.json and
+    transformer_small.json, both drawn in docs/transformer.png)."""
+    if peer.name == PEERS.name:  # wherever ../shared is
+        return ROOT / "benchmarks" / "joeynmt.json", ROOT / "docs" / "joeynmt.png"
+    name = peer.stem.removeprefix(PEER_PREFIX)
+    family = name.split("_")[0]
+    return ROOT / "benchmarks" / f"{name}.json", ROOT / "docs" / f"{family}.png"
+
+
+def figure_runs(results: Path) -> list[Path]:
+    """The results drawn into one figure: a FAMILY_VARIANT.json with every FAMILY_*.json that
+    exists beside it (both Transformers), any other JSON alone."""
+    if "_" not in results.stem:
+        return [results]
+    family = results.stem.split("_")[0]
+    return sorted({results, *results.parent.glob(f"{family}_*.json")})
+
+
 def train_side_by_side(
     python: Path, config: Path, data: Path, work: Path, minutes: float, luong_flags: list[str]
 ) -> dict:
@@ -128,7 +194,7 @@ def train_side_by_side(
     of each process (epoch seconds) and whether it finished on its own."""
     luong_dir = work / "luong"
     luong = [
-        str(ROOT / ".venv" / "bin" / "luong"),
+        *LUONG,
         "train",
         "--train", str(data / "train.tsv"),
         "--dev", str(data / "dev.tsv"),
@@ -208,9 +274,20 @@ def timed(command: list[str], stdin: Path, stdout: Path) -> float:
         return time.perf_counter() - start
 
 
+def luong_model(work: Path) -> Path:
+    """The luong run's model folder: its selected model, or its last checkpoint when the clock
+    stopped it (``luong average --last 1``)."""
+    model = work / "luong"
+    if not (model / "model.safetensors").exists():
+        model = work / "luong-last"
+        if not model.exists():
+            run([*LUONG, "average", str(work / "luong"), "--last", "1", "--out", str(model)])
+    return model
+
+
 def decode_speed(python: Path, config: Path, work: Path, repeats: int, lines: int | None) -> dict:
-    """Each tool translates devtest.en (greedy and beam 5) through its command line; BLEU of
-    both outputs from one sacreBLEU call, speed from the whole file minus a one-line file."""
+    """Each tool translates devtest.en (greedy and beam 5) through its command line; BLEU and
+    chrF of both outputs from sacreBLEU, speed from the whole file minus a one-line file."""
     data = work / "joey" / "data"
     sources = (data / "devtest.en").read_text(encoding="utf-8").splitlines()[:lines]
     refs = (data / "devtest.de").read_text(encoding="utf-8").splitlines()[: len(sources)]
@@ -219,18 +296,13 @@ def decode_speed(python: Path, config: Path, work: Path, repeats: int, lines: in
     one = work / "one.en"
     one.write_text(sources[0] + "\n", encoding="utf-8")
     results: dict[str, dict] = {}
-    luong_bin = str(ROOT / ".venv" / "bin" / "luong")
-    model = work / "luong"
-    if not (model / "model.safetensors").exists():  # stopped by the clock: its last checkpoint
-        model = work / "luong-last"
-        if not model.exists():
-            run([luong_bin, "average", str(work / "luong"), "--last", "1", "--out", str(model)])
+    model = luong_model(work)
     for beam in (1, 5):
         beam_config = config.with_name(f"config-beam{beam}.yaml")
         text = config.read_text(encoding="utf-8")
         beam_config.write_text(re.sub(r"beam_size: \d+", f"beam_size: {beam}", text))
         commands = {
-            "luong": [luong_bin, "translate", str(model), "--beam", str(beam)]
+            "luong": [*LUONG, "translate", str(model), "--beam", str(beam)]
             + (["--alpha", str(translation.TRAIN_CONFIG.test_alpha)] if beam > 1 else []),
             "joeynmt": [str(python), "-m", "joeynmt", "translate", str(beam_config)],
         }
@@ -246,6 +318,7 @@ def decode_speed(python: Path, config: Path, work: Path, repeats: int, lines: in
             seconds = full[len(full) // 2] - single[len(single) // 2]
             results[f"{name} beam {beam}"] = {
                 "bleu": round(sacrebleu.corpus_bleu(hyps, [refs]).score, 2),
+                "chrf": round(sacrebleu.corpus_chrf(hyps, [refs]).score, 2),
                 "outputs": len(hyps),
                 "seconds_file": round(full[len(full) // 2], 2),
                 "seconds_one_line": round(single[len(single) // 2], 2),
@@ -260,23 +333,47 @@ def reached(curve: list[dict], bleu: float) -> float | None:
     return next((p["seconds"] for p in curve if p["dev_bleu"] >= bleu), None)
 
 
-def plot(results: dict, path: Path) -> None:
+def peer_label(results: dict) -> str:
+    """``JoeyNMT 2.3`` and, when the results name it, the peer's file and parameter count."""
+    peer = results.get("peer")
+    if peer is None:  # the results of the LSTM run before the peer became a choice
+        return "JoeyNMT 2.3"
+    return f"JoeyNMT 2.3, {peer['name']} ({peer['parameters'] / 1e6:.2f} M)"
+
+
+def plot(runs: list[dict], path: Path) -> None:
+    """Dev BLEU against minutes: luong and the peer of each run (luong once per run it was in).
+    One run without a named peer is drawn as docs/joeynmt.png always was."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     figure = Figure(figsize=(7, 4.2))
     FigureCanvasAgg(figure)
     axis = figure.subplots()
-    for name, colour in (("luong", "tab:blue"), ("joeynmt", "tab:orange")):
-        curve = results["curves"][name]
-        label = "luong (--preset translation)" if name == "luong" else "JoeyNMT 2.3"
-        axis.plot([p["seconds"] / 60 for p in curve], [p["dev_bleu"] for p in curve], "o-",
-                  ms=3, color=colour, label=label)  # fmt: skip
+    luong_colours = ("tab:blue", "tab:cyan", "navy")
+    peer_colours = ("tab:orange", "tab:red", "tab:green")
+    for index, results in enumerate(runs):
+        alone = len(runs) == 1 and "peer" not in results
+        luong = "luong (--preset translation)"
+        if not alone:
+            luong += f" ({results['luong_parameters'] / 1e6:.2f} M)"
+            if len(runs) > 1:
+                luong += f", beside {results['peer']['name']}"
+        for name, colour, label in (
+            ("luong", luong_colours[index % 3], luong),
+            ("joeynmt", peer_colours[index % 3], peer_label(results)),
+        ):
+            curve = results["curves"][name]
+            axis.plot([p["seconds"] / 60 for p in curve], [p["dev_bleu"] for p in curve],
+                      "o-", ms=3, color=colour, label=label)  # fmt: skip
     axis.set_xlabel("minutes since the process started (one thread each, side by side)")
     axis.set_ylabel("dev BLEU, greedy (sacreBLEU)")
-    axis.set_title("gettext-en-de, the same model size and subwords", fontsize=10)
+    title = "gettext-en-de, the same subwords (parameters in brackets)"
+    if len(runs) == 1 and "peer" not in runs[0]:
+        title = "gettext-en-de, the same model size and subwords"
+    axis.set_title(title, fontsize=10)
     axis.grid(alpha=0.3)
-    axis.legend()
+    axis.legend(fontsize=8 if len(runs) > 1 else None)
     figure.tight_layout()
     figure.savefig(path, dpi=100)
 
@@ -285,24 +382,48 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared/data/gettext-en-de")
     parser.add_argument("--work", type=Path, default=ROOT / "runs" / "joeynmt")
+    parser.add_argument("--peer", type=Path, default=PEERS,
+                        help="JoeyNMT's configuration (default: the shared LSTM)")  # fmt: skip
     parser.add_argument("--minutes", type=float, default=60.0, help="training wall time each")
     parser.add_argument("--repeats", type=int, default=3, help="decoding runs (median)")
     parser.add_argument("--validation-freq", type=int, default=400, help="JoeyNMT's (steps)")
     parser.add_argument("--decode-lines", type=int, default=None, help="devtest lines to decode")
-    parser.add_argument("--plot-only", action="store_true", help="redraw the figure only")
-    parser.add_argument("--results", type=Path, default=RESULTS)
-    parser.add_argument("--figure", type=Path, default=FIGURE)
+    parser.add_argument("--plot-only", action="store_true",
+                        help="redraw the peer's figure from the JSONs only")  # fmt: skip
+    parser.add_argument(
+        "--results",
+        type=Path,
+        default=None,
+        help="default: from --peer (benchmarks/joeynmt.json for the LSTM, "
+        "benchmarks/transformer_equal.json for joeynmt_transformer_equal.yaml)",
+    )
+    parser.add_argument(
+        "--figure",
+        type=Path,
+        default=None,
+        help="default: from --peer (docs/joeynmt.png, docs/transformer.png)",
+    )
     parser.add_argument("luong_flags", nargs="*", help="after --: more `luong train` flags")
     args = parser.parse_args()
+    default_results, default_figure = outputs(args.peer)
+    results_path = args.results or default_results
+    figure_path = args.figure or default_figure
     if args.plot_only:
-        plot(json.loads(args.results.read_text()), args.figure)
-        print(f"figure written to {args.figure}")
+        runs = [json.loads(path.read_text()) for path in figure_runs(results_path)
+                if path.exists()]  # fmt: skip
+        if not runs:
+            parser.error(f"no results to draw: {results_path} does not exist")
+        plot(runs, figure_path)
+        print(f"figure written to {figure_path} from {len(runs)} run(s)")
         return
+    if not args.peer.is_file():
+        parser.error(f"--peer: expected a JoeyNMT configuration file, got {args.peer}")
     work = args.work.resolve()
     work.mkdir(parents=True, exist_ok=True)
     python = setup_venv(work)
     prepare_data(args.data.resolve(), work)
-    config = joey_config(work, validation_freq=args.validation_freq)
+    config = joey_config(args.peer, work, validation_freq=args.validation_freq)
+    model_dir = joey_model_dir(config)
     record = work / "training.json"  # a finished training is not run again
     if not record.exists():
         training = train_side_by_side(
@@ -313,7 +434,7 @@ def main() -> None:
     started = training["started"]
     curves = {
         "luong": luong_curve(work / "luong", luong_startup(work / "luong", started["luong"])),
-        "joeynmt": joey_curve(work / "joey" / "joey_small", started["joeynmt"]),
+        "joeynmt": joey_curve(model_dir, started["joeynmt"]),
     }
     final = curves["joeynmt"][-1] if curves["joeynmt"] else None
     record = work / "decoding.json"
@@ -326,17 +447,31 @@ def main() -> None:
          "print(joeynmt.__version__, torch.__version__, s.__version__)"],
         capture_output=True, text=True, check=True,
     ).stdout.split()  # fmt: skip
-    spm_same = (work / "luong" / "src_vocab.model").read_bytes() == (
+    # the model decoded: a run that the clock stopped has its vocabularies in luong-last only
+    luong = luong_model(work)
+    spm_same = (luong / "src_vocab.model").read_bytes() == (
         work / "joey" / "data" / "spm4k.model"
     ).read_bytes()
+    peer = args.peer.resolve()
     results = {
         "command": "python benchmarks/joeynmt.py " + " ".join(sys.argv[1:]),
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, torch {torch.__version__}",
         "joeynmt": {"version": versions[0], "torch": versions[1], "sentencepiece": versions[2]},
+        "peer": {
+            "config": str(peer.relative_to(ROOT) if peer.is_relative_to(ROOT) else peer),
+            "name": peer.stem.removeprefix(PEER_PREFIX),
+            "parameters": joey_parameters(model_dir),
+        },
+        "luong_parameters": sum(p.numel() for p in Seq2Seq.from_pretrained(luong).parameters()),
         "minutes": args.minutes,
         "finished_on_its_own": training["finished_on_its_own"],
         "same_sentencepiece_model": spm_same,
         "curves": curves,
+        # over the whole process: start-up and dev evaluations included
+        "steps_per_second": {
+            name: round(curve[-1]["step"] / curve[-1]["seconds"], 2) if curve else None
+            for name, curve in curves.items()
+        },
         "joeynmt_final_dev_bleu": final["dev_bleu"] if final else None,
         "luong_seconds_to_joeynmt_final": reached(curves["luong"], final["dev_bleu"])
         if final
@@ -346,9 +481,10 @@ def main() -> None:
         else None,
         "decoding": decoding,
     }
-    args.results.write_text(json.dumps(results, indent=1) + "\n")
-    plot(results, args.figure)
-    print(f"results written to {args.results}, figure to {args.figure}")
+    results_path.write_text(json.dumps(results, indent=1) + "\n")
+    runs = [json.loads(path.read_text()) for path in figure_runs(results_path)]
+    plot(runs, figure_path)
+    print(f"results written to {results_path}, figure to {figure_path}")
 
 
 if __name__ == "__main__":
