@@ -206,6 +206,22 @@ def test_an_unknown_pair_is_librestranslates_400(
     assert (status, body) == (400, {"error": message})
 
 
+def test_a_body_above_the_limit_is_librestranslates_error_shape() -> None:
+    # LibreTranslate's paths answer 413 as {"error"}, which its clients read; the server's
+    # own API keeps FastAPI's {"detail"}.
+    app = create_app(served_models(), limits=ServeLimits(max_body_bytes=100))
+    message = "max_body_bytes: the body is {} bytes, above the limit of 100"
+    with serving(app) as url:
+        text = "abc " * 40
+        status, body = error_of(lambda: LibreTranslateAPI(url).translate(text, "en", "de"))
+        assert status == 413 and list(body) == ["error"]
+        size = int(body["error"].split()[4])
+        assert body["error"] == message.format(size) and size > 160
+        own = requests.post(f"{url}/api/translate", json={"sources": [text]}, timeout=60)
+        size = len(own.request.body)  # type: ignore[arg-type]
+        assert (own.status_code, own.json()) == (413, {"detail": message.format(size)})
+
+
 @pytest.mark.parametrize(
     ("body", "message"),
     [

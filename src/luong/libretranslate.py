@@ -18,8 +18,9 @@ LibreTranslate (https://libretranslate.com/docs) is the HTTP API that translatio
 
 Errors are ``{"error": MESSAGE}`` with LibreTranslate's status codes and, where it has one,
 its message: 400 for a bad request (``Invalid request: missing q parameter``, ``xx is not
-supported``, a limit), 403 for a missing or wrong key (``Invalid API key``), 500 when
-decoding fails (``Cannot translate text: ...``).
+supported``, a limit), 403 for a missing or wrong key (``Invalid API key``), 413 for a body
+above the server's ``max_body_bytes``, 500 when decoding fails (``Cannot translate text:
+...``).
 
 Each served model translates one pair, its folder's ``src_lang`` -> ``tgt_lang``; a pair is
 routed to the first model given for it. There is no language detector: ``source: "auto"``
@@ -44,6 +45,7 @@ __all__ = [
     "FORMATS",
     "LibreError",
     "LibreRequest",
+    "PATHS",
     "check_key",
     "frontend_settings",
     "language_list",
@@ -53,12 +55,15 @@ __all__ = [
 ]
 
 FORMATS = ("text", "html")
+"""The ``format`` values of ``POST /translate``."""
+
+PATHS = ("/translate", "/languages", "/frontend/settings")
+"""The API's paths: their errors are ``{"error": MESSAGE}``, a body too large too."""
 
 BEAM = 5
 """The beam of a ``/translate`` request (capped by the server's ``max_beam``): LibreTranslate's
 clients send no decoding options, and what they get is what a translator reads; a request
 for ``alternatives: N`` gets a beam of at least N + 1."""
-"""The ``format`` values of ``POST /translate``."""
 
 Pairs = Mapping[tuple[str, str], str]
 """(source code, target code) -> the name of the model that translates it."""

@@ -54,6 +54,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from luong.config import ServeLimits
 from luong.libretranslate import (
     BEAM,
+    PATHS,
     LibreError,
     check_key,
     frontend_settings,
@@ -247,7 +248,7 @@ def create_app(
     app.state.batcher = batcher
     app.state.limits = limits
 
-    app.add_middleware(BodyLimit, limit=limits.max_body_bytes)
+    app.add_middleware(BodyLimit, limit=limits.max_body_bytes, error_paths=PATHS)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, error: RequestValidationError) -> JSONResponse:
@@ -385,12 +386,15 @@ def create_app(
 
 class BodyLimit:
     """ASGI middleware: a request body above ``limit`` bytes gets 413 with a JSON message
-    naming the limit. A declared Content-Length is checked before anything is read; a body
-    sent without one (chunked) is read up to the limit first, then handed on."""
+    naming the limit, ``{"detail": MESSAGE}`` as FastAPI's errors, ``{"error": MESSAGE}`` on
+    ``error_paths`` (LibreTranslate's shape, which its clients read). A declared
+    Content-Length is checked before anything is read; a body sent without one (chunked) is
+    read up to the limit first, then handed on."""
 
-    def __init__(self, app: ASGIApp, limit: int) -> None:
+    def __init__(self, app: ASGIApp, limit: int, error_paths: Sequence[str] = ()) -> None:
         self.app = app
         self.limit = limit
+        self.error_paths = frozenset(error_paths)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -430,7 +434,8 @@ class BodyLimit:
     ) -> None:
         bytes_ = f"more than {self.limit}" if more else str(size)
         message = f"max_body_bytes: the body is {bytes_} bytes, above the limit of {self.limit}"
-        await JSONResponse({"detail": message}, status_code=413)(scope, receive, send)
+        key = "error" if scope.get("path") in self.error_paths else "detail"
+        await JSONResponse({key: message}, status_code=413)(scope, receive, send)
 
 
 def _answer(
