@@ -30,13 +30,17 @@ the data, ``training.json`` and ``decoding.json``; give each peer its own WORK):
 3. Trains both at once, each on one thread (``OMP_NUM_THREADS=1``), for the same wall time
    (``--minutes``): ``luong train --preset translation`` and JoeyNMT with the peer's file, its
    epochs raised so that only the clock stops it. Each tool's dev BLEU (greedy, sacreBLEU) is
-   read from its own log against seconds since its process started.
+   read from its own log against seconds since its process started; the results also keep
+   the seconds JoeyNMT spent validating (``joeynmt_validation_seconds``: they are part of its
+   hour, as luong's dev evaluations are of luong's).
 4. Decodes devtest with both tools' selected models (greedy and beam 5), one after another on
    an otherwise idle machine with the same threads, through each tool's command line
    (``luong translate`` and ``joeynmt translate``), and scores both outputs with sacreBLEU
    (BLEU and chrF). Sentences per second: (929 - 1) sentences over the time of the whole file
    minus the time of a one-line file, so process start and model loading cancel out. A luong
    run that the clock stopped is decoded from its last checkpoint (``luong average --last 1``).
+   ``--no-decoding`` writes the results without this step (``"decoding": null``); the same
+   command without it later decodes and completes them.
 
 Writes WORK/* (the runs, logs, outputs), the results (committed) and the figure (dev BLEU
 against minutes), named after the peer unless ``--results`` and ``--figure`` say otherwise:
@@ -78,6 +82,7 @@ MISSING = "importlib-metadata"  # JoeyNMT 2.3 imports it without declaring it
 # JoeyNMT 2.3 logs "<asctime> - INFO - joeynmt.prediction - Evaluation result (greedy) bleu: ..."
 JOEY_TIME = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) ")
 JOEY_STEP = re.compile(r"Step:\s+(\d+)")
+JOEY_PREDICTING = re.compile(r"joeynmt\.prediction - Predicting \d+ example")
 JOEY_BLEU = re.compile(r"Evaluation result \(greedy\).*?bleu:\s*([0-9.]+)")
 JOEY_PARAMETERS = re.compile(r"Total params: (\d+)")  # JoeyNMT's own count, tied weights once
 MODEL_DIR = re.compile(r'(?m)^model_dir: "([^"]+)"')
@@ -261,6 +266,22 @@ def joey_curve(model_dir: Path, started: float) -> list[dict]:
     return points
 
 
+def joey_validation_seconds(model_dir: Path) -> float:
+    """Seconds JoeyNMT spent in its dev validations (from each "Predicting" line to the
+    "Evaluation result" after it): part of its wall time, not of its training."""
+    total, begun = 0.0, None
+    for line in (model_dir / "train.log").read_text(encoding="utf-8").splitlines():
+        stamp = JOEY_TIME.match(line)
+        if not stamp:
+            continue
+        when = datetime.strptime(stamp.group(1), "%Y-%m-%d %H:%M:%S,%f").timestamp()
+        if JOEY_PREDICTING.search(line):
+            begun = when
+        elif begun is not None and JOEY_BLEU.search(line):
+            total, begun = total + when - begun, None
+    return round(total, 1)
+
+
 def luong_startup(run_dir: Path, started: float) -> float:
     """Seconds from the process start to the training loop's start (reading the data and
     learning the subwords): run.json is written as the loop starts."""
@@ -388,6 +409,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="decoding runs (median)")
     parser.add_argument("--validation-freq", type=int, default=400, help="JoeyNMT's (steps)")
     parser.add_argument("--decode-lines", type=int, default=None, help="devtest lines to decode")
+    parser.add_argument("--no-decoding", action="store_true",
+                        help="write the results of the training alone (decoding: null); a later "
+                        "run without it decodes and completes them")  # fmt: skip
     parser.add_argument("--plot-only", action="store_true",
                         help="redraw the peer's figure from the JSONs only")  # fmt: skip
     parser.add_argument(
@@ -438,10 +462,10 @@ def main() -> None:
     }
     final = curves["joeynmt"][-1] if curves["joeynmt"] else None
     record = work / "decoding.json"
-    if not record.exists():
+    if not record.exists() and not args.no_decoding:
         decoding = decode_speed(python, config, work, args.repeats, args.decode_lines)
         record.write_text(json.dumps(decoding, indent=1) + "\n")
-    decoding = json.loads(record.read_text())
+    decoding = json.loads(record.read_text()) if record.exists() else None
     versions = subprocess.run(
         [str(python), "-c", "import joeynmt, torch, sentencepiece as s; "
          "print(joeynmt.__version__, torch.__version__, s.__version__)"],
@@ -472,6 +496,7 @@ def main() -> None:
             name: round(curve[-1]["step"] / curve[-1]["seconds"], 2) if curve else None
             for name, curve in curves.items()
         },
+        "joeynmt_validation_seconds": joey_validation_seconds(model_dir),
         "joeynmt_final_dev_bleu": final["dev_bleu"] if final else None,
         "luong_seconds_to_joeynmt_final": reached(curves["luong"], final["dev_bleu"])
         if final
