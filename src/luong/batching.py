@@ -208,14 +208,14 @@ Lengths = Sequence[int] | np.ndarray | Tensor
 
 def _lengths(name: str, lengths: Lengths) -> np.ndarray:
     """``lengths`` as a 1-D integer array (a view of the caller's where it is one)."""
-    array = np.asarray(lengths.cpu() if isinstance(lengths, Tensor) else lengths)
-    if array.ndim != 1 or not (array.size == 0 or np.issubdtype(array.dtype, np.integer)):
+    held = np.asarray(lengths.cpu() if isinstance(lengths, Tensor) else lengths)
+    if held.ndim != 1 or not (held.size == 0 or np.issubdtype(held.dtype, np.integer)):
         raise ValueError(
-            f"{name}: expected one int per example, got an array of shape {array.shape} and "
-            f"dtype {array.dtype}"
+            f"{name}: expected one int per example, got an array of shape {held.shape} and "
+            f"dtype {held.dtype}"
         )
     # int32 (a prepared corpus's) and int64 (a tensor's) are used as they are.
-    return array if array.dtype == np.int32 else array.astype(np.int64, copy=False)
+    return held if held.dtype == np.int32 else held.astype(np.int64, copy=False)
 
 
 def _shuffled(count: int, rng: random.Random) -> np.ndarray:
@@ -275,8 +275,8 @@ def token_batches(
     A batch of rows r costs ``len(r) * (max source length + max target length)`` tokens: every
     position the encoder and the decoder compute, padding included. Every example is in
     exactly one batch. Only a pool's worth of Python ints exists at a time: the lengths, the
-    order and the batches are numpy arrays (8 bytes an example), so that millions of pairs
-    (a prepared corpus) cost megabytes, not hundreds of them.
+    order and the batches are numpy arrays (4 bytes an example for the order and the
+    batches), so that millions of pairs (a prepared corpus) cost megabytes, not hundreds.
 
     Args:
         src_lengths: a length per example (the source's, EOS included).
