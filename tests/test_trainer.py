@@ -313,6 +313,36 @@ def test_the_trainer_steps_on_the_smoothed_loss(monkeypatch: pytest.MonkeyPatch)
     assert abs(loss - smoothed_loss_by_hand(initial, batch, 0.0)) > 1e-4
 
 
+def test_each_epochs_batches_are_built_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """__init__ builds every epoch's batches to count the steps; run() reuses epoch 1's
+    instead of building them again, and trains on the batches a fresh build gives."""
+    pairs = toy_pairs(96)
+    built: list[list[int]] = []
+    trained: list[list[int]] = []
+
+    def counting_batches(*args: Any) -> list[np.ndarray]:
+        batches = bucketed_batches(*args)
+        built.append([len(b) for b in batches])
+        return batches
+
+    monkeypatch.setattr(trainer_module, "bucketed_batches", counting_batches)
+    config = small_train_config(epochs=3, batch_size=16, warmup_steps=1)
+    trainer = Trainer(small_model(), pairs, pairs[:2], config, log=lambda m: None)
+    assert len(built) == 3  # one build an epoch, to count the schedule's steps
+    step = trainer._step
+
+    def recording_step(batches: list[Batch], interrupted: Any) -> bool:
+        trained.append([int(b.src.shape[0]) for b in batches])
+        return step(batches, interrupted)
+
+    monkeypatch.setattr(trainer, "_step", recording_step)
+    fresh = [trainer._epoch_steps(epoch) for epoch in (1, 2, 3)]
+    built.clear()
+    trainer.run()
+    assert len(built) == 2  # epochs 2 and 3; epoch 1's come from __init__
+    assert trained == [[len(ix) for ix in group] for steps in fresh for group in steps]
+
+
 # -- what a new user sees (issue 27, item 13) ------------------------------------------------
 
 

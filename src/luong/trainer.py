@@ -247,7 +247,13 @@ class Trainer:
         # underflow float16; a step whose scaled gradient overflows is skipped and the scale
         # halves (torch.amp.GradScaler). Disabled, it changes nothing.
         self.scaler = torch.amp.GradScaler(model.device.type, enabled=config.precision == "fp16")
-        steps = [len(self._epoch_steps(epoch)) for epoch in range(1, config.epochs + 1)]
+        # Every epoch's batches are built once to count the schedule's steps; the first
+        # epoch's are kept for run() (the one a fresh run starts with), the rest dropped.
+        first = self._epoch_steps(1)
+        self._built: tuple[int, object, list[list[np.ndarray]]] | None = (1, self.data, first)
+        steps = [len(first)] + [
+            len(self._epoch_steps(epoch)) for epoch in range(2, config.epochs + 1)
+        ]
         if min(steps) < 1:
             size = f"{config.batch_tokens} tokens" if config.batch_tokens else config.batch_size
             raise ValueError(
@@ -360,7 +366,7 @@ class Trainer:
                             sampling=cfg.subword_sampling,
                             seed=_epoch_seed(cfg.seed, p.epoch),
                         )
-                    steps = self._epoch_steps(p.epoch)
+                    steps = self._take_epoch_steps(p.epoch)
                     stop = self._evaluate(on_eval, interrupted) if p.eval_due else False
                     for group in [] if stop else steps[p.batch :]:
                         batches = [self.data.batch(ix) for ix in group]
@@ -574,6 +580,14 @@ class Trainer:
             extra={BEST: self.best_state} if self.best_state is not None else None,
             rng=rng,
         )
+
+    def _take_epoch_steps(self, epoch: int) -> list[list[np.ndarray]]:
+        """``_epoch_steps(epoch)``, the ones ``__init__`` built when they are of this epoch
+        and of the same data (not after subword sampling re-segmented it)."""
+        built, self._built = self._built, None
+        if built is not None and built[0] == epoch and built[1] is self.data:
+            return built[2]
+        return self._epoch_steps(epoch)
 
     def _epoch_steps(self, epoch: int) -> list[list[np.ndarray]]:
         """This rank's optimizer steps of ``epoch``, each a list of ``accumulate`` batches
