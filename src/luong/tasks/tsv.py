@@ -305,11 +305,23 @@ def read_split(path: Split, *, skip_bad_lines: bool = False) -> PairFile:
     Raises:
         ValueError: a pair of files that is not two paths; else as the readers.
     """
-    if isinstance(path, tuple | list):
-        if len(path) != 2:
-            raise ValueError(f"expected a TSV file or [source, target] files, got {path!r}")
-        return read_parallel(path[0], path[1], skip_bad_lines=skip_bad_lines)
-    return read_pairs(path, skip_bad_lines=skip_bad_lines)
+    paths = _split_paths(path)
+    if len(paths) == 2:
+        return read_parallel(paths[0], paths[1], skip_bad_lines=skip_bad_lines)
+    return read_pairs(paths[0], skip_bad_lines=skip_bad_lines)
+
+
+def _split_paths(path: Split) -> list[str | os.PathLike[str]]:
+    """A split's files: ``[path]`` for one TSV file, ``[source, target]`` for two.
+
+    Raises:
+        ValueError: a list or tuple that is not two paths.
+    """
+    if not isinstance(path, tuple | list):
+        return [path]
+    if len(path) != 2:
+        raise ValueError(f"expected a TSV file or [source, target] files, got {path!r}")
+    return list(path)
 
 
 class PairStream:
@@ -339,9 +351,7 @@ class PairStream:
     """
 
     def __init__(self, path: Split, *, skip_bad_lines: bool = False) -> None:
-        paths = list(path) if isinstance(path, tuple | list) else [path]
-        if isinstance(path, tuple | list) and len(paths) != 2:
-            raise ValueError(f"expected a TSV file or [source, target] files, got {path!r}")
+        paths = _split_paths(path)
         for one in paths:
             if not isinstance(one, str | os.PathLike):
                 raise TypeError(f"path: expected a str or a path, got {type(one).__name__}")
