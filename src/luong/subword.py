@@ -182,19 +182,8 @@ def train_subword(
         raise ValueError(f"subword: expected one of {', '.join(SUBWORDS)}, got {kind!r}")
     if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < 1:
         raise ValueError(f"vocab_size: expected a positive int, got {vocab_size!r}")
-    failed: list[BaseException] = []  # what reading ``texts`` raised inside sentencepiece
-
-    def read() -> Iterator[str]:
-        try:
-            for text in texts:
-                line = nfc(text, lowercase)
-                if line.strip():
-                    yield line
-        except (Exception, KeyboardInterrupt) as error:
-            failed.append(error)  # sentencepiece stops with a RuntimeError: keep the original
-            raise
-
-    lines = read()
+    reader = _TextReader(texts, lowercase)
+    lines = iter(reader)
     first = next(lines, None)
     if first is None:
         raise ValueError("texts: expected some text to learn subwords from, got none")
@@ -223,8 +212,8 @@ def train_subword(
             minloglevel=2,
         )
     except RuntimeError as error:
-        if failed:  # the text's own error (a bad line of a file, a non-string), as raised
-            raise failed[0] from None
+        if reader.error is not None:  # the text's own error (a bad line, a non-string)
+            raise reader.error from None
         complaint = " ".join(str(error).split())
         # Too few pieces for the text's characters: sentencepiece's own advice names its
         # --character_coverage, which luong keeps at 1.0 (byte fallback covers the rest).
@@ -239,9 +228,31 @@ def train_subword(
             f"vocab_size: {vocab_size} {kind} pieces cannot be learned from this text "
             f"(sentencepiece: {complaint})"
         ) from None
-    if failed:  # sentencepiece went on without the rest of the text: not a model of it
-        raise failed[0]
+    if reader.error is not None:  # sentencepiece went on without the rest of the text
+        raise reader.error
     return SubwordVocab(writer.getvalue(), kind, lowercase)
+
+
+class _TextReader:
+    """The non-blank lines of ``texts``, normalised (``nfc``), as sentencepiece reads them.
+    An error raised while reading ``texts`` (a bad line of a file, a non-string) reaches
+    sentencepiece, which either stops with a RuntimeError of its own or takes it for the end
+    of the text: ``error`` keeps the original, for ``train_subword`` to raise instead."""
+
+    def __init__(self, texts: Iterable[str], lowercase: bool) -> None:
+        self.texts = texts
+        self.lowercase = lowercase
+        self.error: BaseException | None = None
+
+    def __iter__(self) -> Iterator[str]:
+        try:
+            for text in self.texts:
+                line = nfc(text, self.lowercase)
+                if line.strip():
+                    yield line
+        except (Exception, KeyboardInterrupt) as error:
+            self.error = error
+            raise
 
 
 def load_vocab(path: str | os.PathLike[str]) -> Vocab:
