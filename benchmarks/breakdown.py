@@ -3,7 +3,8 @@
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/breakdown.py [--config b] [--steps 20]
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/breakdown.py --greedy runs/dates
 
-For one of the shapes of ``bench.py`` (a, b, c, d), on one thread unless told otherwise:
+For one of the shapes of ``bench.py`` (a, b, c, d, or ``translation``: the translation preset
+on its synthetic 2,048-token batches), on one thread unless told otherwise:
 
 1. the float32 matmul rate at the decoder's per-step shapes, against the 2048^3 peak;
 2. the encoder's forward and backward against the whole step's (medians over the batches);
@@ -20,11 +21,11 @@ import statistics
 import time
 
 import torch
-from bench import CONFIGS, dates_batches, matmul_peak, vocabularies
+from bench import CONFIGS, dates_batches, matmul_peak, translation_batches, vocabularies
 from torch.profiler import ProfilerActivity, profile
 
 from luong import Seq2Seq
-from luong.tasks import load_task
+from luong.tasks import load_task, translation
 from luong.trainer import loss_of
 from luong.translator import translate
 
@@ -59,14 +60,24 @@ def greedy_breakdown(model_dir: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--config", choices=sorted(CONFIGS), default="b")
+    parser.add_argument("--config", choices=[*sorted(CONFIGS), "translation"], default="b")
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--greedy", metavar="MODEL", help="profile greedy decoding instead")
     args = parser.parse_args()
     if args.greedy:
         greedy_breakdown(args.greedy)
         return
-    name, cfg, batch_size = CONFIGS[args.config]
+    if args.config == "translation":
+        cfg = translation.MODEL_CONFIG
+        tokens = translation.TRAIN_CONFIG.batch_tokens
+        name = f"translation preset, {tokens}-token batches"
+        src_vocab, batches = translation_batches(args.steps, tokens)
+        tgt_vocab = src_vocab
+        batch_size = round(statistics.mean(int(b.src.shape[0]) for b in batches))
+    else:
+        name, cfg, batch_size = CONFIGS[args.config]
+        src_vocab, tgt_vocab = vocabularies()
+        batches = dates_batches(batch_size, args.steps, src_vocab, tgt_vocab)
     print(f"({args.config}) {name}, batch {batch_size}, {torch.get_num_threads()} thread(s)")
 
     peak = matmul_peak()
@@ -82,8 +93,6 @@ def main() -> None:
         rate = matmul_rate(m, k, n)
         print(f"  [{m}, {k}] x [{k}, {n}] {what:<26} {rate:6.1f} GFLOP/s ({rate / peak:.0%})")
 
-    src_vocab, tgt_vocab = vocabularies()
-    batches = dates_batches(batch_size, args.steps, src_vocab, tgt_vocab)
     model = Seq2Seq(cfg, src_vocab, tgt_vocab, seed=0)
     encoder, whole = [], []
     for batch in batches:
