@@ -349,12 +349,16 @@ def test_a_short_run_on_the_corpus_learns(tmp_path: Path) -> None:
     flags = ["--preset", "translation", "--vocab-size", "600", "--epochs", "20", "--lr", "0.005"]
     flags += ["--emb-dim", "64", "--enc-hidden", "64", "--dec-hidden", "128", "--no-progress"]
     flags += ["--batch-tokens", "1500", "--eval-every", "100000", "--warmup-steps", "30"]
+    # Kept: the weights of the lowest dev loss. Dev BLEU (greedy, 150 short messages) is too
+    # noisy at this budget to select on: on one machine it kept epoch 8 of 20 (chrF 5.4),
+    # on another the last epochs (chrF 21); the loss falls at every epoch on both.
+    flags += ["--select", "loss"]
     result = luong("train", *files, *flags)
     assert result.returncode == 0, result.stderr.decode()
     metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
-    assert metrics["select"] == "bleu" and "test BLEU" in result.stdout.decode()
-    # The budget (560 steps, about a minute) learns a little: BLEU 4.8, chrF 21 on the seen
-    # pairs with beam 5 (seed 0); the same model untrained scores 0.
+    assert metrics["select"] == "loss" and "test BLEU" in result.stdout.decode()
+    # The budget (560 steps, about a minute) learns a little: BLEU about 5, chrF about 20 on
+    # the seen pairs with beam 5 (seed 0); the same model untrained scores 0.
     model = Seq2Seq.from_pretrained(tmp_path / "run")
     pairs = [(line.split("\t")[0], line.split("\t")[1]) for line in short[:150]]
     fresh = Seq2Seq(model.config, model.src_vocab, model.tgt_vocab, seed=0)
