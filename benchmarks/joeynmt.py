@@ -496,6 +496,7 @@ def main() -> None:
             name: round(curve[-1]["step"] / curve[-1]["seconds"], 2) if curve else None
             for name, curve in curves.items()
         },
+        "joeynmt_validation_freq": args.validation_freq,
         "joeynmt_validation_seconds": joey_validation_seconds(model_dir),
         "joeynmt_final_dev_bleu": final["dev_bleu"] if final else None,
         "luong_seconds_to_joeynmt_final": reached(curves["luong"], final["dev_bleu"])
