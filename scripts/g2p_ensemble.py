@@ -21,14 +21,13 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from luong.averaging import average_checkpoints, run_checkpoints
+from luong.averaging import average_models, run_checkpoints
 from luong.ensemble import Decodable, Ensemble
 from luong.evaluation import evaluate_references
 from luong.model import Seq2Seq
@@ -93,12 +92,11 @@ def main(argv: list[str] | None = None) -> int:
     if not args.ensembles_only:
         for member, model in zip(args.members, models, strict=True):
             add(f"single {member.name}", model)
-        with tempfile.TemporaryDirectory() as tmp:
-            averages = []
-            for i, member in enumerate(args.members):
-                folders = run_checkpoints(member / "model", args.average_last)
-                averaged = average_checkpoints(folders, Path(tmp) / f"avg{i}")
-                averages.append(Seq2Seq.from_pretrained(averaged))
+        averages = []
+        for member in args.members:
+            folders = run_checkpoints(member / "model", args.average_last)
+            checkpoints = [Seq2Seq.from_pretrained(f) for f in folders]
+            averages.append(average_models(checkpoints, [str(f) for f in folders]))
         first = f"{args.members[0].name}, average of its last {args.average_last} checkpoints"
         add(first, averages[0])
     for k in args.sizes or range(2, len(models) + 1):

@@ -22,14 +22,13 @@ import json
 import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from luong.averaging import average_checkpoints, run_checkpoints
+from luong.averaging import average_models, run_checkpoints
 from luong.ensemble import Decodable, Ensemble
 from luong.evaluation import evaluate
 from luong.model import Seq2Seq
@@ -56,6 +55,12 @@ def score(model: Decodable, pairs: list[tuple[str, str]]) -> dict[str, Any]:
             "decode_seconds": round(time.perf_counter() - start, 2),
         }
     return rows
+
+
+def last_checkpoints_averaged(run: Path, last: int) -> Seq2Seq:
+    """The mean of ``run``'s last ``last`` checkpoints (``luong average``'s, in memory)."""
+    folders = run_checkpoints(run, last)
+    return average_models([Seq2Seq.from_pretrained(f) for f in folders], [str(f) for f in folders])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -85,12 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         return rows
 
     singles = [add(f"single {name}", model) for name, model in zip(names, models, strict=True)]
-    with tempfile.TemporaryDirectory() as tmp:
-        averages = []
-        for name, member in zip(names, args.members, strict=True):
-            folders = run_checkpoints(member, args.average_last)
-            averaged = average_checkpoints(folders, Path(tmp) / name)
-            averages.append(Seq2Seq.from_pretrained(averaged))
+    averages = [last_checkpoints_averaged(member, args.average_last) for member in args.members]
     averaged_rows = [
         add(f"{name}, average of its last {args.average_last} checkpoints", model)
         for name, model in zip(names, averages, strict=True)
