@@ -377,6 +377,9 @@ def plot(runs: list[dict], path: Path) -> None:
         alone = len(runs) == 1 and "peer" not in results
         luong = "luong (--preset translation)"
         if not alone:
+            # the preset evaluates dev at each epoch's end: one point an epoch
+            epochs = len(results["curves"]["luong"])
+            luong = f"luong (--preset translation, {epochs} epochs)"
             luong += f" ({results['luong_parameters'] / 1e6:.2f} M)"
             if len(runs) > 1:
                 luong += f", beside {results['peer']['name']}"
@@ -394,7 +397,12 @@ def plot(runs: list[dict], path: Path) -> None:
         title = "gettext-en-de, the same model size and subwords"
     axis.set_title(title, fontsize=10)
     axis.grid(alpha=0.3)
-    axis.legend(fontsize=8 if len(runs) > 1 else None)
+    if len(runs) > 1:  # below the axes: a run longer than the hour ends in the lower right
+        figure.set_figheight(6.0)
+        axis.axvline(60, color="grey", lw=0.8, ls=":")
+        axis.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=1)
+    else:
+        axis.legend()
     figure.tight_layout()
     figure.savefig(path, dpi=100)
 
