@@ -79,7 +79,8 @@ joeynmt: setup
 # docs/transformer.png from both JSONs that exist (joeynmt-transformer-plot redraws it).
 # JoeyNMT validates every 1,200 steps: at its LSTM's 400, an early Transformer's greedy
 # validations (up to 150 tokens a sentence) took 34 of its 60 minutes. luong keeps its last
-# 3 epoch checkpoints: the run is also a member of the translation ensemble (seed 0).
+# 3 epoch checkpoints: the run was also a member of the translation ensemble (seed 0), when
+# the preset trained 19 epochs (add --epochs 19 after -- to repeat that run).
 joeynmt-transformer-equal: setup
 	$(BIN)/python benchmarks/joeynmt.py --data $(JOEYNMT_DATA) --work runs/transformer-equal \
 	    --peer benchmarks/joeynmt_transformer_equal.yaml --validation-freq 1200 \

@@ -14,8 +14,8 @@ exploration tables of ``docs/results.md``): batches of 2,048 tokens learn faster
 4,096 at about the same cost per token, and 24 epochs are what one thread of a 2-core machine
 trains in under an hour with another training on the other core (58 minutes beside JoeyNMT's
 Transformer: devtest BLEU 43.23 with beam 5, against 41.85 for the 19 epochs it had before
-the fused recurrence made a step cheaper). The wmt14 preset is the paper's own English-German setup
-(``WMT14``'s docstring, ``scripts/wmt14.md``).
+the fused recurrence made a step cheaper). The wmt14 preset is the paper's own English-German
+setup (``WMT14``'s docstring, ``scripts/wmt14.md``).
 """
 
 from __future__ import annotations
