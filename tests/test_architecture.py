@@ -26,6 +26,7 @@ PACKAGE = SRC / "luong"
 # goes onto a floor here and there.
 FLOORS: list[tuple[str, set[str]]] = [
     ("the ONNX runtime", {"luong.export", "luong.export.runtime"}),
+    ("errors", {"luong.errors"}),
     ("files", {"luong.version", "luong.files", "luong.request_batcher", "luong.languages"}),
     ("search options", {"luong.search_options"}),
     ("vocabulary", {"luong.vocab"}),

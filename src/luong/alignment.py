@@ -44,6 +44,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
+from luong.errors import LuongError, LuongTypeError
 from luong.search.hypothesis import Hypothesis
 from luong.vocab import Vocab
 
@@ -80,12 +81,16 @@ def word_groups(symbols: Sequence[str], tokens: str) -> list[list[int]]:
         ValueError: an unknown ``tokens``.
     """
     if tokens not in _KINDS:
-        raise ValueError(f"tokens: expected one of {', '.join(_KINDS)}, got {tokens!r}")
+        raise LuongError(f"tokens: expected one of {', '.join(_KINDS)}, got {tokens!r}")
     if isinstance(symbols, str) or not isinstance(symbols, Sequence):
-        raise TypeError(f"symbols: expected a sequence of strings, got {type(symbols).__name__}")
+        raise LuongTypeError(
+            f"symbols: expected a sequence of strings, got {type(symbols).__name__}"
+        )
     for position, symbol in enumerate(symbols):
         if not isinstance(symbol, str):
-            raise TypeError(f"symbols[{position}]: expected a str, got {type(symbol).__name__}")
+            raise LuongTypeError(
+                f"symbols[{position}]: expected a str, got {type(symbol).__name__}"
+            )
     words: list[list[int]] = []
     in_word = False
     for char, owners in _characters(symbols, tokens):
@@ -153,7 +158,7 @@ def align_words(
     """
     if not isinstance(attention, Tensor) or attention.dim() != 2:
         shape = tuple(attention.shape) if isinstance(attention, Tensor) else type(attention)
-        raise ValueError(f"attention: expected a [T, S] tensor, got {shape}")
+        raise LuongError(f"attention: expected a [T, S] tensor, got {shape}")
     rows, columns = attention.shape
     _check_words("source_words", source_words, columns)
     _check_words("target_words", target_words, rows)
@@ -173,7 +178,9 @@ def align_words(
 
 def _check_words(name: str, words: Sequence[Sequence[int]], size: int) -> None:
     if isinstance(words, str) or not isinstance(words, Sequence):
-        raise TypeError(f"{name}: expected a list of lists of ints, got {type(words).__name__}")
+        raise LuongTypeError(
+            f"{name}: expected a list of lists of ints, got {type(words).__name__}"
+        )
     for k, word in enumerate(words):
         if (
             isinstance(word, str)
@@ -181,9 +188,9 @@ def _check_words(name: str, words: Sequence[Sequence[int]], size: int) -> None:
             or not word
             or not all(isinstance(p, int) and not isinstance(p, bool) for p in word)
         ):
-            raise ValueError(f"{name}[{k}]: expected a non-empty list of ints, got {word!r}")
+            raise LuongError(f"{name}[{k}]: expected a non-empty list of ints, got {word!r}")
         if min(word) < 0 or max(word) >= size:
-            raise ValueError(f"{name}[{k}]: expected positions in [0, {size}), got {list(word)}")
+            raise LuongError(f"{name}[{k}]: expected positions in [0, {size}), got {list(word)}")
 
 
 def hypothesis_alignment(
@@ -207,17 +214,17 @@ def hypothesis_alignment(
             or its shape does not fit the source and the tokens.
     """
     if not isinstance(hypothesis, Hypothesis):
-        raise TypeError(f"hypothesis: expected a Hypothesis, got {type(hypothesis).__name__}")
+        raise LuongTypeError(f"hypothesis: expected a Hypothesis, got {type(hypothesis).__name__}")
     if not isinstance(source, str):
-        raise TypeError(f"source: expected a str, got {type(source).__name__}")
+        raise LuongTypeError(f"source: expected a str, got {type(source).__name__}")
     for name, vocab in (("src_vocab", src_vocab), ("tgt_vocab", tgt_vocab)):
         if not isinstance(vocab, Vocab):
-            raise TypeError(f"{name}: expected a Vocab, got {type(vocab).__name__}")
+            raise LuongTypeError(f"{name}: expected a Vocab, got {type(vocab).__name__}")
     source_symbols = src_vocab.tokenize(source)
     attention = hypothesis.attention
     expected = (len(hypothesis.tokens), len(source_symbols) + 1)
     if tuple(attention.shape) != expected:
-        raise ValueError(
+        raise LuongError(
             f"hypothesis.attention: expected [len(tokens), source symbols + EOS] = "
             f"{list(expected)} (decoded with attention kept), got {list(attention.shape)}"
         )
@@ -246,7 +253,7 @@ def pharaoh(links: Sequence[tuple[int, int]]) -> str:
             or len(link) != 2
             or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in link)
         ):
-            raise ValueError(f"links[{k}]: expected a pair of ints >= 0, got {link!r}")
+            raise LuongError(f"links[{k}]: expected a pair of ints >= 0, got {link!r}")
         parts.append(f"{link[0]}-{link[1]}")
     return " ".join(parts)
 
@@ -259,11 +266,11 @@ def parse_pharaoh(text: str) -> list[tuple[int, int]]:
         ValueError: a field that is not ``i-j``.
     """
     if not isinstance(text, str):
-        raise TypeError(f"text: expected a str, got {type(text).__name__}")
+        raise LuongTypeError(f"text: expected a str, got {type(text).__name__}")
     links = []
     for field in text.split():
         match = _PAIR.fullmatch(field)
         if match is None:
-            raise ValueError(f"text: expected i-j pairs, got {field!r}")
+            raise LuongError(f"text: expected i-j pairs, got {field!r}")
         links.append((int(match.group(1)), int(match.group(2))))
     return links

@@ -45,6 +45,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from luong.config import GLOBAL_SCORES, LOCAL_MODES, LOCAL_SCORES, SAME_WIDTH_SCORES, SCORES
+from luong.errors import LuongError, LuongTypeError
 from luong.int8 import Int8Linear
 
 __all__ = [
@@ -80,7 +81,7 @@ def make_generator(rng: int | torch.Generator | None) -> torch.Generator | None:
         return rng
     if isinstance(rng, int) and not isinstance(rng, bool):
         return torch.Generator().manual_seed(rng)
-    raise TypeError(
+    raise LuongTypeError(
         f"rng: expected None, an int seed or a torch.Generator, got {type(rng).__name__}"
     )
 
@@ -110,21 +111,23 @@ def length_mask(lengths: Tensor, max_len: int | None = None) -> Tensor:
         ValueError: ``lengths`` is not 1-D, a length is negative or above ``max_len``.
     """
     if not isinstance(lengths, Tensor):
-        raise TypeError(f"lengths: expected an integer tensor [B], got {type(lengths).__name__}")
+        raise LuongTypeError(
+            f"lengths: expected an integer tensor [B], got {type(lengths).__name__}"
+        )
     if lengths.dtype.is_floating_point or lengths.dtype.is_complex or lengths.dtype == torch.bool:
-        raise TypeError(f"lengths: expected an integer tensor [B], got dtype {lengths.dtype}")
+        raise LuongTypeError(f"lengths: expected an integer tensor [B], got dtype {lengths.dtype}")
     if lengths.dim() != 1:
-        raise ValueError(f"lengths: expected a 1-D tensor [B], got shape {tuple(lengths.shape)}")
+        raise LuongError(f"lengths: expected a 1-D tensor [B], got shape {tuple(lengths.shape)}")
     # Validation reads the values once, at the boundary; the mask itself needs no sync.
     if lengths.numel() and int(lengths.min()) < 0:
-        raise ValueError(f"lengths: expected non-negative lengths, got {lengths.tolist()}")
+        raise LuongError(f"lengths: expected non-negative lengths, got {lengths.tolist()}")
     longest = int(lengths.max()) if lengths.numel() else 0
     if max_len is None:
         max_len = longest
     elif not isinstance(max_len, int) or isinstance(max_len, bool) or max_len < 0:
-        raise ValueError(f"max_len: expected a non-negative int, got {max_len!r}")
+        raise LuongError(f"max_len: expected a non-negative int, got {max_len!r}")
     elif longest > max_len:
-        raise ValueError(f"lengths: expected every length <= max_len={max_len}, got {longest}")
+        raise LuongError(f"lengths: expected every length <= max_len={max_len}, got {longest}")
     positions = torch.arange(max_len, device=lengths.device)
     return positions.unsqueeze(0) < lengths.unsqueeze(1)  # [B, S]
 
@@ -213,7 +216,7 @@ class _Attention(nn.Module):
         _check_tensor("query", query, 2, self.d)
         _check_tensor("context", context, 2, self.key_dim)
         if query.shape[0] != context.shape[0]:
-            raise ValueError(
+            raise LuongError(
                 f"context: expected batch {query.shape[0]} (the query's), got {context.shape[0]}"
             )
         return self.attentional_unchecked(query, context)
@@ -262,17 +265,17 @@ class _Attention(nn.Module):
         _check_tensor("query", query, 2, self.d)
         self._check_keys(keys)
         if query.shape[0] != keys.shape[0]:
-            raise ValueError(
+            raise LuongError(
                 f"keys: expected batch {query.shape[0]} (the query's), got {keys.shape[0]}"
             )
 
     def _check_mask(self, mask: Tensor, keys: Tensor) -> None:
         if not isinstance(mask, Tensor):
-            raise TypeError(f"mask: expected a bool tensor [B, S], got {type(mask).__name__}")
+            raise LuongTypeError(f"mask: expected a bool tensor [B, S], got {type(mask).__name__}")
         if mask.dtype != torch.bool:
-            raise ValueError(f"mask: expected dtype torch.bool, got {mask.dtype}")
+            raise LuongError(f"mask: expected dtype torch.bool, got {mask.dtype}")
         if tuple(mask.shape) != tuple(keys.shape[:2]):
-            raise ValueError(
+            raise LuongError(
                 f"mask: expected shape [B, S] = {tuple(keys.shape[:2])}, got {tuple(mask.shape)}"
             )
 
@@ -281,18 +284,18 @@ class _Attention(nn.Module):
         if not isinstance(proj, Tensor) or tuple(proj.shape) != expected:
             got = tuple(proj.shape) if isinstance(proj, Tensor) else type(proj).__name__
             width = "d" if self.proj_dim == self.d else str(self.proj_dim)
-            raise ValueError(f"proj: expected shape [B, S, {width}] = {expected}, got {got}")
+            raise LuongError(f"proj: expected shape [B, S, {width}] = {expected}, got {got}")
 
 
 def _check_tensor(name: str, value: object, dims: int, width: int) -> None:
     """Raise unless ``value`` is a floating tensor with ``dims`` axes and last axis ``width``."""
     layout = {2: "[B, {w}]", 3: "[B, S, {w}]"}[dims].format(w=width)
     if not isinstance(value, Tensor):
-        raise TypeError(f"{name}: expected a tensor {layout}, got {type(value).__name__}")
+        raise LuongTypeError(f"{name}: expected a tensor {layout}, got {type(value).__name__}")
     if not value.dtype.is_floating_point:
-        raise TypeError(f"{name}: expected a floating-point tensor, got dtype {value.dtype}")
+        raise LuongTypeError(f"{name}: expected a floating-point tensor, got dtype {value.dtype}")
     if value.dim() != dims or value.shape[-1] != width:
-        raise ValueError(f"{name}: expected shape {layout}, got {tuple(value.shape)}")
+        raise LuongError(f"{name}: expected shape {layout}, got {tuple(value.shape)}")
 
 
 def _additive(v: nn.Linear, proj: Tensor, query_part: Tensor) -> Tensor:
@@ -307,7 +310,7 @@ def _additive(v: nn.Linear, proj: Tensor, query_part: Tensor) -> Tensor:
 
 def _check_width(name: str, value: object) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ValueError(f"{name}: expected a positive int, got {value!r}")
+        raise LuongError(f"{name}: expected a positive int, got {value!r}")
     return value
 
 
@@ -364,25 +367,25 @@ class LuongAttention(_Attention):
     ) -> None:
         super().__init__()
         if score not in GLOBAL_SCORES:
-            raise ValueError(f"score: expected one of {', '.join(GLOBAL_SCORES)}, got {score!r}")
+            raise LuongError(f"score: expected one of {', '.join(GLOBAL_SCORES)}, got {score!r}")
         self.d = _check_width("d", d)
         self.key_dim = d if key_dim is None else _check_width("key_dim", key_dim)
         self.score = score
         if score in SAME_WIDTH_SCORES and self.key_dim != self.d:
-            raise ValueError(
+            raise LuongError(
                 f"key_dim: the {score} score needs key_dim == d = {d}, got {self.key_dim}; "
                 "use general or concat for keys of another width"
             )
         self.max_len: int | None = None
         if score == "location":
             if max_len is None:
-                raise ValueError(
+                raise LuongError(
                     "max_len: the location score needs the maximum source length, got None"
                 )
             self.max_len = _check_width("max_len", max_len)
             self.score_proj = nn.Linear(d, self.max_len, bias=False)  # W_a [max_len, d]
         elif max_len is not None:
-            raise ValueError(
+            raise LuongError(
                 f"max_len: only the location score takes a maximum source length, got "
                 f"max_len={max_len!r} with the {score} score"
             )
@@ -409,7 +412,7 @@ class LuongAttention(_Attention):
 
     def _check_source_length(self, source_len: int) -> None:
         if self.max_len is not None and source_len > self.max_len:
-            raise ValueError(
+            raise LuongError(
                 f"keys: the location score reads at most max_len = {self.max_len} source "
                 f"positions, got S = {source_len}"
             )
@@ -505,18 +508,18 @@ class LocalAttention(LuongAttention):
         renormalize: bool = False,
     ) -> None:
         if score not in LOCAL_SCORES:
-            raise ValueError(
+            raise LuongError(
                 f"score: expected one of {', '.join(LOCAL_SCORES)} inside a local window, "
                 f"got {score!r}"
             )
         if mode not in LOCAL_MODES:
-            raise ValueError(f"mode: expected one of {', '.join(LOCAL_MODES)}, got {mode!r}")
+            raise LuongError(f"mode: expected one of {', '.join(LOCAL_MODES)}, got {mode!r}")
         if not isinstance(window, int) or isinstance(window, bool) or window < 1:
-            raise ValueError(f"window: expected an int D >= 1, got {window!r}")
+            raise LuongError(f"window: expected an int D >= 1, got {window!r}")
         if not isinstance(renormalize, bool):
-            raise TypeError(f"renormalize: expected a bool, got {renormalize!r}")
+            raise LuongTypeError(f"renormalize: expected a bool, got {renormalize!r}")
         if renormalize and mode == "monotonic":
-            raise ValueError(
+            raise LuongError(
                 "renormalize: only local-p's weights need it (local-m's sum to 1), "
                 "got renormalize=True with mode 'monotonic'"
             )
@@ -578,9 +581,9 @@ class LocalAttention(LuongAttention):
         _check_tensor("query", query, 2, self.d)
         if not isinstance(mask, Tensor) or mask.dtype != torch.bool or mask.dim() != 2:
             got = f"{mask.dtype} {tuple(mask.shape)}" if isinstance(mask, Tensor) else mask
-            raise ValueError(f"mask: expected a bool tensor [B, S], got {got!r}")
+            raise LuongError(f"mask: expected a bool tensor [B, S], got {got!r}")
         if mask.shape[0] != query.shape[0]:
-            raise ValueError(
+            raise LuongError(
                 f"mask: expected batch {query.shape[0]} (the query's), got {mask.shape[0]}"
             )
         t = self._check_step(step)
@@ -591,13 +594,13 @@ class LocalAttention(LuongAttention):
     def _check_step(self, step: int | None) -> int:
         if step is None:
             if self.mode == "monotonic":
-                raise ValueError(
+                raise LuongError(
                     "step: local-m attention needs the target position t of the query "
                     "(an int >= 0), got None"
                 )
             return 0
         if not isinstance(step, int) or isinstance(step, bool) or step < 0:
-            raise ValueError(f"step: expected an int >= 0, got {step!r}")
+            raise LuongError(f"step: expected an int >= 0, got {step!r}")
         return step
 
     def _predict(self, query: Tensor, mask: Tensor) -> Tensor:

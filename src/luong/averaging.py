@@ -30,6 +30,7 @@ import torch
 from torch import Tensor
 
 from luong.checkpoint import list_checkpoints
+from luong.errors import LuongError, LuongTypeError
 from luong.files import folder_list, write_folder, write_text
 from luong.model import CONFIG, SRC_VOCAB, TGT_VOCAB, WEIGHTS, Seq2Seq, load_checked
 
@@ -64,15 +65,15 @@ def run_checkpoints(run: str | Path, last: int | None = None) -> list[Path]:
             (the message says how many the run kept: ``--keep-checkpoints``).
     """
     if last is not None and (isinstance(last, bool) or not isinstance(last, int) or last < 1):
-        raise ValueError(f"last: expected an int >= 1, got {last!r}")
+        raise LuongError(f"last: expected an int >= 1, got {last!r}")
     run = Path(run)
     if not run.is_dir():
-        raise ValueError(f"{run}: no such run folder")
+        raise LuongError(f"{run}: no such run folder")
     found = list_checkpoints(run / CHECKPOINTS)
     if not found:
-        raise ValueError(f"{run}: no checkpoints (expected {run / CHECKPOINTS}/step-*)")
+        raise LuongError(f"{run}: no checkpoints (expected {run / CHECKPOINTS}/step-*)")
     if last is not None and len(found) < last:
-        raise ValueError(
+        raise LuongError(
             f"{run}: expected at least {last} checkpoints, got {len(found)} "
             "(train with --keep-checkpoints N to keep more)"
         )
@@ -110,16 +111,16 @@ def average_models(models: Sequence[Seq2Seq], names: Sequence[str] | None = None
             vocabularies (the message names the two and every field that differs).
     """
     if isinstance(models, Seq2Seq) or not isinstance(models, Sequence):
-        raise TypeError(f"models: expected a sequence of Seq2Seq, got {type(models)}")
+        raise LuongTypeError(f"models: expected a sequence of Seq2Seq, got {type(models)}")
     if not models:
-        raise ValueError("models: expected at least one model, got none")
+        raise LuongError("models: expected at least one model, got none")
     for i, model in enumerate(models):
         if not isinstance(model, Seq2Seq):
-            raise TypeError(f"models[{i}]: expected a Seq2Seq, got {type(model).__name__}")
+            raise LuongTypeError(f"models[{i}]: expected a Seq2Seq, got {type(model).__name__}")
     labels = list(names) if names is not None else [f"model {i + 1}" for i in range(len(models))]
     for model, name in zip(models, labels, strict=True):
         if model.int8_parts:
-            raise ValueError(
+            raise LuongError(
                 f"{name}: an int8 model (luong quantize); average the float checkpoints, "
                 "then quantize the average"
             )
@@ -127,14 +128,14 @@ def average_models(models: Sequence[Seq2Seq], names: Sequence[str] | None = None
     for model, name in zip(models[1:], labels[1:], strict=True):
         differ = _differences(first, model)
         if differ:
-            raise ValueError(
+            raise LuongError(
                 f"{labels[0]} and {name}: not one architecture ({'; '.join(differ)}); only "
                 "checkpoints of one run can be averaged"
             )
     for model, name in zip(models[1:], labels[1:], strict=True):
         pairs = [(m.src_lang, m.tgt_lang) for m in (first, model)]
         if pairs[0] != pairs[1]:
-            raise ValueError(
+            raise LuongError(
                 f"{labels[0]} and {name}: not one language pair ({_pair(*pairs[0])} and "
                 f"{_pair(*pairs[1])}); record the same pair on both (luong pair)"
             )
@@ -180,7 +181,7 @@ def _check_one_run(paths: Sequence[Path]) -> None:
         if first is None:
             first = (path, run)
         elif run.resolve() != first[1].resolve():
-            raise ValueError(
+            raise LuongError(
                 f"{first[0]} and {path} are checkpoints of two runs, {first[1]} and {run}; "
                 "only the checkpoints of one run can be averaged (separately trained weights "
                 f"do not line up); to combine runs, use them as an ensemble (luong translate "
@@ -192,7 +193,7 @@ def _check_out(out: Path, force: bool) -> None:
     """``out`` is new, an empty folder, or (with ``force``) an earlier average: never a file,
     a model, a run or a folder of the user's own files, which writing would replace."""
     if out.exists() and not out.is_dir():
-        raise ValueError(
+        raise LuongError(
             f"{out}: a file, not a folder; --out names the model folder to write (a new or "
             "empty folder)"
         )
@@ -202,12 +203,12 @@ def _check_out(out: Path, force: bool) -> None:
     shown = ", ".join(held[:3]) + (f" and {len(held) - 3} more" if len(held) > 3 else "")
     earlier = AVERAGED in held and set(held) <= AVERAGE_FILES
     if earlier and not force:
-        raise ValueError(
+        raise LuongError(
             f"{out}: holds an earlier average ({shown}); choose a new or empty folder for "
             "--out, or --force to replace it"
         )
     if not earlier:
-        raise ValueError(
+        raise LuongError(
             f"{out}: not empty and not an earlier luong average (it holds {shown}); choose a "
             "new or empty folder for --out (--force replaces only an earlier average)"
         )
@@ -239,10 +240,10 @@ def average_checkpoints(
     """
     paths = folder_list("folders", folders)
     if not isinstance(force, bool):
-        raise TypeError(f"force: expected a bool, got {type(force).__name__}")
+        raise LuongTypeError(f"force: expected a bool, got {type(force).__name__}")
     out = Path(out)
     if any(p.resolve() == out.resolve() for p in paths):
-        raise ValueError(f"{out}: the output is one of the folders being averaged")
+        raise LuongError(f"{out}: the output is one of the folders being averaged")
     _check_out(out, force)
     _check_one_run(paths)
     models = [Seq2Seq.from_pretrained(p, device=device) for p in paths]

@@ -19,6 +19,7 @@ import torch
 from torch import Tensor
 
 from luong.attention import length_mask
+from luong.errors import LuongError
 from luong.subword import SubwordVocab
 from luong.vocab import Vocab
 
@@ -68,7 +69,7 @@ def check_batch(src: Tensor, src_lengths: Tensor) -> None:
     """
     if not isinstance(src, Tensor) or src.dim() != 2 or src.dtype != torch.long:
         got = f"{src.dtype} {tuple(src.shape)}" if isinstance(src, Tensor) else type(src).__name__
-        raise ValueError(f"src: expected a long tensor [B, S], got {got}")
+        raise LuongError(f"src: expected a long tensor [B, S], got {got}")
     if (
         not isinstance(src_lengths, Tensor)
         or src_lengths.dim() != 1
@@ -79,11 +80,11 @@ def check_batch(src: Tensor, src_lengths: Tensor) -> None:
             if isinstance(src_lengths, Tensor)
             else type(src_lengths).__name__
         )
-        raise ValueError(f"src_lengths: expected shape [B] = ({src.shape[0]},), got {found}")
+        raise LuongError(f"src_lengths: expected shape [B] = ({src.shape[0]},), got {found}")
     if src_lengths.numel() and not (
         int(src_lengths.min()) >= 1 and int(src_lengths.max()) <= src.shape[1]
     ):
-        raise ValueError(
+        raise LuongError(
             f"src_lengths: expected lengths in [1, S = {src.shape[1]}], got {src_lengths.tolist()}"
         )
 
@@ -146,11 +147,11 @@ class ParallelData:
         name: str = "pairs",
     ) -> None:
         if not pairs:
-            raise ValueError(f"{name}: expected at least one (source, target) pair, got none")
+            raise LuongError(f"{name}: expected at least one (source, target) pair, got none")
         self.pairs = list(pairs)
         if sampling:
             if not (isinstance(src_vocab, SubwordVocab) and isinstance(tgt_vocab, SubwordVocab)):
-                raise ValueError("sampling: needs subword vocabularies on both sides")
+                raise LuongError("sampling: needs subword vocabularies on both sides")
             spm.set_random_generator_seed(seed)
             src = [src_vocab.sample(s, sampling) for s, _ in self.pairs]
             tgt = [[Vocab.bos_id, *tgt_vocab.sample(t, sampling)] for _, t in self.pairs]
@@ -177,7 +178,7 @@ class ParallelData:
         )
 
 
-class TooLong(ValueError):
+class TooLong(LuongError):
     """Sources or targets longer than their limit (``ParallelData``): ``side`` is
     ``"sources"`` or ``"targets"``, ``longest`` the longest of them, in symbols."""
 
@@ -210,7 +211,7 @@ def _lengths(name: str, lengths: Lengths) -> np.ndarray:
     """``lengths`` as a 1-D integer array (a view of the caller's where it is one)."""
     held = np.asarray(lengths.cpu() if isinstance(lengths, Tensor) else lengths)
     if held.ndim != 1 or not (held.size == 0 or np.issubdtype(held.dtype, np.integer)):
-        raise ValueError(
+        raise LuongError(
             f"{name}: expected one int per example, got an array of shape {held.shape} and "
             f"dtype {held.dtype}"
         )
@@ -247,9 +248,9 @@ def bucketed_batches(
             example.
     """
     if batch_size < 1:
-        raise ValueError(f"batch_size: expected >= 1, got {batch_size}")
+        raise LuongError(f"batch_size: expected >= 1, got {batch_size}")
     if pool < 1:
-        raise ValueError(f"pool: expected >= 1, got {pool}")
+        raise LuongError(f"pool: expected >= 1, got {pool}")
     lengths = _lengths("lengths", lengths)
     order = _shuffled(len(lengths), rng)
     batches: list[np.ndarray] = []
@@ -293,19 +294,19 @@ def token_batches(
             one int an example, or an example that alone costs more than ``max_tokens``.
     """
     if max_tokens < 1:
-        raise ValueError(f"max_tokens: expected >= 1, got {max_tokens}")
+        raise LuongError(f"max_tokens: expected >= 1, got {max_tokens}")
     if pool < 1:
-        raise ValueError(f"pool: expected >= 1, got {pool}")
+        raise LuongError(f"pool: expected >= 1, got {pool}")
     src_all = _lengths("src_lengths", src_lengths)
     tgt_all = _lengths("tgt_lengths", tgt_lengths)
     if len(src_all) != len(tgt_all):
-        raise ValueError(
+        raise LuongError(
             f"tgt_lengths: expected {len(src_all)} lengths (one per source), got {len(tgt_all)}"
         )
     sizes = src_all + tgt_all  # lengths are far below 2**30: no overflow
     too_big = int((sizes > max_tokens).sum())
     if too_big:
-        raise ValueError(
+        raise LuongError(
             f"batch_tokens: {too_big} pairs cost more than {max_tokens} tokens alone (the "
             f"largest {int(sizes.max())}: source + target, EOS and BOS included); raise "
             "batch_tokens"

@@ -49,6 +49,7 @@ from babel.core import UnknownLocaleError
 from babel.messages.plurals import get_plural
 
 from luong.config import PLACEHOLDER_MODES
+from luong.errors import LuongError, LuongTypeError
 from luong.placeholders import translate_constrained, translate_masked
 from luong.search_options import SearchOptions
 from luong.translator import Translator
@@ -139,11 +140,11 @@ def translate_messages(
         ValueError: an unknown ``placeholders``; as ``luong.search.decode``.
     """
     if not isinstance(translator, Translator):
-        raise TypeError(f"translator: expected a Translator, got {type(translator).__name__}")
+        raise LuongTypeError(f"translator: expected a Translator, got {type(translator).__name__}")
     if not isinstance(options, SearchOptions):
-        raise TypeError(f"options: expected SearchOptions, got {type(options).__name__}")
+        raise LuongTypeError(f"options: expected SearchOptions, got {type(options).__name__}")
     if placeholders not in PLACEHOLDER_MODES:
-        raise ValueError(
+        raise LuongError(
             f"placeholders: expected one of {', '.join(PLACEHOLDER_MODES)}, got {placeholders!r}"
         )
     if placeholders == "off":
@@ -165,9 +166,9 @@ def check_language(catalog: str, target: str) -> None:
         ValueError: they name different languages.
     """
     if not target.strip():
-        raise ValueError(f"target: expected a language code such as 'de', got {target!r}")
+        raise LuongError(f"target: expected a language code such as 'de', got {target!r}")
     if catalog.strip() and _primary(catalog) != _primary(target):
-        raise ValueError(
+        raise LuongError(
             f"the catalog's Language is {catalog.strip()}, the model translates into {target}"
         )
 
@@ -182,7 +183,7 @@ def plural_forms(language: str) -> str:
     try:
         rule = get_plural(language.replace("-", "_"))
     except (UnknownLocaleError, ValueError):
-        raise ValueError(f"language: babel knows no plural forms for {language!r}") from None
+        raise LuongError(f"language: babel knows no plural forms for {language!r}") from None
     return f"nplurals={rule.num_plurals}; plural={rule.plural_expr};"
 
 
@@ -194,7 +195,7 @@ def format_placeholders(text: str, flag: str) -> Counter[str]:
         ValueError: an unknown flag.
     """
     if flag not in _FORMATS:
-        raise ValueError(f"flag: expected one of {', '.join(_FORMATS)}, got {flag!r}")
+        raise LuongError(f"flag: expected one of {', '.join(_FORMATS)}, got {flag!r}")
     return Counter(_FORMATS[flag].findall(text))
 
 
@@ -214,7 +215,7 @@ def find_accelerator(text: str, marker: str) -> int | None:
         ValueError: ``marker`` is not ``_`` or ``&``.
     """
     if marker not in ("_", "&"):
-        raise ValueError(f"marker: expected '_' or '&', got {marker!r}")
+        raise LuongError(f"marker: expected '_' or '&', got {marker!r}")
     found = [match.start() for match in _accelerator_pattern(marker).finditer(text)]
     return found[0] if len(found) == 1 else None
 
@@ -282,10 +283,10 @@ class _Messages:
         outputs = translate(sources) if sources else []
         if not isinstance(outputs, list) or len(outputs) != len(sources):
             got = len(outputs) if isinstance(outputs, list) else type(outputs).__name__
-            raise ValueError(f"translate: expected {len(sources)} translations, got {got}")
+            raise LuongError(f"translate: expected {len(sources)} translations, got {got}")
         for source, output in zip(sources, outputs, strict=True):
             if not isinstance(output, str):
-                raise TypeError(f"translate: expected strings, got {type(output).__name__}")
+                raise LuongTypeError(f"translate: expected strings, got {type(output).__name__}")
             self.pending[source] = output
 
     def of(self, text: str) -> str | None:
@@ -325,7 +326,7 @@ def _parse_block(block: str) -> polib.POFile:
             po = polib.pofile('msgid ""\nmsgstr ""\n\n' + text, wrapwidth=78)
     except (OSError, ValueError) as error:
         first = block.splitlines()[0] if block.strip() else ""
-        raise ValueError(f"not a gettext catalog entry ({error}): {first[:80]!r}") from None
+        raise LuongError(f"not a gettext catalog entry ({error}): {first[:80]!r}") from None
     return po
 
 
@@ -388,15 +389,15 @@ def fill_catalog(
             ``Plural-Forms`` without ``nplurals``, a block polib cannot read.
     """
     if not isinstance(text, str):
-        raise TypeError(f"text: expected str, got {type(text).__name__}")
+        raise LuongTypeError(f"text: expected str, got {type(text).__name__}")
     if not callable(translate):
-        raise TypeError(f"translate: expected a function, got {type(translate).__name__}")
+        raise LuongTypeError(f"translate: expected a function, got {type(translate).__name__}")
     if accelerator not in ACCELERATORS:
-        raise ValueError(
+        raise LuongError(
             f"accelerator: expected one of {', '.join(ACCELERATORS)}, got {accelerator!r}"
         )
     if not model.strip():
-        raise ValueError(f"model: expected the model's name, got {model!r}")
+        raise LuongError(f"model: expected the model's name, got {model!r}")
     blocks = _blocks(text)
     parsed: dict[int, polib.POEntry] = {}
     header_at: int | None = None
@@ -409,7 +410,7 @@ def fill_catalog(
         elif len(po) == 1:
             parsed[i] = po[0]
         elif len(po) > 1:  # cannot happen without a blank line between entries
-            raise ValueError(f"expected one entry per block, got {len(po)}: {block[:80]!r}")
+            raise LuongError(f"expected one entry per block, got {len(po)}: {block[:80]!r}")
 
     # A file without a header gets one in front, as msginit writes it.
     header = blocks[header_at] if header_at is not None else 'msgid ""\nmsgstr ""\n'
@@ -417,7 +418,7 @@ def fill_catalog(
     check_language(language, target)
     charset = re.search(r"charset=([\w-]+)", _header_value(header, "Content-Type") or "")
     if charset and charset.group(1).upper() not in ("UTF-8", "CHARSET"):
-        raise ValueError(
+        raise LuongError(
             f"expected a UTF-8 catalog, got charset={charset.group(1)} (convert it first: "
             "msgconv --to-code=UTF-8)"
         )
@@ -430,14 +431,14 @@ def fill_catalog(
     nplurals = re.search(r"nplurals\s*=\s*(\d+)", forms)
     if nplurals is None:
         if forms and "INTEGER" not in forms:
-            raise ValueError(f"Plural-Forms: expected nplurals=N, got {forms!r}")
+            raise LuongError(f"Plural-Forms: expected nplurals=N, got {forms!r}")
         forms = plural_forms(language or target)
         nplurals = re.search(r"nplurals\s*=\s*(\d+)", forms)
         new_header = _set_header(new_header, "Plural-Forms", forms)
     assert nplurals is not None
     count = int(nplurals.group(1))
     if not 1 <= count <= 6:
-        raise ValueError(f"Plural-Forms: expected nplurals between 1 and 6, got {count}")
+        raise LuongError(f"Plural-Forms: expected nplurals between 1 and 6, got {count}")
 
     if accelerator == "auto":
         accelerator = detect_accelerator([e.msgid for e in parsed.values() if not e.obsolete])

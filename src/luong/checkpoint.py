@@ -24,6 +24,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from luong.errors import LuongError
 from luong.files import read_json, write_folder, write_text
 from luong.model import SRC_VOCAB, TGT_VOCAB, WEIGHTS, Seq2Seq, load_checked
 from luong.subword import load_vocab
@@ -43,7 +44,7 @@ FORMAT = 1
 def _check_finite(model: torch.nn.Module) -> None:
     for name, tensor in model.state_dict().items():
         if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
-            raise ValueError(f"refusing to write a checkpoint: weight {name!r} is not finite")
+            raise LuongError(f"refusing to write a checkpoint: weight {name!r} is not finite")
 
 
 def write_checkpoint(
@@ -139,7 +140,7 @@ def find_latest(checkpoints: str | Path) -> Path | None:
         return None
     folder = checkpoints / pointer.read_text(encoding="utf-8").strip()
     if not folder.is_dir():
-        raise ValueError(f"{pointer}: names {folder.name}, which does not exist")
+        raise LuongError(f"{pointer}: names {folder.name}, which does not exist")
     return folder
 
 
@@ -155,7 +156,7 @@ def read_checkpoint(
     """
     state = read_json(folder / STATE)
     if not isinstance(state, dict) or state.get("format") != FORMAT:
-        raise ValueError(f"{folder / STATE}: not a luong training state (format {FORMAT})")
+        raise LuongError(f"{folder / STATE}: not a luong training state (format {FORMAT})")
     for name, side, vocab in (
         (SRC_VOCAB, "source", model.src_vocab),
         (TGT_VOCAB, "target", model.tgt_vocab),
@@ -167,14 +168,14 @@ def read_checkpoint(
     cpu, cuda = rng.get(f"rng.torch.{rank}"), rng.get(f"rng.cuda.{rank}")
     if cpu is None:
         ranks = len([k for k in rng if k.startswith("rng.torch.")])
-        raise ValueError(
+        raise LuongError(
             f"{folder / OPTIMIZER}: no random generator state for rank {rank} "
             f"(written by {ranks} ranks; resume with as many)"
         )
     try:
         optimizer.load_state_dict(_unflatten_optimizer(tensors, state["param_groups"]))
     except (KeyError, ValueError, RuntimeError) as error:
-        raise ValueError(f"{folder / OPTIMIZER}: does not fit the optimizer ({error})") from None
+        raise LuongError(f"{folder / OPTIMIZER}: does not fit the optimizer ({error})") from None
     torch.set_rng_state(cpu)
     if cuda is not None and torch.cuda.is_available():
         torch.cuda.set_rng_state(cuda)
@@ -199,7 +200,7 @@ def _check_same_vocab(path: Path, side: str, vocab: Vocab) -> None:
         )
         or "the same symbols, in another order or cut another way"
     )
-    raise ValueError(
+    raise LuongError(
         f"{path}: the checkpoint's {side} vocabulary is not the one built on the training data "
         f"now ({what}): the data changed since the run began; choose another --out to start "
         "a new run"
@@ -221,6 +222,6 @@ def _unflatten_optimizer(tensors: dict[str, Tensor], groups: list[Any]) -> dict[
     for key, tensor in tensors.items():
         kind, index, name = key.split(".", 2)
         if kind != "state":
-            raise ValueError(f"unexpected tensor {key!r}")
+            raise LuongError(f"unexpected tensor {key!r}")
         state.setdefault(int(index), {})[name] = tensor
     return {"state": state, "param_groups": groups}

@@ -24,6 +24,7 @@ from typing import Any
 
 import tomli_w
 
+from luong.errors import LuongError, LuongTypeError
 from luong.files import MAX_LINE_BYTES, MAX_TEXT_BYTES, read_bounded
 from luong.search_options import OptionError, SearchOptions, option
 from luong.vocab import Vocab
@@ -147,7 +148,7 @@ class ServeLimits:
         for f in fields(self):
             value = getattr(self, f.name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{f.name}: expected an int >= 1, got {value!r}")
+                raise LuongError(f"{f.name}: expected an int >= 1, got {value!r}")
 
 
 def setting(
@@ -163,7 +164,7 @@ def setting(
         ValueError: ``help`` is not a text of one line.
     """
     if not isinstance(help, str) or not help.strip() or "\n" in help:
-        raise ValueError(f"help: expected a text of one line, got {help!r:.60}")
+        raise LuongError(f"help: expected a text of one line, got {help!r:.60}")
     return field(default=default, metadata=option(help, choices=choices, metavar=metavar))
 
 
@@ -232,27 +233,27 @@ class Seq2SeqConfig:
         for name, most in SIZE_BOUNDS.items():
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name}: expected a positive int, got {value!r}")
+                raise LuongError(f"{name}: expected a positive int, got {value!r}")
             if value > most:
-                raise ValueError(f"{name}: expected at most {most}, got {value}")
+                raise LuongError(f"{name}: expected at most {most}, got {value}")
         for name in ("bidirectional", "input_feed", "tie_embeddings"):
             if not isinstance(getattr(self, name), bool):
-                raise TypeError(f"{name}: expected a bool, got {getattr(self, name)!r}")
+                raise LuongTypeError(f"{name}: expected a bool, got {getattr(self, name)!r}")
         if not _is_number(self.dropout) or not 0.0 <= self.dropout < 1.0:
-            raise ValueError(f"dropout: expected a number in [0, 1), got {self.dropout!r}")
+            raise LuongError(f"dropout: expected a number in [0, 1), got {self.dropout!r}")
         if self.local != "none" and self.attention not in LOCAL_SCORES:
-            raise ValueError(
+            raise LuongError(
                 f"local {self.local!r}: expected attention one of {', '.join(LOCAL_SCORES)} "
                 f"inside the window, got {self.attention!r} (use local 'none' for it)"
             )
         if self.attention in SAME_WIDTH_SCORES and self.key_dim != self.dec_hidden:
-            raise ValueError(
+            raise LuongError(
                 f"attention {self.attention!r} needs keys as wide as the decoder: key width "
                 f"{self.key_dim} (enc_hidden x directions) != dec_hidden {self.dec_hidden}; "
                 "use general, concat or bahdanau, or change the sizes"
             )
         if self.bridge == "last" and self.key_dim != self.dec_hidden:
-            raise ValueError(
+            raise LuongError(
                 f"bridge 'last' copies the encoder state: key width {self.key_dim} != "
                 f"dec_hidden {self.dec_hidden}; use bridge 'bridge' or 'zero'"
             )
@@ -302,7 +303,7 @@ class Seq2SeqConfig:
             "decoder": f"dec_hidden {d}, dec_layers {self.dec_layers}",
             "output layer": f"dec_hidden {d} x {tgt_size:,} symbols",
         }[largest]
-        raise ValueError(
+        raise LuongError(
             f"model: {total:,} parameters {vocabularies}, above the limit of "
             f"{MAX_PARAMETERS:,} (16 GB of float32 weights); {parts[largest]:,} of them in the "
             f"{largest} ({what})"
@@ -355,14 +356,14 @@ class Seq2SeqConfig:
         """Rebuild from ``to_json``'s dict; unknown or missing fields raise ``ValueError``
         (fields added since the first release may be missing: they take their defaults)."""
         if not isinstance(data, dict):
-            raise ValueError(f"expected a JSON object, got {type(data).__name__}")
+            raise LuongError(f"expected a JSON object, got {type(data).__name__}")
         names = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - names)
         if unknown:
-            raise ValueError(f"unknown fields {unknown}; expected {sorted(names)}")
+            raise LuongError(f"unknown fields {unknown}; expected {sorted(names)}")
         missing = sorted(names - set(data) - ADDED_MODEL_FIELDS)
         if missing:
-            raise ValueError(f"missing fields {missing}; expected {sorted(names)}")
+            raise LuongError(f"missing fields {missing}; expected {sorted(names)}")
         return cls(**data)
 
 
@@ -401,12 +402,12 @@ def device_form(device: object, name: str = "device") -> tuple[str, int | None]:
         if kind == "cuda" and index.isascii() and index.isdigit() and len(index) <= 6:
             return "cuda", int(index)
     forms = ", ".join(DEVICES[:-1]) + f" (N a device index, from 0) or {DEVICES[-1]}"
-    raise ValueError(f"{name}: expected {forms}, got {device!r}")
+    raise LuongError(f"{name}: expected {forms}, got {device!r}")
 
 
 def _choice(name: str, value: object, choices: Sequence[str]) -> None:
     if value not in choices:
-        raise ValueError(f"{name}: expected one of {', '.join(choices)}, got {value!r}")
+        raise LuongError(f"{name}: expected one of {', '.join(choices)}, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -527,51 +528,51 @@ class TrainConfig:
         ):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise ValueError(f"{name}: expected an int >= 0, got {value!r}")
+                raise LuongError(f"{name}: expected an int >= 0, got {value!r}")
         if self.seed >= 2**64:  # torch.manual_seed takes 64 bits
-            raise ValueError(f"seed: expected an int below 2**64, got {self.seed}")
+            raise LuongError(f"seed: expected an int below 2**64, got {self.seed}")
         if not _is_number(self.lr) or not 0 < self.lr < math.inf:
-            raise ValueError(f"lr: expected a finite number > 0, got {self.lr!r}")
+            raise LuongError(f"lr: expected a finite number > 0, got {self.lr!r}")
         if self.schedule not in SCHEDULES:
-            raise ValueError(
+            raise LuongError(
                 f"schedule: expected one of {', '.join(SCHEDULES)}, got {self.schedule!r}"
             )
         _choice("optimizer", self.optimizer, OPTIMIZERS)
         if self.schedule == "halving" and self.halve_after < 1:
-            raise ValueError(
+            raise LuongError(
                 "halve_after: schedule halving needs the epochs at the full lr, an int >= 1, "
                 f"got {self.halve_after!r}"
             )
         if self.schedule != "halving" and self.halve_after != 0:
-            raise ValueError(
+            raise LuongError(
                 f"halve_after: only with schedule halving, got {self.halve_after!r} with "
                 f"schedule {self.schedule!r}"
             )
         device_form(self.device)
         if self.precision not in PRECISIONS:
-            raise ValueError(
+            raise LuongError(
                 f"precision: expected one of {', '.join(PRECISIONS)}, got {self.precision!r}"
             )
         if not _is_number(self.clip_norm) or not 0 <= self.clip_norm < math.inf:
-            raise ValueError(f"clip_norm: expected a finite number >= 0, got {self.clip_norm!r}")
+            raise LuongError(f"clip_norm: expected a finite number >= 0, got {self.clip_norm!r}")
         _choice("normalize", self.normalize, NORMALIZATIONS)
         if not _is_number(self.init_range) or not 0 <= self.init_range < math.inf:
-            raise ValueError(f"init_range: expected a finite number >= 0, got {self.init_range!r}")
+            raise LuongError(f"init_range: expected a finite number >= 0, got {self.init_range!r}")
         if not _is_number(self.label_smoothing) or not 0 <= self.label_smoothing < 1:
-            raise ValueError(
+            raise LuongError(
                 f"label_smoothing: expected a number in [0, 1), got {self.label_smoothing!r}"
             )
         _choice("select", self.select, SELECTS)
         for name in ("progress", "tensorboard"):  # a TOML `progress = "no"` is no bool
             if not isinstance(getattr(self, name), bool):
-                raise TypeError(f"{name}: expected a bool, got {getattr(self, name)!r}")
+                raise LuongTypeError(f"{name}: expected a bool, got {getattr(self, name)!r}")
         try:  # the decoding fields are checked as the SearchOptions they make
             _ = self.test_search
         except OptionError as error:
-            raise ValueError(f"{SEARCH_FIELDS[error.name]}: {error.detail}") from None
+            raise LuongError(f"{SEARCH_FIELDS[error.name]}: {error.detail}") from None
         sampling = self.subword_sampling
         if not isinstance(sampling, int | float) or not 0 <= sampling < 1:
-            raise ValueError(f"subword_sampling: expected a number in [0, 1), got {sampling!r}")
+            raise LuongError(f"subword_sampling: expected a number in [0, 1), got {sampling!r}")
 
     @property
     def dev_search(self) -> SearchOptions:
@@ -630,15 +631,17 @@ class VocabConfig:
         _choice("subword", self.subword, SUBWORD_KINDS)
         value = self.vocab_size
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise ValueError(f"vocab_size: expected an int >= 0, got {value!r}")
+            raise LuongError(f"vocab_size: expected an int >= 0, got {value!r}")
         _positive_int("min_count", self.min_count)
         if not isinstance(self.joint_vocab, bool):
-            raise TypeError(f"joint_vocab: expected a bool, got {self.joint_vocab!r}")
+            raise LuongTypeError(f"joint_vocab: expected a bool, got {self.joint_vocab!r}")
         for name in ("src_lang", "tgt_lang"):  # the codes themselves: luong.languages (babel)
             if not isinstance(getattr(self, name), str):
-                raise TypeError(f"{name}: expected a language code, got {getattr(self, name)!r}")
+                raise LuongTypeError(
+                    f"{name}: expected a language code, got {getattr(self, name)!r}"
+                )
         if self.subword != "none" and self.min_count != 1:
-            raise ValueError(
+            raise LuongError(
                 f"min_count: sentencepiece picks its pieces by vocab_size, got min_count "
                 f"{self.min_count} with subword {self.subword!r}"
             )
@@ -666,7 +669,7 @@ class RunConfig:
 
 def _positive_int(name: str, value: object) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ValueError(f"{name}: expected an int >= 1, got {value!r}")
+        raise LuongError(f"{name}: expected an int >= 1, got {value!r}")
 
 
 def config_from_dict(cls: type, data: dict[str, Any], where: str) -> Any:
@@ -674,7 +677,7 @@ def config_from_dict(cls: type, data: dict[str, Any], where: str) -> Any:
     names = {f.name for f in fields(cls)}
     unknown = sorted(set(data) - names)
     if unknown:
-        raise ValueError(f"{where}: unknown options {unknown}; valid options: {sorted(names)}")
+        raise LuongError(f"{where}: unknown options {unknown}; valid options: {sorted(names)}")
     return cls(**data)
 
 
@@ -701,25 +704,25 @@ def read_toml_tables(path: str | os.PathLike[str]) -> dict[str, Any]:
     except FileNotFoundError:
         raise FileNotFoundError(f"{path}: no such file") from None
     except IsADirectoryError:
-        raise ValueError(f"{path}: is a directory, expected a TOML file") from None
+        raise LuongError(f"{path}: is a directory, expected a TOML file") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        raise ValueError(f"{path}: not valid TOML: {error}") from None
+        raise LuongError(f"{path}: not valid TOML: {error}") from None
     except RecursionError:
-        raise ValueError(f"{path}: not valid TOML (nested too deep)") from None
+        raise LuongError(f"{path}: not valid TOML (nested too deep)") from None
     unknown = sorted(set(data) - set(TOP_LEVEL))
     if unknown:
-        raise ValueError(
+        raise LuongError(
             f'{path}: unknown key {unknown[0]!r}; expected task = "NAME" and the tables '
             "[data], [model], [train], [vocab]"
         )
     if "task" in data and not isinstance(data["task"], str):
-        raise ValueError(f"{path}: task = {data['task']!r:.40} is not a string")
+        raise LuongError(f"{path}: task = {data['task']!r:.40} is not a string")
     classes = {"model": Seq2SeqConfig, "train": TrainConfig, "vocab": VocabConfig}
     for name, table in data.items():
         if name == "task":
             continue
         if not isinstance(table, dict):
-            raise ValueError(
+            raise LuongError(
                 f"{path}: {name} = {table!r:.40} is not a table; expected [{name}] with "
                 "options under it"
             )
@@ -727,7 +730,7 @@ def read_toml_tables(path: str | os.PathLike[str]) -> dict[str, Any]:
             valid = sorted(f.name for f in fields(classes[name]))
             bad = sorted(set(table) - set(valid))
             if bad:
-                raise ValueError(
+                raise LuongError(
                     f"{path}: unknown key {bad[0]!r} in [{name}]; valid keys: {', '.join(valid)}"
                 )
     return data

@@ -20,6 +20,7 @@ from typing import Any
 import torch
 
 from luong.config import PRECISIONS, device_form
+from luong.errors import LuongError, LuongTypeError
 
 __all__ = ["AUTOCAST_DTYPES", "autocast", "check_precision", "resolve_device"]
 
@@ -43,18 +44,18 @@ def resolve_device(device: str, name: str = "device") -> torch.device:
             ``device cuda:3: only 1 CUDA device here (cuda:0)``.
     """
     if not isinstance(device, str):
-        raise TypeError(f"{name}: expected a device name (a str), got {type(device).__name__}")
+        raise LuongTypeError(f"{name}: expected a device name (a str), got {type(device).__name__}")
     kind, index = device_form(device, name)
     if kind == "cpu" or (kind == "auto" and not torch.cuda.is_available()):
         return torch.device("cpu")
     if kind == "mps":
         if not torch.backends.mps.is_available():
-            raise ValueError(
+            raise LuongError(
                 f"{name} mps: no MPS device here (torch.backends.mps.is_available() is False)"
             )
         return torch.device("mps")
     if not torch.cuda.is_available():
-        raise ValueError(
+        raise LuongError(
             f"{name} {device}: no CUDA device here (torch.cuda.is_available() is False)"
         )
     count = torch.cuda.device_count()
@@ -62,7 +63,7 @@ def resolve_device(device: str, name: str = "device") -> torch.device:
         return torch.device("cuda", torch.cuda.current_device())
     if index >= count:
         present = "cuda:0" if count == 1 else f"cuda:0 to cuda:{count - 1}"
-        raise ValueError(
+        raise LuongError(
             f"{name} {device}: only {count} CUDA device{'s' * (count != 1)} here ({present})"
         )
     return torch.device("cuda", index)
@@ -73,11 +74,11 @@ def check_precision(precision: str, device: torch.device, name: str = "precision
     fp16 is for CUDA alone (its gradient scaler and float16 kernels are CUDA's; on the CPU,
     bf16 has float32's range and needs no scaler)."""
     if precision not in PRECISIONS:
-        raise ValueError(f"{name}: expected one of {', '.join(PRECISIONS)}, got {precision!r}")
+        raise LuongError(f"{name}: expected one of {', '.join(PRECISIONS)}, got {precision!r}")
     if not isinstance(device, torch.device):
-        raise TypeError(f"device: expected a torch.device, got {type(device).__name__}")
+        raise LuongTypeError(f"device: expected a torch.device, got {type(device).__name__}")
     if precision == "fp16" and device.type != "cuda":
-        raise ValueError(
+        raise LuongError(
             f"{name} fp16: needs a CUDA device, and this runs on {device.type}; "
             "use bf16 (or fp32) here"
         )

@@ -25,6 +25,7 @@ import torch.distributed as dist
 
 from luong.config import device_form
 from luong.devices import resolve_device
+from luong.errors import LuongError
 
 T = TypeVar("T")  # a batch, however it is held
 
@@ -134,11 +135,11 @@ def setup(device: str = "auto") -> World:
         rank = int(os.environ.get("RANK", "0"))
         local_rank = int(os.environ.get("LOCAL_RANK", "0"))
     except ValueError as error:
-        raise ValueError(f"torchrun environment: {error}") from None
+        raise LuongError(f"torchrun environment: {error}") from None
     if size <= 1:
         return World()
     if not 0 <= rank < size:
-        raise ValueError(f"torchrun environment: RANK {rank} outside WORLD_SIZE {size}")
+        raise LuongError(f"torchrun environment: RANK {rank} outside WORLD_SIZE {size}")
     if dist.is_initialized():
         return World(dist.get_rank(), dist.get_world_size(), local_rank, owns_group=False)
     kind, index = device_form(device)
@@ -168,24 +169,24 @@ def _rendezvous(rank: int, size: int) -> dist.Store:
         "start them all with torchrun"
     )
     if "RANK" not in os.environ:  # torchrun sets it for every process
-        raise ValueError(f"torchrun environment ({where}): RANK is missing; {advice}")
+        raise LuongError(f"torchrun environment ({where}): RANK is missing; {advice}")
     value = os.environ.get(RENDEZVOUS_SECONDS, DEFAULT_RENDEZVOUS_SECONDS)
     try:
         seconds = float(value)
     except ValueError:
-        raise ValueError(f"{RENDEZVOUS_SECONDS}: expected seconds, got {value!r}") from None
+        raise LuongError(f"{RENDEZVOUS_SECONDS}: expected seconds, got {value!r}") from None
     try:
         store, _, _ = next(
             dist.rendezvous("env://", rank, size, timeout=timedelta(seconds=seconds))
         )
     except dist.DistStoreError:  # the wait timed out
-        raise ValueError(
+        raise LuongError(
             f"torchrun environment ({where}): the {size} processes did not all join within "
             f"{seconds:g} s; {advice}"
         ) from None
     except (RuntimeError, ValueError) as error:  # a bad address or port, a missing variable
         reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise ValueError(f"torchrun environment ({where}): {reason}; {advice}") from None
+        raise LuongError(f"torchrun environment ({where}): {reason}; {advice}") from None
     # What init_process_group does with the store it meets through: the process group's
     # own (long) timeout from now on, and its keys apart from torchrun's.
     store.set_timeout(dist.default_pg_timeout)

@@ -35,6 +35,7 @@ from torch import Tensor, nn
 
 from luong.batching import encode_sources
 from luong.decoder import DecoderState, Memory
+from luong.errors import LuongError, LuongTypeError
 from luong.files import folder_list
 from luong.model import Seq2Seq
 from luong.search_options import COMBINE
@@ -139,34 +140,36 @@ class Ensemble(nn.Module):
     ) -> None:
         super().__init__()
         if isinstance(members, Seq2Seq) or not isinstance(members, Sequence):
-            raise TypeError(f"members: expected a sequence of Seq2Seq, got {type(members)}")
+            raise LuongTypeError(f"members: expected a sequence of Seq2Seq, got {type(members)}")
         if not members:
-            raise ValueError("members: expected at least one model, got none")
+            raise LuongError("members: expected at least one model, got none")
         for i, member in enumerate(members):
             if not isinstance(member, Seq2Seq):
-                raise TypeError(f"members[{i}]: expected a Seq2Seq, got {type(member).__name__}")
+                raise LuongTypeError(
+                    f"members[{i}]: expected a Seq2Seq, got {type(member).__name__}"
+                )
         labels = (
             list(names) if names is not None else [f"member {i + 1}" for i in range(len(members))]
         )
         if len(labels) != len(members):
-            raise ValueError(f"names: expected {len(members)}, got {len(labels)}")
+            raise LuongError(f"names: expected {len(members)}, got {len(labels)}")
         first, name = members[0], labels[0]
         for member, other in zip(members[1:], labels[1:], strict=True):
             if member.tgt_vocab != first.tgt_vocab:
-                raise ValueError(
+                raise LuongError(
                     f"{name} and {other}: the target vocabularies differ "
                     f"({_describe(first.tgt_vocab)} against {_describe(member.tgt_vocab)}"
                     f"{'' if len(first.tgt_vocab) != len(member.tgt_vocab) else ', other symbols'}"
                     "); the members of an ensemble must share the target vocabulary"
                 )
             if _tokenization(member.src_vocab) != _tokenization(first.src_vocab):
-                raise ValueError(
+                raise LuongError(
                     f"{name} and {other}: the sources are cut into symbols differently "
                     f"({_describe(first.src_vocab)} against {_describe(member.src_vocab)}); "
                     "the members' attention could not be averaged"
                 )
             if member.device != first.device:
-                raise ValueError(
+                raise LuongError(
                     f"{name} and {other}: on different devices ({first.device}, {member.device})"
                 )
         self.members = nn.ModuleList(members)
@@ -212,7 +215,7 @@ class Ensemble(nn.Module):
             src, own = encode_sources(member.src_vocab, texts, member.device)
             if lengths is not None and not torch.equal(own, lengths):
                 row = int((own != lengths).nonzero()[0, 0])
-                raise ValueError(
+                raise LuongError(
                     f"{self.names[0]} and {name} read source {texts[row]!r} as "
                     f"{int(lengths[row]) - 1} and {int(own[row]) - 1} symbols"
                 )

@@ -32,6 +32,7 @@ import torch.nn.functional as F
 
 from luong.batching import ParallelData
 from luong.ensemble import Decodable
+from luong.errors import LuongError
 from luong.metrics import bleu_chrf, char_accuracy, exact_match, reference_scores
 from luong.model import Seq2Seq, evaluating
 from luong.search_options import SearchOptions
@@ -107,7 +108,7 @@ def evaluate_pairs(
         ValueError: no pairs; a prefix outside the target vocabulary.
     """
     if not pairs:
-        raise ValueError("pairs: expected at least one (source, target) pair, got none")
+        raise LuongError("pairs: expected at least one (source, target) pair, got none")
     hyps = translate(model, [s for s, _ in pairs], options, batch_size=batch_size)
     hyps = [model.tgt_vocab.normalize(hyp) for hyp in hyps]
     refs = [comparable(model.tgt_vocab, t) for _, t in pairs]
@@ -165,7 +166,7 @@ def evaluate_references(
         ValueError: no pairs; a prefix outside the target vocabulary.
     """
     if not pairs:
-        raise ValueError("pairs: expected at least one (source, target) pair, got none")
+        raise LuongError("pairs: expected at least one (source, target) pair, got none")
     grouped = group_references(pairs)
     sources = [source for source, _ in grouped]
     refs = [targets for _, targets in grouped]
@@ -204,9 +205,9 @@ def dev_loss(model: Seq2Seq, pairs: Sequence[Pair], batch_size: int = 500) -> fl
         ValueError: no pairs, or ``batch_size < 1``.
     """
     if not pairs:
-        raise ValueError("pairs: expected at least one (source, target) pair, got none")
+        raise LuongError("pairs: expected at least one (source, target) pair, got none")
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size: expected an int >= 1, got {batch_size!r}")
+        raise LuongError(f"batch_size: expected an int >= 1, got {batch_size!r}")
     data = ParallelData(pairs, model.src_vocab, model.tgt_vocab)
     total = torch.zeros((), dtype=torch.float64)
     tokens = 0

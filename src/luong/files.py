@@ -34,6 +34,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from luong.errors import LuongError, LuongTypeError
+
 __all__ = [
     "folder_list",
     "BOM",
@@ -75,12 +77,12 @@ def folder_list(name: str, folders: object) -> list[Path]:
         ValueError: the sequence is empty.
     """
     if isinstance(folders, str | os.PathLike) or not isinstance(folders, Sequence):
-        raise TypeError(f"{name}: expected a sequence of model folders, got {type(folders)}")
+        raise LuongTypeError(f"{name}: expected a sequence of model folders, got {type(folders)}")
     if not folders:
-        raise ValueError(f"{name}: expected at least one model folder, got none")
+        raise LuongError(f"{name}: expected at least one model folder, got none")
     for folder in folders:
         if not isinstance(folder, str | os.PathLike):
-            raise TypeError(f"{name}: expected folder names (str or path), got {type(folder)}")
+            raise LuongTypeError(f"{name}: expected folder names (str or path), got {type(folder)}")
     return [Path(folder) for folder in folders]
 
 
@@ -105,7 +107,7 @@ def iter_lines(
         if number == 1 and line.startswith(BOM):
             line = line[len(BOM) :]
         if len(line) > max_line_bytes:
-            raise ValueError(
+            raise LuongError(
                 f"{name}:{number}: line longer than {max_line_bytes} bytes; expected a text "
                 "file of one sentence a line"
             )
@@ -122,7 +124,7 @@ def text_lines(stream: BinaryIO, name: str) -> Iterator[str]:
         try:
             yield line.decode("utf-8")
         except UnicodeDecodeError as error:
-            raise ValueError(f"{name}:{number}: not valid UTF-8 ({error.reason})") from None
+            raise LuongError(f"{name}:{number}: not valid UTF-8 ({error.reason})") from None
 
 
 def read_text_lines(path: str | os.PathLike[str]) -> list[str]:
@@ -139,7 +141,7 @@ def read_text_lines(path: str | os.PathLike[str]) -> list[str]:
     except FileNotFoundError:
         raise FileNotFoundError(f"{name}: no such file") from None
     except IsADirectoryError:
-        raise ValueError(f"{name}: is a directory, expected a text file") from None
+        raise LuongError(f"{name}: is a directory, expected a text file") from None
 
 
 def fsync_dir(path: Path) -> None:
@@ -220,10 +222,10 @@ def read_bounded(path: str | os.PathLike[str], limit: int) -> bytes:
     except FileNotFoundError:
         raise FileNotFoundError(f"{name}: missing") from None
     except IsADirectoryError:
-        raise ValueError(f"{name}: is a directory, expected a file") from None
+        raise LuongError(f"{name}: is a directory, expected a file") from None
     if size > limit or len(raw) > limit:
         shown = f"{size} bytes" if size > limit else f"more than {limit} bytes"
-        raise ValueError(f"{name}: {shown}, above the limit of {limit} bytes for such a file")
+        raise LuongError(f"{name}: {shown}, above the limit of {limit} bytes for such a file")
     return raw
 
 
@@ -240,9 +242,9 @@ def read_json(path: str | os.PathLike[str], limit: int = MAX_JSON_BYTES) -> Any:
     try:
         return json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ValueError(f"{path}: not valid JSON ({error})") from None
+        raise LuongError(f"{path}: not valid JSON ({error})") from None
     except RecursionError:
-        raise ValueError(f"{path}: not valid JSON (nested too deep)") from None
+        raise LuongError(f"{path}: not valid JSON (nested too deep)") from None
 
 
 def write_folder(folder: str | os.PathLike[str], fill: Callable[[Path], None]) -> Path:

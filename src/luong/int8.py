@@ -32,6 +32,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from luong.errors import LuongError, LuongTypeError
+
 __all__ = [
     "Int8Cells",
     "Int8Linear",
@@ -90,12 +92,12 @@ def quantize_weight(weight: Tensor) -> tuple[Tensor, Tensor]:
     """
     if not isinstance(weight, Tensor) or not weight.is_floating_point():
         got = weight.dtype if isinstance(weight, Tensor) else type(weight).__name__
-        raise TypeError(f"weight: expected a floating-point tensor [M, K], got {got}")
+        raise LuongTypeError(f"weight: expected a floating-point tensor [M, K], got {got}")
     if weight.dim() != 2:
-        raise ValueError(f"weight: expected a 2-D tensor [M, K], got shape {tuple(weight.shape)}")
+        raise LuongError(f"weight: expected a 2-D tensor [M, K], got shape {tuple(weight.shape)}")
     weight = weight.detach().float()
     if not bool(torch.isfinite(weight).all()):
-        raise ValueError("weight: expected finite values, got inf or nan")
+        raise LuongError("weight: expected finite values, got inf or nan")
     scale = weight.abs().amax(dim=1) / 127  # [M]
     safe = torch.where(scale > 0, scale, torch.ones_like(scale))  # a zero row stays zeros
     values = torch.round(weight / safe[:, None]).clamp_(-127, 127).to(torch.int8)
@@ -121,16 +123,16 @@ class Int8Matrix:
     def __init__(self, values: Tensor, scale: Tensor) -> None:
         if not isinstance(values, Tensor) or values.dtype != torch.int8 or values.dim() != 2:
             got = _describe(values)
-            raise TypeError(f"values: expected an int8 tensor [M, K], got {got}")
+            raise LuongTypeError(f"values: expected an int8 tensor [M, K], got {got}")
         if not isinstance(scale, Tensor) or scale.dtype != torch.float32:
-            raise TypeError(f"scale: expected a float32 tensor [M], got {_describe(scale)}")
+            raise LuongTypeError(f"scale: expected a float32 tensor [M], got {_describe(scale)}")
         if tuple(scale.shape) != (values.shape[0],):
-            raise ValueError(
+            raise LuongError(
                 f"scale: expected shape ({values.shape[0]},) (a scale per row of values), got "
                 f"{tuple(scale.shape)}"
             )
         if not bool(torch.isfinite(scale).all()):
-            raise ValueError("scale: expected finite values, got inf or nan")
+            raise LuongError("scale: expected finite values, got inf or nan")
         self.values = values
         self.scale = scale
         self.levels = activation_levels()
@@ -168,7 +170,7 @@ class Int8Matrix:
         """Columns ``[start, stop)``, the rows' scales unchanged (made once, then kept)."""
         k = self.values.shape[1]
         if not 0 <= start < stop <= k:
-            raise ValueError(f"columns: expected 0 <= start < stop <= {k}, got {start}, {stop}")
+            raise LuongError(f"columns: expected 0 <= start < stop <= {k}, got {start}, {stop}")
         if (start, stop) == (0, k):
             return self
         if (start, stop) not in self._blocks:
@@ -257,7 +259,9 @@ class Int8Linear(nn.Module):
             or bias.dtype != torch.float32
             or tuple(bias.shape) != (weight.shape[0],)
         ):
-            raise TypeError(f"bias: expected float32 [{weight.shape[0]}], got {_describe(bias)}")
+            raise LuongTypeError(
+                f"bias: expected float32 [{weight.shape[0]}], got {_describe(bias)}"
+            )
         self.register_buffer("weight", weight)
         self.register_buffer("scale", scale)
         self.register_buffer("bias", bias)
@@ -267,7 +271,7 @@ class Int8Linear(nn.Module):
     def quantize(cls, linear: nn.Linear) -> Int8Linear:
         """The int8 form of ``linear`` (its weight quantized per row, its bias kept)."""
         if not isinstance(linear, nn.Linear):
-            raise TypeError(f"linear: expected an nn.Linear, got {type(linear).__name__}")
+            raise LuongTypeError(f"linear: expected an nn.Linear, got {type(linear).__name__}")
         values, scale = quantize_weight(linear.weight)
         bias = None if linear.bias is None else linear.bias.detach().float().clone()
         return cls(values, scale, bias)
@@ -307,7 +311,7 @@ class Int8Cells(nn.Module):
         self.layers = layers
         for name in _cell_names(layers):
             if name not in tensors:
-                raise ValueError(f"tensors: missing {name!r}")
+                raise LuongError(f"tensors: missing {name!r}")
             self.register_buffer(name, tensors[name])
         self.all_weights: list[tuple[Int8Matrix, Int8Matrix, Tensor, Tensor]] = self._weights()
         self.register_load_state_dict_post_hook(_rebuild)
@@ -316,9 +320,9 @@ class Int8Cells(nn.Module):
     def quantize(cls, rnn: nn.RNNBase) -> Int8Cells:
         """The int8 form of a one-direction ``nn.LSTM`` or ``nn.GRU`` with biases."""
         if not isinstance(rnn, nn.LSTM | nn.GRU) or rnn.bidirectional or not rnn.bias:
-            raise ValueError("rnn: expected a one-direction nn.LSTM or nn.GRU with biases")
+            raise LuongError("rnn: expected a one-direction nn.LSTM or nn.GRU with biases")
         if getattr(rnn, "proj_size", 0):
-            raise ValueError("rnn: an LSTM with proj_size is not supported")
+            raise LuongError("rnn: an LSTM with proj_size is not supported")
         tensors: dict[str, Tensor] = {}
         for layer in range(rnn.num_layers):
             for kind in ("ih", "hh"):

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from babel import Locale, UnknownLocaleError
 
+from luong.errors import LuongError, LuongTypeError
+
 __all__ = ["check_language", "language_name"]
 
 
@@ -27,20 +29,20 @@ def check_language(code: object, name: str = "language") -> str:
             the spelling).
     """
     if not isinstance(code, str):
-        raise TypeError(f"{name}: expected a language code (en, de, pt-BR), got {code!r:.40}")
+        raise LuongTypeError(f"{name}: expected a language code (en, de, pt-BR), got {code!r:.40}")
     try:
         locale = Locale.parse(code.replace("-", "_"))
     except (UnknownLocaleError, ValueError, TypeError):
         locale = None
     if locale is None or "_" in code:
-        raise ValueError(
+        raise LuongError(
             f"{name}: expected an ISO 639 language code that babel knows (en, de, pt-BR), "
             f"got {code!r:.40}"
             + (f"; write {str(locale).replace('_', '-')!r}" if locale is not None else "")
         )
     canonical = str(locale).replace("_", "-")
     if code != canonical:
-        raise ValueError(
+        raise LuongError(
             f"{name}: expected the language code spelled as babel does, {canonical!r}, "
             f"got {code!r:.40}"
         )

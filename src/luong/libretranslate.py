@@ -38,6 +38,7 @@ from email.policy import HTTP
 from typing import Any
 from urllib.parse import parse_qsl
 
+from luong.errors import LuongError
 from luong.languages import language_name
 
 __all__ = [
@@ -172,7 +173,7 @@ def _form(kind: str, content_type: str, body: bytes) -> dict[str, str]:
             header = f"Content-Type: {content_type}\r\n\r\n".encode("latin-1")
             message = BytesParser(policy=HTTP).parsebytes(header + body)
             if not message.is_multipart():
-                raise ValueError("not a multipart body")
+                raise LuongError("not a multipart body")
             fields: dict[str, str] = {}
             for part in message.iter_parts():
                 name = part.get_param("name", header="content-disposition")

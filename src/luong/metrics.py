@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from rapidfuzz.distance import Levenshtein
 from sacrebleu.metrics import BLEU, CHRF
 
+from luong.errors import LuongError, LuongTypeError
 from luong.vocab import TOKENS, Tokens, split_symbols
 
 __all__ = ["bleu_chrf", "char_accuracy", "exact_match", "g2p_scores", "reference_scores"]
@@ -102,24 +103,24 @@ def g2p_scores(
             reference is empty; the message names the index.
     """
     if len(hyps) != len(refs):
-        raise ValueError(
+        raise LuongError(
             f"hyps, refs: expected as many outputs as words, got {len(hyps)} and {len(refs)}"
         )
     if not refs:
-        raise ValueError("refs: expected at least one word, got none")
+        raise LuongError("refs: expected at least one word, got none")
     word_errors = phoneme_errors = phonemes = 0
     for i, (hyp, word_refs) in enumerate(zip(hyps, refs, strict=True)):
         hyp = _check_phonemes(hyp, f"hyps[{i}]")
         if isinstance(word_refs, str) or not isinstance(word_refs, Sequence):
-            raise TypeError(
+            raise LuongTypeError(
                 f"refs[{i}]: expected a list of pronunciations, got {type(word_refs).__name__}"
             )
         if not word_refs:
-            raise ValueError(f"refs[{i}]: expected at least one reference pronunciation, got 0")
+            raise LuongError(f"refs[{i}]: expected at least one reference pronunciation, got 0")
         checked = [_check_phonemes(ref, f"refs[{i}][{j}]") for j, ref in enumerate(word_refs)]
         for j, ref in enumerate(checked):
             if not ref:
-                raise ValueError(f"refs[{i}][{j}]: expected a non-empty pronunciation, got []")
+                raise LuongError(f"refs[{i}][{j}]: expected a non-empty pronunciation, got []")
         # (distance, length): min picks the nearest, then the shorter, then the first listed.
         closest = min((Levenshtein.distance(hyp, ref), len(ref)) for ref in checked)
         word_errors += closest[0] != 0
@@ -156,9 +157,9 @@ def reference_scores(
             references or with an empty one.
     """
     if tokens not in TOKENS:
-        raise ValueError(f"tokens: expected one of {', '.join(TOKENS)}, got {tokens!r}")
+        raise LuongError(f"tokens: expected one of {', '.join(TOKENS)}, got {tokens!r}")
     if isinstance(hyps, str) or isinstance(refs, str):
-        raise TypeError("hyps, refs: expected sequences, got a single str")
+        raise LuongTypeError("hyps, refs: expected sequences, got a single str")
     scores = g2p_scores(
         [split_symbols(hyp, tokens) for hyp in hyps],
         [[split_symbols(ref, tokens) for ref in source_refs] for source_refs in refs],
@@ -192,20 +193,20 @@ def bleu_chrf(hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> dict[str, f
         ValueError: the lengths differ, no items, or an item without references.
     """
     if isinstance(hyps, str) or isinstance(refs, str):
-        raise TypeError("hyps, refs: expected sequences, got a single str")
+        raise LuongTypeError("hyps, refs: expected sequences, got a single str")
     if len(hyps) != len(refs):
-        raise ValueError(
+        raise LuongError(
             f"hyps, refs: expected as many outputs as references, got {len(hyps)} and {len(refs)}"
         )
     if not refs:
-        raise ValueError("refs: expected at least one item, got none")
+        raise LuongError("refs: expected at least one item, got none")
     for i, (hyp, item_refs) in enumerate(zip(hyps, refs, strict=True)):
         if not isinstance(hyp, str):
-            raise TypeError(f"hyps[{i}]: expected a str, got {type(hyp).__name__}")
+            raise LuongTypeError(f"hyps[{i}]: expected a str, got {type(hyp).__name__}")
         if isinstance(item_refs, str) or not item_refs:
-            raise ValueError(f"refs[{i}]: expected a non-empty list of references")
+            raise LuongError(f"refs[{i}]: expected a non-empty list of references")
         if not all(isinstance(ref, str) for ref in item_refs):
-            raise TypeError(f"refs[{i}]: expected strings")
+            raise LuongTypeError(f"refs[{i}]: expected strings")
     # sacrebleu takes reference streams, one reference of every item each; items with
     # fewer references are padded with None.
     width = max(len(item_refs) for item_refs in refs)
@@ -222,28 +223,30 @@ def bleu_chrf(hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> dict[str, f
 def _check_strings(hyps: Sequence[str], refs: Sequence[str]) -> None:
     for name, values in (("hyps", hyps), ("refs", refs)):
         if isinstance(values, str):
-            raise TypeError(f"{name}: expected a sequence of strings, got a single str")
+            raise LuongTypeError(f"{name}: expected a sequence of strings, got a single str")
     if len(hyps) != len(refs):
-        raise ValueError(
+        raise LuongError(
             f"hyps, refs: expected as many outputs as references, got {len(hyps)} and {len(refs)}"
         )
     if not refs:
-        raise ValueError("refs: expected at least one item, got none")
+        raise LuongError("refs: expected at least one item, got none")
     for name, values in (("hyps", hyps), ("refs", refs)):
         for i, value in enumerate(values):
             if not isinstance(value, str):
-                raise TypeError(f"{name}[{i}]: expected a str, got {type(value).__name__}")
+                raise LuongTypeError(f"{name}[{i}]: expected a str, got {type(value).__name__}")
 
 
 def _check_phonemes(value: object, name: str) -> list[str]:
     if isinstance(value, str):
-        raise TypeError(
+        raise LuongTypeError(
             f"{name}: expected a list of phonemes such as ['K', 'AE1', 'T'], "
             f"got the string {value!r}"
         )
     if not isinstance(value, Sequence):
-        raise TypeError(f"{name}: expected a list of phonemes, got {type(value).__name__}")
+        raise LuongTypeError(f"{name}: expected a list of phonemes, got {type(value).__name__}")
     for k, phoneme in enumerate(value):
         if not isinstance(phoneme, str):
-            raise TypeError(f"{name}[{k}]: expected a str phoneme, got {type(phoneme).__name__}")
+            raise LuongTypeError(
+                f"{name}[{k}]: expected a str phoneme, got {type(phoneme).__name__}"
+            )
     return list(value)

@@ -43,6 +43,7 @@ from luong.batching import check_batch, source_mask
 from luong.config import INT8_PARTS, Seq2SeqConfig
 from luong.decoder import Decoder, DecoderState, Memory
 from luong.encoder import Bridge, Encoder
+from luong.errors import LuongError, LuongTypeError
 from luong.files import MAX_JSON_BYTES, read_bounded, write_text
 from luong.int8 import Int8Cells, Int8Linear
 from luong.languages import check_language
@@ -113,12 +114,12 @@ class Seq2Seq(nn.Module):
     ) -> None:
         super().__init__()
         if not isinstance(config, Seq2SeqConfig):
-            raise TypeError(f"config: expected a Seq2SeqConfig, got {type(config).__name__}")
+            raise LuongTypeError(f"config: expected a Seq2SeqConfig, got {type(config).__name__}")
         for name, vocab in (("src_vocab", src_vocab), ("tgt_vocab", tgt_vocab)):
             if not isinstance(vocab, Vocab):
-                raise TypeError(f"{name}: expected a Vocab, got {type(vocab).__name__}")
+                raise LuongTypeError(f"{name}: expected a Vocab, got {type(vocab).__name__}")
         if config.tie_embeddings and src_vocab != tgt_vocab:
-            raise ValueError(
+            raise LuongError(
                 "tie_embeddings: one embedding matrix needs one joint vocabulary for source "
                 f"and target, got {src_vocab!r} and {tgt_vocab!r}"
             )
@@ -215,9 +216,9 @@ class Seq2Seq(nn.Module):
             or isinstance(bound, bool)
             or not 0 < bound < math.inf
         ):
-            raise ValueError(f"bound: expected a finite number > 0, got {bound!r}")
+            raise LuongError(f"bound: expected a finite number > 0, got {bound!r}")
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
-            raise ValueError(f"seed: expected an int from 0 to 2**64 - 1, got {seed!r}")
+            raise LuongError(f"seed: expected an int from 0 to 2**64 - 1, got {seed!r}")
         generator = torch.Generator().manual_seed(seed)
         with torch.no_grad():
             for param in self.parameters():
@@ -243,20 +244,20 @@ class Seq2Seq(nn.Module):
                 one that is not on the CPU.
         """
         if isinstance(parts, str) or not isinstance(parts, Sequence):
-            raise TypeError(f"parts: expected a sequence of part names, got {parts!r}")
+            raise LuongTypeError(f"parts: expected a sequence of part names, got {parts!r}")
         unknown = [p for p in parts if p not in INT8_PARTS]
         if unknown or not parts or len(set(parts)) != len(parts):
-            raise ValueError(
+            raise LuongError(
                 f"parts: expected some of {', '.join(INT8_PARTS)}, each once, got "
                 f"{', '.join(map(repr, parts)) or 'none'}"
             )
         if self.int8_parts:
-            raise ValueError(
+            raise LuongError(
                 f"model: already int8 ({', '.join(self.int8_parts)}); quantize the float "
                 "model it was made from"
             )
         if self.device.type != "cpu":
-            raise ValueError(f"model: int8 weights run on the CPU, got a model on {self.device}")
+            raise LuongError(f"model: int8 weights run on the CPU, got a model on {self.device}")
         decoder = self.decoder
         with torch.no_grad():
             if "output" in parts:
@@ -289,7 +290,7 @@ class Seq2Seq(nn.Module):
         check_batch(src, src_lengths)
         if not isinstance(tgt_in, Tensor) or tgt_in.dim() != 2 or tgt_in.shape[0] != src.shape[0]:
             got = tuple(tgt_in.shape) if isinstance(tgt_in, Tensor) else type(tgt_in).__name__
-            raise ValueError(f"tgt_in: expected shape [B, T] with B = {src.shape[0]}, got {got}")
+            raise LuongError(f"tgt_in: expected shape [B, T] with B = {src.shape[0]}, got {got}")
         memory, state = self.encode(src, src_lengths)
         logits, _ = self.decoder(tgt_in, state, memory)
         return logits
@@ -360,13 +361,13 @@ class Seq2Seq(nn.Module):
             raw = json.loads(text.decode("utf-8"))
             config = Seq2SeqConfig.from_json(raw.get("model") if isinstance(raw, dict) else raw)
         except (ValueError, TypeError, UnicodeDecodeError) as error:
-            raise ValueError(f"{path / CONFIG}: not a valid model config: {error}") from None
+            raise LuongError(f"{path / CONFIG}: not a valid model config: {error}") from None
         except RecursionError:
-            raise ValueError(f"{path / CONFIG}: not valid JSON (nested too deep)") from None
+            raise LuongError(f"{path / CONFIG}: not valid JSON (nested too deep)") from None
         parts = int8_parts(raw, path / CONFIG)
         src_lang, tgt_lang = language_pair(raw, path / CONFIG)
         if parts and torch.device(device).type != "cpu":
-            raise ValueError(
+            raise LuongError(
                 f"{path}: an int8 model (luong quantize) decodes on the CPU only, got device "
                 f"{device}; decode it on the CPU (--device cpu), or the float model it was made "
                 f"from on {device}"
@@ -409,7 +410,7 @@ def language_pair(raw: object, source: Path) -> tuple[str | None, str | None]:
             try:
                 check_language(code, f"{source}: {key}")
             except TypeError as error:
-                raise ValueError(str(error)) from None
+                raise LuongError(str(error)) from None
         codes.append(code)
     return codes[0], codes[1]
 
@@ -436,9 +437,9 @@ def record_language_pair(folder: str | Path, src_lang: str, tgt_lang: str) -> Pa
     try:
         raw = json.loads(read_bounded(path, MAX_JSON_BYTES).decode("utf-8"))
     except (ValueError, UnicodeDecodeError, RecursionError) as error:
-        raise ValueError(f"{path}: not a valid model config: {error}") from None
+        raise LuongError(f"{path}: not a valid model config: {error}") from None
     if not isinstance(raw, dict):
-        raise ValueError(f"{path}: expected a JSON object, got {type(raw).__name__}")
+        raise LuongError(f"{path}: expected a JSON object, got {type(raw).__name__}")
     raw[SRC_LANG], raw[TGT_LANG] = src_lang, tgt_lang
     write_text(path, json.dumps(raw, indent=2) + "\n")
     return path
@@ -462,7 +463,7 @@ def int8_parts(raw: object, source: Path) -> tuple[str, ...]:
         or not set(parts) <= set(INT8_PARTS)
         or len(set(parts)) != len(parts)
     ):
-        raise ValueError(
+        raise LuongError(
             f'{source}: expected {QUANTIZED!r}: "int8" and {INT8!r}: some of '
             f"{list(INT8_PARTS)}, got {raw[QUANTIZED]!r:.40} and {parts!r:.80}"
         )
@@ -494,13 +495,13 @@ def check_vocab_hashes(folder: Path, recorded: object) -> None:
         and set(recorded) == set(names)
         and all(isinstance(v, str) and re.fullmatch("[0-9a-f]{64}", v) for v in recorded.values())
     ):
-        raise ValueError(
+        raise LuongError(
             f"{folder / CONFIG}: {VOCAB_SHA256}: expected the SHA-256 (64 hex digits) of "
             f"{' and '.join(names)}, got {recorded!r:.80}"
         )
     for name in names:
         if _sha256(folder / name) != recorded[name]:
-            raise ValueError(
+            raise LuongError(
                 f"{folder / name}: changed since the model was saved (its SHA-256 is not the "
                 f"one {CONFIG} records); the weights were trained with the vocabulary as "
                 "saved: restore the file"
@@ -547,10 +548,10 @@ def check_sizes(
         )
     missing = sorted(name for name in expected if name not in shapes)
     if missing:
-        raise ValueError(f"{source}: does not match the config: missing tensors {missing}")
+        raise LuongError(f"{source}: does not match the config: missing tensors {missing}")
     for name, shape in expected.items():
         if shapes[name] != shape:
-            raise ValueError(
+            raise LuongError(
                 f"{source}: tensor {name!r} has shape {shapes[name]}, the config expects {shape}"
             )
     for part, layers, field in (
@@ -561,7 +562,7 @@ def check_sizes(
             re.fullmatch(rf"{part}\.rnn\.weight_hh_l\d+", name) is not None for name in shapes
         )
         if found != layers:
-            raise ValueError(
+            raise LuongError(
                 f"{source}: holds {found} {part} layers, the config expects {field} = {layers}"
             )
 
@@ -580,23 +581,23 @@ def load_checked(model: Seq2Seq, tensors: dict[str, Tensor], source: Path) -> No
     missing = sorted(set(expected) - set(tensors))
     unexpected = sorted(set(tensors) - set(expected))
     if missing or unexpected:
-        raise ValueError(
+        raise LuongError(
             f"{source}: does not match the config: missing tensors {missing}, "
             f"unexpected tensors {unexpected}"
         )
     for name, tensor in tensors.items():
         if tuple(tensor.shape) != tuple(expected[name].shape):
-            raise ValueError(
+            raise LuongError(
                 f"{source}: tensor {name!r} has shape {tuple(tensor.shape)}, "
                 f"the config expects {tuple(expected[name].shape)}"
             )
         if tensor.dtype != expected[name].dtype:
-            raise ValueError(
+            raise LuongError(
                 f"{source}: tensor {name!r} has dtype {_dtype_name(tensor.dtype)}, expected "
                 f"{_dtype_name(expected[name].dtype)}"
             )
         if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
-            raise ValueError(f"{source}: tensor {name!r} holds non-finite values")
+            raise LuongError(f"{source}: tensor {name!r} holds non-finite values")
     tied = model.tied()
     model.load_state_dict({**tensors, **{name: tensors[of] for name, of in tied.items()}})
 

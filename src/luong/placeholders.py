@@ -69,6 +69,7 @@ from dataclasses import dataclass, replace
 
 from luong.alignment import hypothesis_alignment
 from luong.ensemble import Decodable
+from luong.errors import LuongError, LuongTypeError
 from luong.search import Hypothesis, decode, hypothesis_text
 from luong.search.constrained import constraint_ids
 from luong.search_options import SearchOptions
@@ -143,7 +144,7 @@ def find_placeholders(text: str) -> list[Span]:
         TypeError: ``text`` is not a str.
     """
     if not isinstance(text, str):
-        raise TypeError(f"text: expected a str, got {type(text).__name__}")
+        raise LuongTypeError(f"text: expected a str, got {type(text).__name__}")
     spans = []
     position = 0
     while (first := _ANY.search(text, position)) is not None:
@@ -285,10 +286,10 @@ def mask_source(text: str, mask: str = DEFAULT_MASK) -> MaskedSource:
 
 def _check_mask(mask: object) -> None:
     if not isinstance(mask, str):
-        raise TypeError(f"mask: expected a str, got {type(mask).__name__}")
+        raise LuongTypeError(f"mask: expected a str, got {type(mask).__name__}")
     found = find_placeholders(mask)
     if len(found) != 1 or found[0].text != mask or mask != mask.strip() or " " in mask:
-        raise ValueError(
+        raise LuongError(
             f"mask: expected one placeholder without spaces (such as {DEFAULT_MASK!r}), "
             f"got {mask!r}"
         )
@@ -342,14 +343,14 @@ def restore(masked: MaskedSource, output: str, links: Sequence[tuple[int, int]])
         ValueError: a link names an output word beyond the output's.
     """
     if not isinstance(masked, MaskedSource):
-        raise TypeError(f"masked: expected a MaskedSource, got {type(masked).__name__}")
+        raise LuongTypeError(f"masked: expected a MaskedSource, got {type(masked).__name__}")
     if not isinstance(output, str):
-        raise TypeError(f"output: expected a str, got {type(output).__name__}")
+        raise LuongTypeError(f"output: expected a str, got {type(output).__name__}")
     words = output.split()
     aligned: dict[int, int] = {}
     for i, j in links:
         if not 0 <= j < len(words):
-            raise ValueError(f"links: output word {j} is beyond the output's {len(words)} words")
+            raise LuongError(f"links: output word {j} is beyond the output's {len(words)} words")
         aligned.setdefault(j, i)
     cleaned = _clean(words)
     # slots[j] = (spans before output word j, spans after it); spans with no output word at all
@@ -438,7 +439,7 @@ def translate_masked(
         ValueError: a bad ``mask``; as ``luong.search.decode``.
     """
     if isinstance(texts, str) or not isinstance(texts, Sequence):
-        raise TypeError(f"texts: expected a sequence of strings, got {type(texts).__name__}")
+        raise LuongTypeError(f"texts: expected a sequence of strings, got {type(texts).__name__}")
     options = SearchOptions() if options is None else options
     _check_mask(mask)
     masked = [mask_source(text, mask) for text in texts]
@@ -502,10 +503,10 @@ def translate_constrained(
         ValueError: sampling options; as ``luong.search.decode``.
     """
     if isinstance(texts, str) or not isinstance(texts, Sequence):
-        raise TypeError(f"texts: expected a sequence of strings, got {type(texts).__name__}")
+        raise LuongTypeError(f"texts: expected a sequence of strings, got {type(texts).__name__}")
     options = SearchOptions(beam=5) if options is None else options
     if options.sample:
-        raise ValueError("sample: placeholders are kept by beam search, not sampling")
+        raise LuongError("sample: placeholders are kept by beam search, not sampling")
     lists = decode(model, texts, options, batch_size=batch_size)
     return [
         with_placeholders(model, text, [hypothesis_text(model, h) for h in hyps], options)

@@ -25,6 +25,7 @@ from torch import Tensor
 from luong.attention import SCORES, LuongAttention, length_mask
 from luong.batching import encode_sources
 from luong.config import MAX_DPI, MAX_POSITIONS
+from luong.errors import LuongError
 from luong.model import Seq2Seq, evaluating
 from luong.search import (
     Hypothesis,
@@ -79,11 +80,11 @@ def _figure(size: tuple[float, float], dpi: int) -> Figure:
 
 def _check_size(size: tuple[float, float] | None, dpi: int) -> None:
     if size is not None and (len(size) != 2 or not all(v > 0 for v in size)):
-        raise ValueError(f"size: expected (width, height) in inches, both > 0, got {size!r}")
+        raise LuongError(f"size: expected (width, height) in inches, both > 0, got {size!r}")
     if isinstance(dpi, bool) or not isinstance(dpi, int) or dpi < 1:
-        raise ValueError(f"dpi: expected an int >= 1, got {dpi!r}")
+        raise LuongError(f"dpi: expected an int >= 1, got {dpi!r}")
     if dpi > MAX_DPI:
-        raise ValueError(f"dpi: expected at most {MAX_DPI}, got {dpi}")
+        raise LuongError(f"dpi: expected at most {MAX_DPI}, got {dpi}")
 
 
 def _check_pixels(size: tuple[float, float], dpi: int) -> None:
@@ -91,7 +92,7 @@ def _check_pixels(size: tuple[float, float], dpi: int) -> None:
     width, height = round(size[0] * dpi), round(size[1] * dpi)
     if width * height > MAX_PIXELS:
         most = int((MAX_PIXELS / (size[0] * size[1])) ** 0.5)
-        raise ValueError(
+        raise LuongError(
             f"dpi: {dpi} gives a {width} x {height} pixel figure, above the limit of "
             f"{MAX_PIXELS} pixels; at most {most} dpi for this figure"
         )
@@ -99,10 +100,10 @@ def _check_pixels(size: tuple[float, float], dpi: int) -> None:
 
 def _check_text(model: Seq2Seq, text: str) -> None:
     if not isinstance(text, str) or not text.strip():
-        raise ValueError(f"text: expected a non-empty input, got {text!r}")
+        raise LuongError(f"text: expected a non-empty input, got {text!r}")
     length, limit = len(model.src_vocab.tokenize(text)), model.config.max_src_len
     if length > limit:
-        raise ValueError(f"text: {length} symbols, above the model's maximum source length {limit}")
+        raise LuongError(f"text: {length} symbols, above the model's maximum source length {limit}")
 
 
 def plot_attention(
@@ -138,7 +139,7 @@ def plot_attention(
     rows, columns = len(output_symbols), len(source_symbols)
     if not isinstance(attention, Tensor) or tuple(attention.shape) != (rows, columns):
         got = tuple(attention.shape) if isinstance(attention, Tensor) else type(attention).__name__
-        raise ValueError(
+        raise LuongError(
             f"attention: expected shape [T, S] = ({rows}, {columns}) (output x source "
             f"symbols), got {got}"
         )
@@ -245,20 +246,20 @@ def plot_scores(
         OSError: the file cannot be written.
     """
     if not panels:
-        raise ValueError("panels: expected at least one ScorePanel, got none")
+        raise LuongError("panels: expected at least one ScorePanel, got none")
     for i, panel in enumerate(panels):
         positions = len(panel.symbols)
         if panel.weights.dim() != 1 or panel.weights.shape[0] != positions:
-            raise ValueError(
+            raise LuongError(
                 f"panels[{i}] ({panel.name}): expected weights [S] = ({positions},), "
                 f"got {tuple(panel.weights.shape)}"
             )
         if not 0 < panel.real <= positions:
-            raise ValueError(
+            raise LuongError(
                 f"panels[{i}] ({panel.name}): expected real in [1, {positions}], got {panel.real}"
             )
         if positions > MAX_POSITIONS:
-            raise ValueError(
+            raise LuongError(
                 f"panels[{i}] ({panel.name}): {positions} positions, above the limit of "
                 f"{MAX_POSITIONS} bars a chart"
             )
@@ -324,10 +325,10 @@ def plot_curves(
         OSError: the file cannot be written.
     """
     if not runs:
-        raise ValueError("runs: expected at least one run, got none")
+        raise LuongError("runs: expected at least one run, got none")
     for run in runs:
         if not run.records:
-            raise ValueError(f"{run.label}: no log.jsonl records to draw")
+            raise LuongError(f"{run.label}: no log.jsonl records to draw")
     _check_size(size, dpi)
     figure = _figure(size, dpi)
     grid = figure.subplots(2, 2, sharey="row")
@@ -365,12 +366,12 @@ def fresh_score_panels(
             ``[0, length)``, ``d < 1``.
     """
     if length < 1 or not 0 <= pad < length or d < 1:
-        raise ValueError(
+        raise LuongError(
             f"expected length >= 1, 0 <= pad < length and d >= 1, got length={length}, "
             f"pad={pad}, d={d}"
         )
     if length > MAX_POSITIONS:
-        raise ValueError(f"length: expected at most {MAX_POSITIONS} positions, got {length}")
+        raise LuongError(f"length: expected at most {MAX_POSITIONS} positions, got {length}")
     generator = torch.Generator().manual_seed(seed)
     keys = torch.randn(1, length, d, generator=generator)
     query = torch.randn(1, d, generator=generator)
@@ -404,13 +405,13 @@ def model_score_panel(
             ``step`` or ``pad``, more than ``MAX_POSITIONS`` positions.
     """
     if not text.strip():
-        raise ValueError("text: expected a non-empty input, got only whitespace")
+        raise LuongError("text: expected a non-empty input, got only whitespace")
     if step < 0 or pad < 0:
-        raise ValueError(f"step and pad: expected >= 0, got step={step}, pad={pad}")
+        raise LuongError(f"step and pad: expected >= 0, got step={step}, pad={pad}")
     _check_text(model, text)
     positions = len(model.src_vocab.tokenize(text)) + 1 + pad
     if positions > MAX_POSITIONS:
-        raise ValueError(
+        raise LuongError(
             f"pad: {positions} positions with the input, above the limit of {MAX_POSITIONS}"
         )
     with evaluating(model):

@@ -69,6 +69,7 @@ import numpy as np
 
 from luong.batching import Batch, pad_batch
 from luong.config import VocabConfig
+from luong.errors import LuongError, LuongTypeError
 from luong.files import read_bounded, read_json, write_folder, write_json
 from luong.model import SRC_VOCAB, TGT_VOCAB
 from luong.subword import SubwordVocab, load_vocab, train_subword
@@ -131,7 +132,7 @@ def _learn_vocabularies(
     reads its corpus a pass at a time, so that it is never held). Each side is read once
     (a joint vocabulary: the sources, then the targets)."""
     if config.joint_vocab and (src_tokens != tgt_tokens or lowercase):
-        raise ValueError(
+        raise LuongError(
             "joint_vocab: one vocabulary needs both sides read alike, got sources as "
             f"{src_tokens}{' (lowercased)' if lowercase else ''} and targets as "
             f"{tgt_tokens}"
@@ -175,7 +176,7 @@ def load_spm_model(path: str | os.PathLike[str], kind: str = "unigram") -> Subwo
     try:
         return SubwordVocab(raw, kind)
     except ValueError as error:
-        raise ValueError(
+        raise LuongError(
             f"{name}: {error}; train it with --pad_id=0 --bos_id=1 --eos_id=2 --unk_id=3 "
             f"--pad_piece={Vocab.PAD} (sentencepiece's spm_train)"
         ) from None
@@ -262,7 +263,7 @@ def _check_int(name: str, value: object, low: int, allow_none: bool = False) -> 
     if value is None and allow_none:
         return
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise ValueError(f"{name}: expected an int >= {low}, got {value!r}")
+        raise LuongError(f"{name}: expected an int >= {low}, got {value!r}")
 
 
 def prepare_corpus(
@@ -312,10 +313,10 @@ def prepare_corpus(
     say = log or (lambda message: None)
     vocab = vocab if vocab is not None else VocabConfig()
     if not isinstance(vocab, VocabConfig):
-        raise TypeError(f"vocab: expected a VocabConfig, got {type(vocab).__name__}")
+        raise LuongTypeError(f"vocab: expected a VocabConfig, got {type(vocab).__name__}")
     for name, value in (("src_tokens", src_tokens), ("tgt_tokens", tgt_tokens)):
         if value not in TOKENS:
-            raise ValueError(f"{name}: expected one of {', '.join(TOKENS)}, got {value!r}")
+            raise LuongError(f"{name}: expected one of {', '.join(TOKENS)}, got {value!r}")
     _check_int("workers", workers, 1)
     _check_int("shard_pairs", shard_pairs, 1)
     _check_int("max_src_len", max_src_len, 1, allow_none=True)
@@ -324,7 +325,7 @@ def prepare_corpus(
     if out.exists() and not (
         out.is_dir() and (not any(out.iterdir()) or (out / MANIFEST).is_file())
     ):
-        raise ValueError(
+        raise LuongError(
             f"{out}: exists and is not a prepared corpus (no {MANIFEST}); choose a new folder "
             "for --out"
         )
@@ -380,7 +381,7 @@ def prepare_corpus(
         dropped[BAD_LINE] = len(pairs.skipped)  # the pass is read to its end
         say(f"read {read} pairs from {pairs.name}")
         if not writer.shards:
-            raise ValueError(
+            raise LuongError(
                 f"{pairs.name}: no pairs left after the length limits (max_src_len="
                 f"{max_src_len}, max_tgt_len={max_tgt_len}: {dropped[SOURCE_TOO_LONG]} sources "
                 f"and {dropped[TARGET_TOO_LONG]} targets too long)"
@@ -526,7 +527,7 @@ class PreparedData:
                 f"{self.folder}: no such prepared corpus (luong prepare writes one)"
             )
         if not path.is_file():
-            raise ValueError(
+            raise LuongError(
                 f"{self.folder}: not a prepared corpus (no {MANIFEST}; luong prepare writes one)"
             )
         manifest = read_json(path)
@@ -536,7 +537,7 @@ class PreparedData:
         try:
             shards, dtype = self._check_manifest(manifest)
         except (KeyError, TypeError, AttributeError) as error:
-            raise ValueError(
+            raise LuongError(
                 f"{path}: not a valid manifest ({type(error).__name__}: {error})"
             ) from None
         for name, digest in manifest["vocab_files"].items():
@@ -544,7 +545,7 @@ class PreparedData:
             if not file.is_file():
                 raise FileNotFoundError(f"{file}: missing (a vocabulary of {path})")
             if _sha256_file(file) != digest:
-                raise ValueError(
+                raise LuongError(
                     f"{file}: not the vocabulary this corpus was prepared with (its SHA-256 "
                     f"differs from {MANIFEST}'s); prepare the corpus again"
                 )
@@ -554,7 +555,7 @@ class PreparedData:
             self.tgt_vocab = self.src_vocab
         sizes = manifest["vocab_sizes"]
         if (len(self.src_vocab), len(self.tgt_vocab)) != (sizes["src"], sizes["tgt"]):
-            raise ValueError(f"{path}: vocab_sizes {sizes} disagree with the vocabulary files")
+            raise LuongError(f"{path}: vocab_sizes {sizes} disagree with the vocabulary files")
         lengths, self._shards = [], []
         for i, shard in enumerate(shards):
             for name, entry in shard["files"].items():
@@ -563,12 +564,12 @@ class PreparedData:
                     raise FileNotFoundError(f"{file}: missing (a shard of {path})")
                 actual = file.stat().st_size
                 if actual != entry["bytes"]:
-                    raise ValueError(
+                    raise LuongError(
                         f"{file}: {actual} bytes, expected {entry['bytes']} ({MANIFEST}); the "
                         "corpus is damaged: prepare it again"
                     )
                 if verify and _sha256_file(file) != entry["sha256"]:
-                    raise ValueError(
+                    raise LuongError(
                         f"{file}: its SHA-256 differs from {MANIFEST}'s; the corpus is "
                         "damaged: prepare it again"
                     )
@@ -576,7 +577,7 @@ class PreparedData:
             expected = {"lengths": n * 8, "offsets": (n + 1) * 16}
             for part, size in expected.items():
                 if (Path(f"{stem}.{part}")).stat().st_size != size:
-                    raise ValueError(
+                    raise LuongError(
                         f"{stem}.{part}: {Path(f'{stem}.{part}').stat().st_size} bytes, but "
                         f"{MANIFEST} says the shard holds {n} pairs ({size} bytes)"
                     )
@@ -585,12 +586,12 @@ class PreparedData:
             for k, side in enumerate(("src", "tgt")):
                 ids = Path(f"{stem}.{side}.ids")
                 if ids.stat().st_size != int(totals[k]) * dtype.itemsize:
-                    raise ValueError(
+                    raise LuongError(
                         f"{ids}: {ids.stat().st_size} bytes, but the lengths of "
                         f"{stem}.lengths make {int(totals[k])} {dtype.name} ids"
                     )
             if shard_lengths.min() < 1:
-                raise ValueError(f"{stem}.lengths: expected lengths >= 1")
+                raise LuongError(f"{stem}.lengths: expected lengths >= 1")
             lengths.append(shard_lengths)
             self._shards.append(
                 _Shard(
@@ -613,17 +614,17 @@ class PreparedData:
             found = (
                 manifest.get("format") if isinstance(manifest, dict) else type(manifest).__name__
             )
-            raise ValueError(f"{path}: format {found!r}, expected {FORMAT!r} (luong prepare)")
+            raise LuongError(f"{path}: format {found!r}, expected {FORMAT!r} (luong prepare)")
         shards = manifest["shards"]
         if not shards or sum(shard["pairs"] for shard in shards) != manifest["pairs"]:
-            raise ValueError(f"{path}: its shards do not add up to its {manifest['pairs']} pairs")
+            raise LuongError(f"{path}: its shards do not add up to its {manifest['pairs']} pairs")
         if manifest["dtype"] not in ("uint16", "uint32"):
-            raise ValueError(f"{path}: dtype {manifest['dtype']!r}, expected uint16 or uint32")
+            raise LuongError(f"{path}: dtype {manifest['dtype']!r}, expected uint16 or uint32")
         dtype = np.dtype("<u2" if manifest["dtype"] == "uint16" else "<u4")
         for i, shard in enumerate(shards):
             names = {f"{i:05d}.{part}" for part in ("src.ids", "tgt.ids", "lengths", "offsets")}
             if set(shard["files"]) != names:
-                raise ValueError(f"{path}: shard {i} should list the files {sorted(names)}")
+                raise LuongError(f"{path}: shard {i} should list the files {sorted(names)}")
         return shards, dtype
 
     def __len__(self) -> int:
@@ -663,7 +664,7 @@ class PreparedData:
             ("target", self.tgt_vocab, tgt_vocab),
         ):
             if mine != theirs:
-                raise ValueError(
+                raise LuongError(
                     f"{self.folder}: prepared with another {side} vocabulary than the model's "
                     f"({mine!r}, the model's {theirs!r}); train with the corpus's own"
                 )

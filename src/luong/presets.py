@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from luong.config import Seq2SeqConfig, TrainConfig, VocabConfig
+from luong.errors import LuongError
 
 __all__ = [
     "DATES",
@@ -213,4 +214,4 @@ def task_configs(name: str) -> Preset:
         return TRANSLATION
     if name == "wmt14":
         return WMT14
-    raise ValueError(f"task: expected one of {', '.join(PRESETS)} or {OWN_DATA!r}, got {name!r}")
+    raise LuongError(f"task: expected one of {', '.join(PRESETS)} or {OWN_DATA!r}, got {name!r}")

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from luong.config import INT8_PARTS
+from luong.errors import LuongError, LuongTypeError
 from luong.files import write_folder
 from luong.model import Seq2Seq, is_int8_folder
 
@@ -33,7 +34,7 @@ def quantize(model: Seq2Seq, parts: Sequence[str] = INT8_PARTS) -> Seq2Seq:
         ValueError: ``model`` is int8 already or not on the CPU, or ``parts`` as ``to_int8``.
     """
     if not isinstance(model, Seq2Seq):
-        raise TypeError(f"model: expected a Seq2Seq, got {type(model).__name__}")
+        raise LuongTypeError(f"model: expected a Seq2Seq, got {type(model).__name__}")
     return copy.deepcopy(model).to_int8(parts)  # to_int8 checks the model and parts
 
 
@@ -60,15 +61,15 @@ def quantize_folder(
             a folder that may not be replaced, or ``parts`` as ``Seq2Seq.to_int8``.
     """
     if not isinstance(force, bool):
-        raise TypeError(f"force: expected a bool, got {type(force).__name__}")
+        raise LuongTypeError(f"force: expected a bool, got {type(force).__name__}")
     folder, out = Path(folder), Path(out)
     if is_int8_folder(folder):
-        raise ValueError(
+        raise LuongError(
             f"{folder}: holds an int8 model already (luong quantize); quantize the float model "
             "it was made from"
         )
     if out.resolve() == folder.resolve():
-        raise ValueError(f"{out}: the output is the model folder being quantized")
+        raise LuongError(f"{out}: the output is the model folder being quantized")
     _check_out(out, force)
     model = quantize(Seq2Seq.from_pretrained(folder), parts)
 
@@ -82,7 +83,7 @@ def _check_out(out: Path, force: bool) -> None:
     """``out`` is new, an empty folder, or (with ``force``) an earlier int8 model: never a file,
     a run, a float model or a folder of the user's own files, which writing would replace."""
     if out.exists() and not out.is_dir():
-        raise ValueError(
+        raise LuongError(
             f"{out}: a file, not a folder; --out names the model folder to write (a new or "
             "empty folder)"
         )
@@ -92,12 +93,12 @@ def _check_out(out: Path, force: bool) -> None:
     shown = ", ".join(held[:3]) + (f" and {len(held) - 3} more" if len(held) > 3 else "")
     earlier = is_int8_folder(out) and not set(held) & set(RUN_FILES)
     if earlier and not force:
-        raise ValueError(
+        raise LuongError(
             f"{out}: holds an earlier int8 model ({shown}); choose a new or empty folder for "
             "--out, or --force to replace it"
         )
     if not earlier:
-        raise ValueError(
+        raise LuongError(
             f"{out}: not empty and not an earlier int8 model (it holds {shown}); choose a new "
             "or empty folder for --out (--force replaces only an earlier int8 model)"
         )

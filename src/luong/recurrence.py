@@ -37,6 +37,8 @@ import torch.nn.functional as F
 from torch import Tensor
 from torch.autograd.function import once_differentiable
 
+from luong.errors import LuongError, LuongTypeError
+
 __all__ = ["Recurrence", "recur"]
 
 
@@ -51,9 +53,9 @@ class Recurrence:
 
     def __post_init__(self) -> None:
         if not isinstance(self.layers, int) or isinstance(self.layers, bool) or self.layers < 1:
-            raise ValueError(f"layers: expected an int >= 1, got {self.layers!r}")
+            raise LuongError(f"layers: expected an int >= 1, got {self.layers!r}")
         if not 0.0 <= self.dropout < 1.0:
-            raise ValueError(f"dropout: expected a number in [0, 1), got {self.dropout!r}")
+            raise LuongError(f"dropout: expected a number in [0, 1), got {self.dropout!r}")
 
 
 def recur(
@@ -88,16 +90,16 @@ def recur(
         ``[B, T, S]``.
     """
     if not isinstance(spec, Recurrence):
-        raise TypeError(f"spec: expected a Recurrence, got {type(spec).__name__}")
+        raise LuongTypeError(f"spec: expected a Recurrence, got {type(spec).__name__}")
     if (cell is not None) != spec.lstm:
         want = "a cell state [L, B, d]" if spec.lstm else "None (a GRU has no cell state)"
-        raise ValueError(f"cell: expected {want}, got {type(cell).__name__}")
+        raise LuongError(f"cell: expected {want}, got {type(cell).__name__}")
     if gates.dim() != 3 or gates.shape[0] < 1:
-        raise ValueError(f"gates: expected [T, B, G d] with T >= 1, got {tuple(gates.shape)}")
+        raise LuongError(f"gates: expected [T, B, G d] with T >= 1, got {tuple(gates.shape)}")
     _check_shapes(spec, gates, hidden, cell, feed, keys, proj, mask, feed_weight, combine_weight)
     expected = 2 + 4 * (spec.layers - 1)
     if len(layer_weights) != expected:
-        raise ValueError(
+        raise LuongError(
             f"layer_weights: expected {expected} tensors for {spec.layers} layer(s), "
             f"got {len(layer_weights)}"
         )
@@ -159,12 +161,12 @@ def _check_shapes(
 ) -> None:
     """Raise ValueError unless the tensors' shapes agree with each other and with ``spec``."""
     if hidden.dim() != 3 or hidden.shape[0] != spec.layers:
-        raise ValueError(
+        raise LuongError(
             f"hidden: expected [L, B, d] with L = {spec.layers}, got {tuple(hidden.shape)}"
         )
     batch, d = hidden.shape[1], hidden.shape[2]
     if keys.dim() != 3 or keys.shape[0] != batch:
-        raise ValueError(f"keys: expected [B, S, K] with B = {batch}, got {tuple(keys.shape)}")
+        raise LuongError(f"keys: expected [B, S, K] with B = {batch}, got {tuple(keys.shape)}")
     source, key_dim = keys.shape[1], keys.shape[2]
     width = (4 if spec.lstm else 3) * d
     expected = {
@@ -178,9 +180,9 @@ def _check_shapes(
     }
     for name, (tensor, shape) in expected.items():
         if tensor is not None and tuple(tensor.shape) != shape:
-            raise ValueError(f"{name}: expected shape {shape}, got {tuple(tensor.shape)}")
+            raise LuongError(f"{name}: expected shape {shape}, got {tuple(tensor.shape)}")
     if mask.dtype != torch.bool:
-        raise ValueError(f"mask: expected dtype torch.bool, got {mask.dtype}")
+        raise LuongError(f"mask: expected dtype torch.bool, got {mask.dtype}")
 
 
 def _gru_forward(

@@ -21,6 +21,8 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from luong.errors import LuongError, LuongTypeError
+
 __all__ = ["Batcher", "BatcherStats"]
 
 K = TypeVar("K", bound=Hashable)
@@ -72,15 +74,15 @@ class Batcher(Generic[K, I, O]):
         name: str = "luong-batcher",
     ) -> None:
         if not callable(run):
-            raise TypeError(f"run: expected a callable, got {type(run).__name__}")
+            raise LuongTypeError(f"run: expected a callable, got {type(run).__name__}")
         if isinstance(max_batch, bool) or not isinstance(max_batch, int) or max_batch < 1:
-            raise ValueError(f"max_batch: expected an int >= 1, got {max_batch!r}")
+            raise LuongError(f"max_batch: expected an int >= 1, got {max_batch!r}")
         if (
             isinstance(max_wait, bool)
             or not isinstance(max_wait, int | float)
             or not 0 <= max_wait < float("inf")
         ):
-            raise ValueError(
+            raise LuongError(
                 f"max_wait: expected a finite number of seconds >= 0, got {max_wait!r}"
             )
         self._run = run
@@ -118,7 +120,7 @@ class Batcher(Generic[K, I, O]):
             RuntimeError: the batcher is closed.
         """
         if isinstance(items, str) or not isinstance(items, Sequence):
-            raise TypeError(f"items: expected a sequence, got {type(items).__name__}")
+            raise LuongTypeError(f"items: expected a sequence, got {type(items).__name__}")
         future: Future[list[O]] = Future()
         if not items:
             future.set_result([])

@@ -34,6 +34,7 @@ from luong.config import (
     run_toml,
 )
 from luong.distributed import pick_device, setup
+from luong.errors import LuongError
 from luong.evaluation import BLEU_SCORES, PAIR_SCORES, REFERENCE_SCORES, evaluate, prefixed
 from luong.files import LOCK, FolderLocked, locked, read_json, write_json, write_text
 from luong.languages import check_language
@@ -258,7 +259,7 @@ def run(
                     write_text(folder / CONFIG, run_toml(_as_kept_in(folder, config)))
                 lock.enter_context(_log_to_file(folder / TRAIN_LOG))
             if not trainer.resume() and resume:
-                raise ValueError(f"--resume: {out} holds no checkpoint to resume from")
+                raise LuongError(f"--resume: {out} holds no checkpoint to resume from")
             metrics = trainer.run()
         finally:
             world.close()
@@ -345,13 +346,13 @@ def _prepared(options: Mapping[str, Any]) -> tuple[PreparedData, TaskData]:
     """
     others = sorted(set(options) - _PREPARED_OPTIONS)
     if others:
-        raise ValueError(
+        raise LuongError(
             f"{', '.join(others)}: not an option of a prepared corpus (its own settings are "
             "those luong prepare was given); expected some of "
             f"{', '.join(sorted(_PREPARED_OPTIONS))}"
         )
     if "dev" not in options:
-        raise ValueError("dev: a prepared corpus needs dev pairs (--dev FILE.tsv)")
+        raise LuongError("dev: a prepared corpus needs dev pairs (--dev FILE.tsv)")
     return prepared_task(
         options["prepared"],
         options["dev"],
@@ -460,9 +461,9 @@ def _check_run_folder(out: Path) -> None:
     """``out`` is new, empty or a run folder of ours (it has ``run.json``): never a folder of
     the user's own files, which the run would overwrite."""
     if out.exists() and not out.is_dir():
-        raise ValueError(f"{out}: not a folder; --out names the run folder to write")
+        raise LuongError(f"{out}: not a folder; --out names the run folder to write")
     if is_int8_folder(out):
-        raise ValueError(
+        raise LuongError(
             f"{out}: holds an int8 model (luong quantize), which decodes only and is not "
             "trained; train or resume the float run it was made from, or choose another --out"
         )
@@ -471,7 +472,7 @@ def _check_run_folder(out: Path) -> None:
     others = sorted(path.name for path in out.iterdir() if path.name != LOCK)
     if others:
         shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
-        raise ValueError(
+        raise LuongError(
             f"{out}: not empty and not a luong run folder (it holds {shown}, but no {RUN}); "
             "choose a new or empty folder for --out"
         )
@@ -520,7 +521,7 @@ def _check_or_write_run(out: Path, description: dict[str, Any]) -> None:
         return
     saved = read_json(path)
     if not isinstance(saved, dict):
-        raise ValueError(
+        raise LuongError(
             f"{path}: not a luong run description (expected a JSON object, got "
             f"{type(saved).__name__}); choose another --out to start a new run"
         )
@@ -550,7 +551,7 @@ def _check_or_write_run(out: Path, description: dict[str, Any]) -> None:
         elif old != new:
             differences.append(f"{key}: {old!r} -> {new!r}")
     if differences:
-        raise ValueError(
+        raise LuongError(
             f"{out} holds another run ({'; '.join(differences)}); "
             "choose another --out to start a new run"
         )
@@ -567,7 +568,7 @@ def _check_or_write_run(out: Path, description: dict[str, Any]) -> None:
             if old_sha.get(split) != new_sha[split]
         ]
         if changed:
-            raise ValueError(
+            raise LuongError(
                 f"{out} was trained on other data: {', '.join(changed)} changed since the run "
                 "began; choose another --out to start a new run, or restore the data to "
                 "resume it"

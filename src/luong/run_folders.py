@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from luong.config import read_toml_tables
+from luong.errors import LuongError
 from luong.files import read_json
 from luong.model import CONFIG as MODEL_CONFIG
 from luong.model import language_pair
@@ -59,10 +60,10 @@ def read_run(path: str | Path) -> RunFolder:
     path = Path(path)
     if not (path / RUN).is_file():
         what = "no such folder" if not path.exists() else f"not a luong run folder (no {RUN})"
-        raise ValueError(f"{path}: {what}")
+        raise LuongError(f"{path}: {what}")
     run = read_json(path / RUN)
     if not isinstance(run, dict):
-        raise ValueError(f"{path / RUN}: expected a JSON object, got {type(run).__name__}")
+        raise LuongError(f"{path / RUN}: expected a JSON object, got {type(run).__name__}")
     if (path / CONFIG).is_file():
         tables = read_toml_tables(path / CONFIG)
     else:
@@ -114,10 +115,10 @@ def find_runs(root: str | Path) -> list[Path]:
     """
     root = Path(root)
     if not root.is_dir():
-        raise ValueError(f"{root}: no such folder")
+        raise LuongError(f"{root}: no such folder")
     found = sorted(path.parent for path in root.rglob(RUN))
     if not found:
-        raise ValueError(f"{root}: no luong run folders in it (none holds {RUN})")
+        raise LuongError(f"{root}: no luong run folders in it (none holds {RUN})")
     return found
 
 

@@ -31,6 +31,8 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any
 
+from luong.errors import LuongError, LuongTypeError
+
 __all__ = [
     "COMBINE",
     "MAX_ALPHA",
@@ -79,7 +81,7 @@ LINE_BREAKS = frozenset("\n\r\t\v\f\x1c\x1d\x1e\x85\u2028\u2029\x00")
 breaks, the tab that separates n-best outputs, NUL): never in a prefix."""
 
 
-class OptionError(ValueError):
+class OptionError(LuongError):
     """A decoding option out of its bounds, or against another option. ``name`` is the
     field, ``detail`` the rest of the message; ``str(error)`` is ``"name: detail"``. The
     command line writes ``--name: detail``, the server answers 422 with the message."""
@@ -90,7 +92,7 @@ class OptionError(ValueError):
         self.detail = detail
 
 
-class OptionTypeError(OptionError, TypeError):
+class OptionTypeError(OptionError, LuongTypeError):
     """A decoding option of the wrong type (an ``OptionError`` and a ``TypeError``)."""
 
 
@@ -129,7 +131,9 @@ def option_specs(cls: type) -> list[tuple[dataclasses.Field[Any], Any, OptionSpe
     for f in dataclasses.fields(cls):
         spec = f.metadata.get("option")
         if not isinstance(spec, OptionSpec):
-            raise TypeError(f"{cls.__name__}.{f.name}: expected metadata=option(...), got none")
+            raise LuongTypeError(
+                f"{cls.__name__}.{f.name}: expected metadata=option(...), got none"
+            )
         specs.append((f, hints[f.name], spec))
     return specs
 
@@ -204,7 +208,7 @@ def check_field(name: str, kind: Any, spec: OptionSpec, value: object) -> object
         if spec.high is not None and number > spec.high:
             raise OptionError(name, f"expected at most {_show(spec.high)}, got {value!r}")
         return number
-    raise TypeError(f"{name}: options are int, float, bool or str (or None), got {kind}")
+    raise LuongTypeError(f"{name}: options are int, float, bool or str (or None), got {kind}")
 
 
 @dataclass(frozen=True)

@@ -52,6 +52,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from luong.config import ServeLimits
+from luong.errors import LuongError, LuongTypeError
 from luong.libretranslate import (
     BEAM,
     PATHS,
@@ -99,9 +100,9 @@ class ServedModel:
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
-            raise ValueError(f"name: expected a non-empty str, got {self.name!r}")
+            raise LuongError(f"name: expected a non-empty str, got {self.name!r}")
         if not isinstance(self.translator, Translator):
-            raise TypeError(
+            raise LuongTypeError(
                 f"translator: expected a Translator, got {type(self.translator).__name__}"
             )
 
@@ -191,32 +192,32 @@ def create_app(
     """
     models = list(models)
     if not models:
-        raise ValueError("models: expected at least one model, got none")
+        raise LuongError("models: expected at least one model, got none")
     for served in models:
         if not isinstance(served, ServedModel):
-            raise TypeError(f"models: expected ServedModel items, got {type(served).__name__}")
+            raise LuongTypeError(f"models: expected ServedModel items, got {type(served).__name__}")
     by_name = {served.name: served for served in models}
     if len(by_name) != len(models):
         names = [served.name for served in models]
         twice = sorted({name for name in names if names.count(name) > 1})
-        raise ValueError(f"models: expected distinct names, got {', '.join(twice)} twice")
+        raise LuongError(f"models: expected distinct names, got {', '.join(twice)} twice")
     limits = limits if limits is not None else ServeLimits()
     if not isinstance(limits, ServeLimits):
-        raise TypeError(f"limits: expected ServeLimits, got {type(limits).__name__}")
+        raise LuongTypeError(f"limits: expected ServeLimits, got {type(limits).__name__}")
     if (
         isinstance(max_wait_ms, bool)
         or not isinstance(max_wait_ms, int | float)
         or not 0 <= max_wait_ms < float("inf")
     ):
-        raise ValueError(f"max_wait_ms: expected a finite number >= 0, got {max_wait_ms!r}")
+        raise LuongError(f"max_wait_ms: expected a finite number >= 0, got {max_wait_ms!r}")
 
     if not (isinstance(options, type) and issubclass(options, SearchOptions)):
-        raise TypeError(f"options: expected SearchOptions or a subclass, got {options!r}")
+        raise LuongTypeError(f"options: expected SearchOptions or a subclass, got {options!r}")
     body_model = request_model(options)
     if api_keys is not None:
         api_keys = frozenset(api_keys)
         if not api_keys or not all(isinstance(key, str) and key for key in api_keys):
-            raise ValueError("api_keys: expected non-empty strings, at least one, or None")
+            raise LuongError("api_keys: expected non-empty strings, at least one, or None")
     pairs: dict[tuple[str, str], str] = {}  # LibreTranslate's routing: the first model wins
     for served in models:
         src_lang, tgt_lang = served.translator.src_lang, served.translator.tgt_lang

@@ -32,6 +32,7 @@ from typing import Any
 
 import sentencepiece as spm
 
+from luong.errors import LuongError, LuongTypeError
 from luong.files import MAX_JSON_BYTES, atomic_write, read_bounded, write_json
 from luong.vocab import Vocab, one_line
 
@@ -62,17 +63,17 @@ class SubwordVocab(Vocab):
 
     def __init__(self, model: bytes, kind: str = "unigram", lowercase: bool = False) -> None:
         if kind not in SUBWORDS:
-            raise ValueError(f"kind: expected one of {', '.join(SUBWORDS)}, got {kind!r}")
+            raise LuongError(f"kind: expected one of {', '.join(SUBWORDS)}, got {kind!r}")
         if not isinstance(model, bytes):
-            raise TypeError(f"model: expected bytes, got {type(model).__name__}")
+            raise LuongTypeError(f"model: expected bytes, got {type(model).__name__}")
         processor = spm.SentencePieceProcessor()
         try:
             processor.LoadFromSerializedProto(model)
         except (RuntimeError, OSError) as error:
-            raise ValueError(f"model: not a sentencepiece model ({error})") from None
+            raise LuongError(f"model: not a sentencepiece model ({error})") from None
         specials = [processor.id_to_piece(i) for i in range(len(self.SPECIALS))]
         if specials != list(self.SPECIALS):
-            raise ValueError(
+            raise LuongError(
                 f"model: expected the specials {list(self.SPECIALS)} at ids 0-3, got {specials}"
             )
         self.model = model
@@ -83,7 +84,7 @@ class SubwordVocab(Vocab):
 
     def _check_symbol(self, position: int, symbol: str) -> None:
         if not symbol or any(c in symbol for c in "\n\r"):
-            raise ValueError(f"symbols[{position}]: expected a piece without line breaks")
+            raise LuongError(f"symbols[{position}]: expected a piece without line breaks")
 
     def normalize(self, text: str) -> str:
         """Unicode NFC (and lowercasing when ``lowercase``): canonical equivalents become one
@@ -153,7 +154,7 @@ def nfc(text: str, lowercase: bool) -> str:
         TypeError: ``text`` is not a str.
     """
     if not isinstance(text, str):
-        raise TypeError(f"text: expected a str, got {type(text).__name__}")
+        raise LuongTypeError(f"text: expected a str, got {type(text).__name__}")
     text = unicodedata.normalize("NFC", text)
     return unicodedata.normalize("NFC", text.lower()) if lowercase else text
 
@@ -179,14 +180,14 @@ def train_subword(
             complaint, on one line, with the size asked for).
     """
     if kind not in SUBWORDS:
-        raise ValueError(f"subword: expected one of {', '.join(SUBWORDS)}, got {kind!r}")
+        raise LuongError(f"subword: expected one of {', '.join(SUBWORDS)}, got {kind!r}")
     if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < 1:
-        raise ValueError(f"vocab_size: expected a positive int, got {vocab_size!r}")
+        raise LuongError(f"vocab_size: expected a positive int, got {vocab_size!r}")
     reader = _TextReader(texts, lowercase)
     lines = iter(reader)
     first = next(lines, None)
     if first is None:
-        raise ValueError("texts: expected some text to learn subwords from, got none")
+        raise LuongError("texts: expected some text to learn subwords from, got none")
     writer = io.BytesIO()
     try:
         spm.SentencePieceTrainer.train(
@@ -219,12 +220,12 @@ def train_subword(
         # --character_coverage, which luong keeps at 1.0 (byte fallback covers the rest).
         needed = re.search(r"smaller than required_chars\. \d+ vs (\d+)", complaint)
         if needed:
-            raise ValueError(
+            raise LuongError(
                 f"vocab_size: {vocab_size} {kind} pieces cannot be learned from this text: "
                 f"it needs at least {needed[1]} (the special and byte pieces, and one per "
                 f"distinct character of the text); raise vocab_size (--vocab-size {needed[1]})"
             ) from None
-        raise ValueError(
+        raise LuongError(
             f"vocab_size: {vocab_size} {kind} pieces cannot be learned from this text "
             f"(sentencepiece: {complaint})"
         ) from None
@@ -274,7 +275,7 @@ def load_vocab(path: str | os.PathLike[str]) -> Vocab:
         return Vocab.load(path)
     expected = {"tokens", "kind", "lowercase", "size", "specials", "sha256", "model"}
     if set(data) != expected or not isinstance(data["model"], str):
-        raise ValueError(
+        raise LuongError(
             f"{path}: not a subword vocabulary: expected the fields {sorted(expected)}"
         )
     model_path = path.with_name(Path(data["model"]).name)
@@ -283,17 +284,17 @@ def load_vocab(path: str | os.PathLike[str]) -> Vocab:
     except FileNotFoundError:
         raise FileNotFoundError(f"{model_path}: missing (the model of {path})") from None
     if hashlib.sha256(model).hexdigest() != data["sha256"]:
-        raise ValueError(f"{model_path}: is not the model {path} was saved with (SHA-256 differs)")
+        raise LuongError(f"{model_path}: is not the model {path} was saved with (SHA-256 differs)")
     if not isinstance(data["lowercase"], bool):
-        raise ValueError(f"{path}: lowercase: expected true or false, got {data['lowercase']!r}")
+        raise LuongError(f"{path}: lowercase: expected true or false, got {data['lowercase']!r}")
     if data["kind"] not in SUBWORDS:
-        raise ValueError(
+        raise LuongError(
             f"{path}: kind: expected one of {', '.join(SUBWORDS)}, got {data['kind']!r}"
         )
     try:
         vocab = SubwordVocab(model, data["kind"], data["lowercase"])
     except ValueError as error:
-        raise ValueError(f"{model_path}: {error}") from None
+        raise LuongError(f"{model_path}: {error}") from None
     if len(vocab) != data["size"]:
-        raise ValueError(f"{path}: size {data['size']} but the model has {len(vocab)} pieces")
+        raise LuongError(f"{path}: size {data['size']} but the model has {len(vocab)} pieces")
     return vocab

@@ -16,6 +16,7 @@ from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file, save_file
 from torch import Tensor
 
+from luong.errors import LuongError
 from luong.files import atomic_write
 
 __all__ = ["read_tensor_shapes", "read_tensors", "save_tensors", "write_tensors"]
@@ -66,7 +67,7 @@ def read_tensors(path: str | os.PathLike[str]) -> dict[str, Tensor]:
     try:
         return load_file(str(path))
     except (SafetensorError, OSError, ValueError) as error:
-        raise ValueError(f"{path}: not a readable safetensors file ({error})") from None
+        raise LuongError(f"{path}: not a readable safetensors file ({error})") from None
 
 
 def read_tensor_shapes(path: str | os.PathLike[str]) -> dict[str, tuple[int, ...]]:
@@ -85,4 +86,4 @@ def read_tensor_shapes(path: str | os.PathLike[str]) -> dict[str, tuple[int, ...
             names = file.keys()  # noqa: SIM118  (safe_open is not iterable)
             return {name: tuple(file.get_slice(name).get_shape()) for name in names}
     except (SafetensorError, OSError, ValueError) as error:
-        raise ValueError(f"{path}: not a readable safetensors file ({error})") from None
+        raise LuongError(f"{path}: not a readable safetensors file ({error})") from None

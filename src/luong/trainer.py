@@ -34,6 +34,7 @@ from luong.checkpoint import BEST, find_latest, read_checkpoint, write_checkpoin
 from luong.config import TrainConfig
 from luong.devices import autocast, check_precision
 from luong.distributed import World, shard
+from luong.errors import LuongError, LuongTypeError
 from luong.evaluation import dev_loss, evaluate
 from luong.files import write_text
 from luong.model import Seq2Seq
@@ -107,7 +108,7 @@ def resolve_select(select: str, tgt_vocab: Vocab) -> str:
     return "bleu" if isinstance(tgt_vocab, SubwordVocab) else "exact"
 
 
-class TrainingDiverged(ValueError):
+class TrainingDiverged(LuongError):
     """Too many steps in a row had a non-finite loss or gradient."""
 
 
@@ -176,11 +177,11 @@ class Trainer:
         world: World | None = None,
     ) -> None:
         if not isinstance(config, TrainConfig):
-            raise TypeError(f"config: expected a TrainConfig, got {type(config).__name__}")
+            raise LuongTypeError(f"config: expected a TrainConfig, got {type(config).__name__}")
         if not dev_pairs:
-            raise ValueError("dev_pairs: expected at least one pair, got none")
+            raise LuongError("dev_pairs: expected at least one pair, got none")
         if model.int8_parts:
-            raise ValueError(
+            raise LuongError(
                 f"model: an int8 model ({', '.join(model.int8_parts)} in int8, luong quantize) "
                 "decodes only; train the float model it was made from"
             )
@@ -190,7 +191,7 @@ class Trainer:
         # BLEU and chrF at every dev evaluation: translation, or a run that selects on them.
         self.bleu = self.select in ("bleu", "chrf") or isinstance(model.tgt_vocab, SubwordVocab)
         if config.subword_sampling and not isinstance(model.src_vocab, SubwordVocab):
-            raise ValueError(
+            raise LuongError(
                 f"subword_sampling: needs subword vocabularies, got {config.subword_sampling} "
                 "with a vocabulary of characters or tokens"
             )
@@ -216,11 +217,11 @@ class Trainer:
             except TooLong as error:
                 # The output limit is 2 (max_src_len + 1) + 10 tokens, EOS included.
                 needed = error.longest if error.side == "sources" else (error.longest - 11 + 1) // 2
-                raise ValueError(f"{error}; raise max_src_len (--max-src-len {needed})") from None
+                raise LuongError(f"{error}; raise max_src_len (--max-src-len {needed})") from None
         dev_lengths = [len(model.src_vocab.tokenize(s)) for s, _ in dev_pairs]
         if max(dev_lengths, default=0) > limit:
             longest = max(dev_lengths)
-            raise ValueError(
+            raise LuongError(
                 f"dev_pairs: {sum(n > limit for n in dev_lengths)} sources are longer than the "
                 f"model's max_src_len={limit} symbols (the longest has {longest}); raise "
                 f"max_src_len (--max-src-len {longest})"
@@ -231,7 +232,7 @@ class Trainer:
         say = log or LOGGER.info
         self.log = say if self.world.main else (lambda message: None)
         if config.tensorboard and importlib.util.find_spec("tensorboard") is None:
-            raise ValueError(
+            raise LuongError(
                 "tensorboard: the tensorboard package is not installed; pip install "
                 "'luong[tensorboard]'"
             )
@@ -256,7 +257,7 @@ class Trainer:
         ]
         if min(steps) < 1:
             size = f"{config.batch_tokens} tokens" if config.batch_tokens else config.batch_size
-            raise ValueError(
+            raise LuongError(
                 f"train_pairs: {len(self.data)} pairs make fewer batches of {size} "
                 f"than there are ranks ({self.world.size})"
             )
@@ -296,13 +297,13 @@ class Trainer:
         try:
             self.progress = Progress(**state["progress"])
         except (KeyError, TypeError) as error:
-            raise ValueError(f"{folder / 'state.json'}: no valid progress ({error})") from None
+            raise LuongError(f"{folder / 'state.json'}: no valid progress ({error})") from None
         scaler = state.get("scaler", {})  # fp16's loss scale (none in an fp32 or bf16 run)
         try:
             if scaler and self.scaler.is_enabled():
                 self.scaler.load_state_dict(scaler)
         except (KeyError, TypeError, AttributeError) as error:
-            raise ValueError(f"{folder / 'state.json'}: no valid scaler state ({error})") from None
+            raise LuongError(f"{folder / 'state.json'}: no valid scaler state ({error})") from None
         best = folder / BEST
         if best.is_file():
             self.best_state = read_tensors(best)
@@ -687,21 +688,21 @@ def _checked_prepared(
     """
     data.check_vocabularies(model.src_vocab, model.tgt_vocab)
     if config.subword_sampling:
-        raise ValueError(
+        raise LuongError(
             f"subword_sampling: a prepared corpus ({data.folder}) holds one segmentation of "
             "each pair; train from text to sample segmentations"
         )
     source, target = data.longest()
     if source > limit:
         count = int((data.src_lengths - 1 > limit).sum())
-        raise ValueError(
+        raise LuongError(
             f"{data.folder}: {count} sources are longer than the model's max_src_len={limit} "
             f"symbols (the longest has {source}); raise max_src_len (--max-src-len {source}) "
             f"or prepare with --max-src-len {limit}"
         )
     if target > longest_output:
         count = int((data.tgt_lengths - 2 > longest_output).sum())
-        raise ValueError(
+        raise LuongError(
             f"{data.folder}: {count} targets are longer than the longest output allowed="
             f"{longest_output} symbols (the longest has {target}); raise max_src_len "
             f"(--max-src-len {(target - 11 + 1) // 2}) or prepare with --max-tgt-len "

@@ -20,6 +20,7 @@ import torch
 from luong.alignment import hypothesis_alignment, pharaoh
 from luong.config import FORMATS, PLACEHOLDER_MODES, Seq2SeqConfig
 from luong.ensemble import Decodable, Ensemble, members_of
+from luong.errors import LuongError, LuongTypeError
 from luong.model import Seq2Seq
 from luong.placeholders import (
     MaskedSource,
@@ -150,23 +151,23 @@ def output_lines(
             ``placeholders="mask"``; as ``luong.search.decode_batches``, on the call itself.
     """
     if format not in FORMATS:
-        raise ValueError(f"format: expected one of {', '.join(FORMATS)}, got {format!r}")
+        raise LuongError(f"format: expected one of {', '.join(FORMATS)}, got {format!r}")
     if placeholders not in PLACEHOLDER_MODES:
-        raise ValueError(
+        raise LuongError(
             f"placeholders: expected one of {', '.join(PLACEHOLDER_MODES)}, got {placeholders!r}"
         )
     if not isinstance(align, bool):
-        raise TypeError(f"align: expected a bool, got {type(align).__name__}")
+        raise LuongTypeError(f"align: expected a bool, got {type(align).__name__}")
     if align and placeholders != "off":
         # The links would be the masked source's and the output's before the spans are put
         # back: not what is written.
-        raise ValueError(f"align: not with placeholders={placeholders!r}; expected 'off'")
+        raise LuongError(f"align: not with placeholders={placeholders!r}; expected 'off'")
     options = SearchOptions() if options is None else options
     if not isinstance(options, SearchOptions):
-        raise TypeError(f"options: expected SearchOptions, got {type(options).__name__}")
+        raise LuongTypeError(f"options: expected SearchOptions, got {type(options).__name__}")
     masked = [mask_source(text) for text in sources] if placeholders == "mask" else None
     if constraints is not None and len(constraints) != len(sources):
-        raise ValueError(
+        raise LuongError(
             f"constraints: expected one list per source ({len(sources)}), got {len(constraints)}"
         )
     batches = decode_batches(
@@ -340,10 +341,10 @@ def fit_sources(
     own = min(config.max_src_len for config in configs)
     limit = own if max_src_len is None else max_src_len
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise ValueError(f"max_src_len: expected an int >= 1, got {limit!r}")
+        raise LuongError(f"max_src_len: expected an int >= 1, got {limit!r}")
     location = [c.max_src_len for c in configs if c.attention == "location"]
     if location and limit > min(location):
-        raise ValueError(
+        raise LuongError(
             f"max_src_len: a location-score model reads at most {min(location)} symbols, "
             f"got {limit}"
         )
@@ -352,7 +353,7 @@ def fit_sources(
     too_long = [i for i, length in enumerate(lengths) if length > limit]
     if too_long and not truncate:
         first = too_long[0]
-        raise ValueError(
+        raise LuongError(
             f"{name}:{first + 1}: {lengths[first]} symbols, above the maximum source length "
             f"{limit} ({len(too_long)} such lines); pass --truncate to cut them, or "
             "--max-src-len"
@@ -375,7 +376,9 @@ class Translator:
 
     def __init__(self, model: Decodable) -> None:
         if not isinstance(model, Seq2Seq | Ensemble):
-            raise TypeError(f"model: expected a Seq2Seq or an Ensemble, got {type(model).__name__}")
+            raise LuongTypeError(
+                f"model: expected a Seq2Seq or an Ensemble, got {type(model).__name__}"
+            )
         self.model = model
 
     @classmethod
@@ -389,7 +392,7 @@ class Translator:
         if isinstance(directory, str | Path):
             return cls(Seq2Seq.from_pretrained(directory, device=device))
         if not isinstance(directory, Sequence):
-            raise TypeError(
+            raise LuongTypeError(
                 f"directory: expected a model folder or a list of them, got {type(directory)}"
             )
         return cls(Ensemble.from_pretrained(directory, device=device))
@@ -422,7 +425,7 @@ class Translator:
         pairs = {(m.src_lang, m.tgt_lang) for m in self.members}
         if len(pairs) > 1:
             named = ", ".join(sorted(f"{s or '?'}-{t or '?'}" for s, t in pairs))
-            raise ValueError(
+            raise LuongError(
                 f"the ensemble's members record different language pairs ({named}); record "
                 "one pair on every member (luong pair DIR --src-lang .. --tgt-lang ..)"
             )

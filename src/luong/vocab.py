@@ -47,6 +47,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar, Literal
 
+from luong.errors import LuongError, LuongTypeError
 from luong.files import MAX_JSON_BYTES, read_bounded, write_json
 from luong.search_options import LINE_BREAKS
 
@@ -116,17 +117,17 @@ class Vocab:
         normalization: Normalization = "NFKC",
     ) -> None:
         if tokens not in self.TOKEN_KINDS:
-            raise ValueError(
+            raise LuongError(
                 f"tokens: expected one of {', '.join(self.TOKEN_KINDS)}, got {tokens!r}"
             )
         if normalization not in NORMALIZATIONS:
-            raise ValueError(
+            raise LuongError(
                 f"normalization: expected one of {', '.join(NORMALIZATIONS)}, got {normalization!r}"
             )
         if not isinstance(lowercase, bool):
-            raise TypeError(f"lowercase: expected a bool, got {type(lowercase).__name__}")
+            raise LuongTypeError(f"lowercase: expected a bool, got {type(lowercase).__name__}")
         if isinstance(symbols, str) or not isinstance(symbols, Sequence):
-            raise TypeError(
+            raise LuongTypeError(
                 f"symbols: expected a sequence of strings, got {type(symbols).__name__}"
             )
         self.tokens: str = tokens
@@ -137,15 +138,17 @@ class Vocab:
         for index, symbol in enumerate(self._symbols):
             position = index - len(self.SPECIALS)  # index into ``symbols``
             if not isinstance(symbol, str):
-                raise TypeError(f"symbols[{position}]: expected a str, got {type(symbol).__name__}")
+                raise LuongTypeError(
+                    f"symbols[{position}]: expected a str, got {type(symbol).__name__}"
+                )
             if symbol in self._ids:
                 first = self._ids[symbol]
                 if first < len(self.SPECIALS):
-                    raise ValueError(
+                    raise LuongError(
                         f"symbols[{position}]: {symbol!r} is a special "
                         f"(specials are {', '.join(self.SPECIALS)}); list only the other symbols"
                     )
-                raise ValueError(
+                raise LuongError(
                     f"symbols[{position}]: duplicate symbol {symbol!r} "
                     f"(already symbols[{first - len(self.SPECIALS)}])"
                 )
@@ -155,16 +158,16 @@ class Vocab:
 
     def _check_symbol(self, position: int, symbol: str) -> None:
         if _breaks_lines(symbol):
-            raise ValueError(
+            raise LuongError(
                 f"symbols[{position}]: {symbol!r} holds a tab or a line break, which would "
                 "break output lines"
             )
         if self.tokens == "char" and len(symbol) != 1:
-            raise ValueError(
+            raise LuongError(
                 f"symbols[{position}]: expected one character in char mode, got {symbol!r}"
             )
         if self.tokens == "space" and (not symbol or symbol.split() != [symbol]):
-            raise ValueError(
+            raise LuongError(
                 f"symbols[{position}]: expected a non-empty token without whitespace "
                 f"in space mode, got {symbol!r}"
             )
@@ -203,20 +206,20 @@ class Vocab:
                 int.
         """
         if isinstance(min_count, bool) or not isinstance(min_count, int) or min_count < 1:
-            raise ValueError(f"min_count: expected a positive int, got {min_count!r}")
+            raise LuongError(f"min_count: expected a positive int, got {min_count!r}")
         if max_size is not None and (
             isinstance(max_size, bool) or not isinstance(max_size, int) or max_size <= 4
         ):
-            raise ValueError(
+            raise LuongError(
                 f"max_size: expected an int > 4 (the specials and more), got {max_size!r}"
             )
         if isinstance(texts, str):
-            raise TypeError("texts: expected an iterable of strings, got a single str")
+            raise LuongTypeError("texts: expected an iterable of strings, got a single str")
         empty = cls((), tokens, lowercase, normalization)  # validates the settings
         counts: Counter[str] = Counter()
         for index, text in enumerate(texts):
             if not isinstance(text, str):
-                raise TypeError(f"texts[{index}]: expected a str, got {type(text).__name__}")
+                raise LuongTypeError(f"texts[{index}]: expected a str, got {type(text).__name__}")
             counts.update(empty.tokenize(text))
         for special in cls.SPECIALS:
             counts.pop(special, None)
@@ -365,20 +368,22 @@ class Vocab:
             ValueError: ``symbol`` is not in the vocabulary.
         """
         if not isinstance(symbol, str):
-            raise TypeError(f"symbol: expected a str, got {type(symbol).__name__}")
+            raise LuongTypeError(f"symbol: expected a str, got {type(symbol).__name__}")
         if symbol not in self._ids:
-            raise ValueError(f"symbol: {symbol!r} is not in the vocabulary (V = {len(self)})")
+            raise LuongError(f"symbol: {symbol!r} is not in the vocabulary (V = {len(self)})")
         return self._ids[symbol]
 
     def _index(self, value: Any, name: str) -> int:
         if isinstance(value, bool):
-            raise TypeError(f"{name}: expected an int id, got bool")
+            raise LuongTypeError(f"{name}: expected an int id, got bool")
         try:
             index = operator.index(value)
         except TypeError:
-            raise TypeError(f"{name}: expected an int id, got {type(value).__name__}") from None
+            raise LuongTypeError(
+                f"{name}: expected an int id, got {type(value).__name__}"
+            ) from None
         if not 0 <= index < len(self._symbols):
-            raise ValueError(f"{name}: expected an id in [0, {len(self._symbols)}), got {index}")
+            raise LuongError(f"{name}: expected an id in [0, {len(self._symbols)}), got {index}")
         return index
 
     def __eq__(self, other: object) -> bool:
@@ -421,26 +426,26 @@ class Vocab:
                 wrong type, specials other than this version's, or invalid symbols.
         """
         if not isinstance(data, dict):
-            raise ValueError(f"expected a JSON object, got {type(data).__name__}")
+            raise LuongError(f"expected a JSON object, got {type(data).__name__}")
         missing = [field for field in _FIELDS if field not in data]
         if missing:
-            raise ValueError(f"missing field(s) {', '.join(missing)}")
+            raise LuongError(f"missing field(s) {', '.join(missing)}")
         known = _FIELDS + _OPTIONAL_FIELDS
         extra = sorted(str(field) for field in data if field not in known)
         if extra:
-            raise ValueError(f"unknown field(s) {', '.join(extra)}; expected {', '.join(known)}")
+            raise LuongError(f"unknown field(s) {', '.join(extra)}; expected {', '.join(known)}")
         if data["specials"] != list(cls.SPECIALS):
-            raise ValueError(f"specials: expected {list(cls.SPECIALS)}, got {data['specials']!r}")
+            raise LuongError(f"specials: expected {list(cls.SPECIALS)}, got {data['specials']!r}")
         symbols = data["symbols"]
         if not isinstance(symbols, list):
-            raise ValueError(f"symbols: expected a list of strings, got {type(symbols).__name__}")
+            raise LuongError(f"symbols: expected a list of strings, got {type(symbols).__name__}")
         if not isinstance(data["lowercase"], bool):
-            raise ValueError(f"lowercase: expected true or false, got {data['lowercase']!r}")
+            raise LuongError(f"lowercase: expected true or false, got {data['lowercase']!r}")
         try:
             normalization = data.get("normalization", "NFKC")
             return cls(symbols, data["tokens"], data["lowercase"], normalization)
         except TypeError as error:  # a non-string symbol: the data is wrong, not the call
-            raise ValueError(str(error)) from None
+            raise LuongError(str(error)) from None
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write ``to_json()`` to ``path`` as UTF-8 JSON (non-ASCII symbols kept as written),
@@ -461,17 +466,17 @@ class Vocab:
         try:
             data = json.loads(raw.decode("utf-8"))
         except UnicodeDecodeError as error:
-            raise ValueError(f"{name}: not UTF-8 (byte {error.start}: {error.reason})") from None
+            raise LuongError(f"{name}: not UTF-8 (byte {error.start}: {error.reason})") from None
         except json.JSONDecodeError as error:
-            raise ValueError(
+            raise LuongError(
                 f"{name}: not valid JSON ({error.msg} at line {error.lineno}, column {error.colno})"
             ) from None
         except RecursionError:
-            raise ValueError(f"{name}: not valid JSON (nested too deep)") from None
+            raise LuongError(f"{name}: not valid JSON (nested too deep)") from None
         try:
             return cls.from_json(data)
         except ValueError as error:
-            raise ValueError(f"{name}: not a vocabulary: {error}") from None
+            raise LuongError(f"{name}: not a vocabulary: {error}") from None
 
 
 def split_symbols(text: str, tokens: str) -> list[str]:
@@ -508,4 +513,4 @@ def _breaks_lines(symbol: str) -> bool:
 
 def _check_text(text: object) -> None:
     if not isinstance(text, str):
-        raise TypeError(f"text: expected a str, got {type(text).__name__}")
+        raise LuongTypeError(f"text: expected a str, got {type(text).__name__}")

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import torch
 
+from luong.errors import LuongError, LuongTypeError
 from luong.evaluation import dev_loss
 from luong.files import read_json, write_text
 from luong.model import Seq2Seq
@@ -111,33 +112,35 @@ class ZooSettings:
 
     def __post_init__(self) -> None:
         if self.task not in ZOO_TASKS:
-            raise ValueError(
+            raise LuongError(
                 f"task: expected one of {', '.join(ZOO_TASKS)} (the zoo's tasks), got {self.task!r}"
             )
         files = {name: getattr(self, name) for name in FILES}
         for name, value in files.items():
             if not isinstance(value, str):
-                raise TypeError(f"{name}: expected a file name (str), got {type(value).__name__}")
+                raise LuongTypeError(
+                    f"{name}: expected a file name (str), got {type(value).__name__}"
+                )
         if self.task == "translation" and not all(files.values()):
             missing = ", ".join(name for name, value in files.items() if not value)
-            raise ValueError(
+            raise LuongError(
                 f"translation: expected train, dev and test TSV files, missing {missing}"
             )
         if self.task != "translation" and any(files.values()):
             given = ", ".join(name for name, value in files.items() if value)
-            raise ValueError(f"{given}: files only for the translation zoo, got task {self.task!r}")
+            raise LuongError(f"{given}: files only for the translation zoo, got task {self.task!r}")
         if isinstance(self.vocab_size, bool) or not isinstance(self.vocab_size, int):
-            raise ValueError(f"vocab_size: expected an int >= 0, got {self.vocab_size!r}")
+            raise LuongError(f"vocab_size: expected an int >= 0, got {self.vocab_size!r}")
         if self.vocab_size < 0 or (self.vocab_size and self.task != "translation"):
-            raise ValueError(
+            raise LuongError(
                 f"vocab_size: expected 0, or pieces for the translation zoo, got {self.vocab_size}"
             )
         for name in ("steps", "seeds", "window", "n_dev", "n_test"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name}: expected an int >= 1, got {value!r}")
+                raise LuongError(f"{name}: expected an int >= 1, got {value!r}")
         if not isinstance(self.data_seed, int) or self.data_seed < 0:
-            raise ValueError(f"data_seed: expected an int >= 0, got {self.data_seed!r}")
+            raise LuongError(f"data_seed: expected an int >= 0, got {self.data_seed!r}")
 
 
 @dataclass(frozen=True)
@@ -345,12 +348,12 @@ def _read_results(path: Path, settings: ZooSettings) -> list[ZooRun]:
     """The runs a results file holds, when it holds runs of ``settings``."""
     saved = read_json(path)
     if not isinstance(saved, dict) or not isinstance(saved.get("runs", []), list):
-        raise ValueError(
+        raise LuongError(
             f"{path}: not a zoo results file (expected a JSON object with settings and runs); "
             "delete it or choose another --out"
         )
     if saved.get("settings") != dataclasses.asdict(settings):
-        raise ValueError(
+        raise LuongError(
             f"{path} holds runs of other settings ({saved.get('settings')}); delete it or "
             "choose another --out"
         )
@@ -359,7 +362,7 @@ def _read_results(path: Path, settings: ZooSettings) -> list[ZooRun]:
         try:
             runs.append(ZooRun(**entry))
         except TypeError:
-            raise ValueError(
+            raise LuongError(
                 f"{path}: run {number} is not a zoo run ({entry!r:.80}); delete the file or "
                 "choose another --out"
             ) from None

@@ -29,8 +29,11 @@ parser of every command is built from the grammar alone, so ``luong --help`` and
 train --help`` import no torch; the handler's module (``luong.cli.train``, ...) is imported
 by name only when its command runs (``pkgutil.resolve_name``), after ``main`` has installed
 its SIGTERM handler. A command that needs an extra (``EXTRAS``) says so in one line when the
-extra is not installed. Every error is one line on stderr and a non-zero exit status, never a
-traceback.
+extra is not installed. An error in what the user gave (a ``LuongError``: a flag, a file, a
+model folder, a request) or from the system (an ``OSError``: a missing file, a full disk) is
+one line on stderr and exit 1, never a traceback; anything else is a bug in luong (or a
+library it calls): its traceback, then ``BUG`` (a line asking for a report), exit
+``BUG_STATUS``.
 """
 
 from __future__ import annotations
@@ -42,15 +45,32 @@ import pkgutil
 import signal
 import sys
 import threading
+import traceback
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from luong.cli import parsers
 from luong.cli.common import UsageError, flag_message
+from luong.errors import LuongError
 from luong.search_options import OptionError
 from luong.version import __version__
 
-__all__ = ["COMMANDS", "EXTRAS", "Command", "build_parser", "main", "missing_extra"]
+__all__ = [
+    "BUG",
+    "BUG_STATUS",
+    "COMMANDS",
+    "EXTRAS",
+    "Command",
+    "build_parser",
+    "main",
+    "missing_extra",
+]
+
+BUG = (
+    "luong: this is a bug in luong, not in your input: please report it with the command and "
+    "the traceback above"
+)
+BUG_STATUS = 70  # EX_SOFTWARE (sysexits.h): an internal error, not a usage or data error
 
 
 class Command(NamedTuple):
@@ -144,9 +164,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OptionError as error:  # a decoding option the search refused: name its flag
         print(f"luong: error: {flag_message(error)}", file=sys.stderr)
         return 1
-    except (ValueError, TypeError, OSError) as error:
+    except (LuongError, OSError) as error:  # the input (or a file, the disk): one line
         print(f"luong: error: {error}", file=sys.stderr)
         return 1
+    except Exception:  # noqa: BLE001 - anything else is a bug: its traceback, to report
+        traceback.print_exc()
+        print(BUG, file=sys.stderr)
+        return BUG_STATUS
     except KeyboardInterrupt as interrupt:
         # SIGINT, or SIGTERM (the trainer's TrainingInterrupted says which, or _terminate)
         signum = getattr(interrupt, "signum", signal.SIGINT)

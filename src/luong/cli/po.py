@@ -10,6 +10,7 @@ from luong.catalog import check_language, fill_catalog, translate_messages
 from luong.cli.common import UsageError, say, search_options
 from luong.devices import autocast, check_precision, resolve_device
 from luong.ensemble import load_models
+from luong.errors import LuongError
 from luong.files import read_bounded, write_text
 from luong.translator import Translator
 
@@ -49,7 +50,7 @@ def main(args: argparse.Namespace) -> int:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise ValueError(
+        raise LuongError(
             f"{catalog}: expected UTF-8, byte {error.start} is not (msgconv --to-code=UTF-8)"
         ) from None
     device = resolve_device(args.device, "--device")
@@ -68,7 +69,7 @@ def main(args: argparse.Namespace) -> int:
                 accelerator=args.accelerator,
             )
         except ValueError as error:
-            raise ValueError(f"{catalog}: {error}") from None
+            raise LuongError(f"{catalog}: {error}") from None
     write_text(args.out, filled.text)
     say(f"{filled.summary.line()}; written to {args.out}")
     return 0

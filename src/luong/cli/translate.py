@@ -18,6 +18,7 @@ from luong.cli.common import (
 )
 from luong.devices import autocast, check_precision, resolve_device
 from luong.ensemble import Decodable, load_models
+from luong.errors import LuongError
 from luong.files import read_text_lines, text_lines
 from luong.search.constrained import constraint_ids
 from luong.search_options import MAX_SEED, SearchOptions
@@ -101,7 +102,7 @@ def _stream(args: argparse.Namespace, model: Decodable, options: SearchOptions) 
                 )
             except ValueError as error:  # it names line 1 of the one-line list: the real one
                 message = str(error).removeprefix(f"{name}:1: ")
-                raise ValueError(f"{name}:{number + 1}: {message}") from None
+                raise LuongError(f"{name}:{number + 1}: {message}") from None
             if fitted.truncated:
                 say(f"warning: line {number + 1} cut to {fitted.limit} symbols")
             line_options = options
@@ -132,21 +133,21 @@ def read_constraints(model: Decodable, path: str, count: int) -> list[list[str]]
     """
     lines = read_text_lines(path)
     if len(lines) != count:
-        raise ValueError(f"--constraints {path}: {len(lines)} lines, the input has {count}")
+        raise LuongError(f"--constraints {path}: {len(lines)} lines, the input has {count}")
     constraints = []
     for number, line in enumerate(lines, start=1):
         try:
             phrases = json.loads(line) if line.strip() else []
         except ValueError as error:
-            raise ValueError(f"{path}:{number}: not JSON ({error})") from None
+            raise LuongError(f"{path}:{number}: not JSON ({error})") from None
         if not isinstance(phrases, list) or not all(isinstance(p, str) for p in phrases):
-            raise ValueError(
+            raise LuongError(
                 f"{path}:{number}: expected a JSON list of phrase strings, got {line!r:.60}"
             )
         try:
             constraint_ids(model.tgt_vocab, [phrases])
         except ValueError as error:
-            raise ValueError(
+            raise LuongError(
                 f"{path}:{number}: {str(error).removeprefix('constraints[0]: ')}"
             ) from None
         constraints.append(phrases)

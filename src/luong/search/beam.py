@@ -25,6 +25,7 @@ import torch
 from torch import Tensor
 
 from luong.ensemble import Decodable, decoder_step
+from luong.errors import LuongError
 from luong.model import Seq2Seq
 from luong.search.greedy import greedy_steps
 from luong.search.hypothesis import (
@@ -184,7 +185,7 @@ def _run(
         done = beams.done(t)
         if t == last - 1 or bool(done.all() | broken):
             if bool(broken):
-                raise ValueError(NAN_SCORES.format(step=t + 1))
+                raise LuongError(NAN_SCORES.format(step=t + 1))
             break
         beams = beams.close(done)
         remaining = int((~done).sum())

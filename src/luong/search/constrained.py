@@ -43,6 +43,7 @@ import torch
 from torch import Tensor
 
 from luong.ensemble import Decodable, decoder_step
+from luong.errors import LuongError, LuongTypeError
 from luong.search.beam import Beams, Step, greedy_floor
 from luong.search.hypothesis import (
     NAN_SCORES,
@@ -83,24 +84,26 @@ def constraint_ids(vocab: Vocab, constraints: Sequence[Sequence[str]]) -> list[l
             produce (named with its sentence's 0-based index).
     """
     if isinstance(constraints, str) or not isinstance(constraints, Sequence):
-        raise TypeError(
+        raise LuongTypeError(
             f"constraints: expected a list of lists of phrases, got {constraints!r:.60}"
         )
     result = []
     for i, phrases in enumerate(constraints):
         if isinstance(phrases, str) or not isinstance(phrases, Sequence):
-            raise TypeError(
+            raise LuongTypeError(
                 f"constraints[{i}]: expected a list of phrase strings, got {phrases!r:.60}"
             )
         ids = []
         for phrase in phrases:
             if not isinstance(phrase, str):
-                raise TypeError(f"constraints[{i}]: expected phrase strings, got {phrase!r:.60}")
+                raise LuongTypeError(
+                    f"constraints[{i}]: expected phrase strings, got {phrase!r:.60}"
+                )
             if not phrase.strip():
-                raise ValueError(f"constraints[{i}]: expected non-empty phrases, got {phrase!r}")
+                raise LuongError(f"constraints[{i}]: expected non-empty phrases, got {phrase!r}")
             unknown = vocab.unknown(phrase)
             if unknown:
-                raise ValueError(
+                raise LuongError(
                     f"constraints[{i}]: the phrase {phrase!r:.80} has symbols the target "
                     f"vocabulary cannot produce: {unknown[:5]}"
                 )
@@ -312,19 +315,19 @@ def constrained_search(
     batch, source_len = memory.mask.shape
     vocab_size = len(model.tgt_vocab)
     if len(constraints) != batch:
-        raise ValueError(
+        raise LuongError(
             f"constraints: expected one list per sentence ({batch}), got {len(constraints)}"
         )
     specials = (Vocab.pad_id, Vocab.bos_id, Vocab.eos_id)
     for i, listed in enumerate(constraints):
         for phrase in listed:
             if not phrase or any(not 0 <= t < vocab_size for t in phrase):
-                raise ValueError(
+                raise LuongError(
                     f"constraints[{i}]: expected non-empty phrases of target ids below "
                     f"{vocab_size}, got {list(phrase)!r:.80}"
                 )
             if any(t in specials for t in phrase):
-                raise ValueError(
+                raise LuongError(
                     f"constraints[{i}]: expected no PAD, BOS or EOS in a phrase, got "
                     f"{list(phrase)!r:.80}"
                 )
@@ -400,7 +403,7 @@ def _run(
         done = beams.done(t)
         if t == last - 1 or bool(done.all() | broken):
             if bool(broken):
-                raise ValueError(NAN_SCORES.format(step=t + 1))
+                raise LuongError(NAN_SCORES.format(step=t + 1))
             break
         beams = beams.close(done)
         remaining = int((~done).sum())

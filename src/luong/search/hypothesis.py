@@ -14,6 +14,7 @@ from torch import Tensor
 from luong.batching import check_batch
 from luong.decoder import DecoderState, Memory
 from luong.ensemble import EnsembleMemory, EnsembleState
+from luong.errors import LuongError
 from luong.vocab import Vocab
 
 __all__ = [
@@ -85,13 +86,13 @@ def output_limits(
             or tuple(max_len.shape) != (src.shape[0],)
             or (max_len.numel() and int(max_len.min()) < 1)
         ):
-            raise ValueError(
+            raise LuongError(
                 f"max_len: expected an int >= 1 or integers >= 1 of shape [B] = "
                 f"({src.shape[0]},), got {max_len.dtype} {tuple(max_len.shape)}"
             )
         return max_len.to(device=src.device, dtype=torch.long)
     if not isinstance(max_len, int) or isinstance(max_len, bool) or max_len < 1:
-        raise ValueError(f"max_len: expected an int >= 1, got {max_len!r}")
+        raise LuongError(f"max_len: expected an int >= 1, got {max_len!r}")
     return torch.full((src.shape[0],), max_len, dtype=torch.long, device=src.device)
 
 

@@ -12,6 +12,7 @@ import torch
 from torch import Tensor
 
 from luong.ensemble import Decodable, decoder_step
+from luong.errors import LuongTypeError
 from luong.model import Seq2Seq
 from luong.search.hypothesis import (
     AnyMemory,
@@ -59,7 +60,7 @@ def search_inputs(
             ``options.sample`` other than ``sample``.
     """
     if not isinstance(options, SearchOptions):
-        raise TypeError(f"options: expected SearchOptions, got {type(options).__name__}")
+        raise LuongTypeError(f"options: expected SearchOptions, got {type(options).__name__}")
     if options.sample != sample:
         search = "sample_search" if options.sample else "beam_search"
         raise OptionError("sample", f"expected {str(sample).lower()}; use {search}")

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from torch import Tensor
 
 from luong.ensemble import Decodable
+from luong.errors import LuongError
 from luong.search.hypothesis import Hypothesis
 from luong.vocab import Vocab
 
@@ -44,7 +45,7 @@ def replace_unknowns(
         ValueError: shapes that do not fit.
     """
     if attention.dim() != 2 or attention.shape[0] < len(symbols):
-        raise ValueError(
+        raise LuongError(
             f"attention: expected [T >= {len(symbols)}, S], got {tuple(attention.shape)}"
         )
     if not 0 < len(sources) <= attention.shape[1]:

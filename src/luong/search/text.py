@@ -13,6 +13,7 @@ import torch
 from torch import Tensor
 
 from luong.ensemble import Decodable, encode_texts
+from luong.errors import LuongError, LuongTypeError
 from luong.model import evaluating
 from luong.search.beam import search_beams
 from luong.search.constrained import constrained_search, constraint_ids
@@ -157,22 +158,22 @@ def decode_batches(
         TypeError, ValueError: as ``decode``, and ``window`` below 1, on the call itself.
     """
     if isinstance(texts, str) or not all(isinstance(t, str) for t in texts):
-        raise TypeError("texts: expected a sequence of strings")
+        raise LuongTypeError("texts: expected a sequence of strings")
     options = SearchOptions() if options is None else options
     if not isinstance(options, SearchOptions):
-        raise TypeError(f"options: expected SearchOptions, got {type(options).__name__}")
+        raise LuongTypeError(f"options: expected SearchOptions, got {type(options).__name__}")
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size: expected an int >= 1, got {batch_size!r}")
+        raise LuongError(f"batch_size: expected an int >= 1, got {batch_size!r}")
     if window is not None and (
         isinstance(window, bool) or not isinstance(window, int) or window < 1
     ):
-        raise ValueError(f"window: expected an int >= 1, got {window!r}")
+        raise LuongError(f"window: expected an int >= 1, got {window!r}")
     prefix = prefix_ids(model.tgt_vocab, options.prefix)
     ids = None
     if constraints is not None:
         ids = constraint_ids(model.tgt_vocab, constraints)
         if len(ids) != len(texts):
-            raise ValueError(
+            raise LuongError(
                 f"constraints: expected one list per input ({len(texts)}), got {len(ids)}"
             )
         if options.sample and any(ids):

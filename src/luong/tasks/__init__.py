@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from luong.errors import LuongError
 from luong.presets import OWN_DATA, PRESETS, TASKS, Preset, task_configs
 from luong.tasks import dates, g2p, tsv
 from luong.tasks.data import Pair, TaskData
@@ -73,12 +74,12 @@ def load_task(name: str, seed: int = 0, **options: Any) -> TaskData:
         _check_options(name, options, allowed)
         missing = sorted({"train", "dev"} - set(options))
         if missing:
-            raise ValueError(f"{name}: expected the options train and dev, missing {missing}")
+            raise LuongError(f"{name}: expected the options train and dev, missing {missing}")
         return tsv.load(**options)
-    raise ValueError(f"task: expected one of {', '.join(TASKS)} or {OWN_DATA!r}, got {name!r}")
+    raise LuongError(f"task: expected one of {', '.join(TASKS)} or {OWN_DATA!r}, got {name!r}")
 
 
 def _check_options(task: str, options: dict[str, Any], allowed: set[str]) -> None:
     unknown = sorted(set(options) - allowed)
     if unknown:
-        raise ValueError(f"{task}: unknown options {unknown}; valid: {sorted(allowed)}")
+        raise LuongError(f"{task}: unknown options {unknown}; valid: {sorted(allowed)}")

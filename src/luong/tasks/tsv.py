@@ -35,6 +35,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
+from luong.errors import LuongError, LuongTypeError
 from luong.files import iter_lines
 from luong.tasks.data import TaskData
 from luong.vocab import TOKENS, Tokens
@@ -92,7 +93,7 @@ def parse_pairs(raw: bytes, name: str, *, skip_bad_lines: bool = False) -> PairF
             ``"NAME: no pairs"`` when nothing is left.
     """
     if not isinstance(raw, bytes | bytearray):
-        raise TypeError(f"raw: expected bytes, got {type(raw).__name__}")
+        raise LuongTypeError(f"raw: expected bytes, got {type(raw).__name__}")
     return _parse_lines(iter_lines(io.BytesIO(bytes(raw)), name), name, skip_bad_lines)
 
 
@@ -125,10 +126,10 @@ def _tsv_pairs(
             if len(bad) > 1
             else " (--skip-bad-lines skips such lines)"
         )
-        raise ValueError(f"{name}:{first.line}: {first.problem}{more}")
+        raise LuongError(f"{name}:{first.line}: {first.problem}{more}")
     if not count:
         skipped = f" ({len(bad)} bad lines skipped)" if bad else ""
-        raise ValueError(f"{name}: no pairs{skipped}; expected lines of source<TAB>target")
+        raise LuongError(f"{name}: no pairs{skipped}; expected lines of source<TAB>target")
 
 
 def _parse_line(line: bytes) -> Pair | str:
@@ -177,12 +178,12 @@ def open_data(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
     except FileNotFoundError:
         raise FileNotFoundError(f"{name}: no such file") from None
     except IsADirectoryError:
-        raise ValueError(f"{name}: is a directory, expected a text file") from None
+        raise LuongError(f"{name}: is a directory, expected a text file") from None
     try:
         with stream:
             yield stream
     except (EOFError, lzma.LZMAError, gzip.BadGzipFile) as error:
-        raise ValueError(
+        raise LuongError(
             f"{name}: not a complete .{suffix} file ({error or 'cut short'})"
         ) from None
 
@@ -254,18 +255,18 @@ def _parallel_pairs(
             count += 1
             yield texts[0], texts[1]  # type: ignore[misc]
     if counts[0] != counts[1]:
-        raise ValueError(
+        raise LuongError(
             f"{names[0]} has {counts[0]} lines and {names[1]} has {counts[1]}; "
             "expected line-aligned files, a source line and its target line each"
         )
     if bad and not skip:
         first = bad[0]
-        raise ValueError(
+        raise LuongError(
             f"{names[0]}:{first.line}: {first.problem} (--skip-bad-lines skips such lines)"
         )
     if not count:
         name = f"{names[0]} + {names[1]}"
-        raise ValueError(f"{name}: no pairs; expected a source and a target line each")
+        raise LuongError(f"{name}: no pairs; expected a source and a target line each")
 
 
 def read_parallel(
@@ -320,7 +321,7 @@ def _split_paths(path: Split) -> list[str | os.PathLike[str]]:
     if not isinstance(path, tuple | list):
         return [path]
     if len(path) != 2:
-        raise ValueError(f"expected a TSV file or [source, target] files, got {path!r}")
+        raise LuongError(f"expected a TSV file or [source, target] files, got {path!r}")
     return list(path)
 
 
@@ -354,7 +355,7 @@ class PairStream:
         paths = _split_paths(path)
         for one in paths:
             if not isinstance(one, str | os.PathLike):
-                raise TypeError(f"path: expected a str or a path, got {type(one).__name__}")
+                raise LuongTypeError(f"path: expected a str or a path, got {type(one).__name__}")
         self.paths = [os.fspath(one) for one in paths]
         self.skip_bad_lines = skip_bad_lines
         self.name = " + ".join(self.paths)
@@ -412,7 +413,7 @@ def load(
     """
     for name, value in (("src_tokens", src_tokens), ("tgt_tokens", tgt_tokens)):
         if value not in TOKENS:
-            raise ValueError(f"{name}: expected one of {', '.join(TOKENS)}, got {value!r}")
+            raise LuongError(f"{name}: expected one of {', '.join(TOKENS)}, got {value!r}")
     files = {"train": train, "dev": dev, **({"test": test} if test is not None else {})}
     read = {split: read_split(path, skip_bad_lines=skip_bad_lines) for split, path in files.items()}
     empty: list[Pair] = []
