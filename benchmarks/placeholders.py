@@ -31,7 +31,8 @@ from typing import Any
 import polib
 import torch
 
-from luong.ensemble import Decodable, load_models
+import luong
+from luong.ensemble import Decodable
 from luong.metrics import bleu_chrf
 from luong.placeholders import (
     find_placeholders,
@@ -121,7 +122,7 @@ def main() -> None:
     parser.add_argument("--sets", nargs="+", default=["dev", "devtest", "nano", "wdiff"])
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "placeholders.json")
     args = parser.parse_args()
-    model = load_models([str(m) for m in args.model], "cpu")
+    model = luong.load(args.model[0] if len(args.model) == 1 else args.model).model
     options = SearchOptions(beam=args.beam)
     mechanisms: dict[str, Callable[[list[str]], list[str]]] = {
         "off": lambda texts: translate(model, texts, options),

@@ -31,6 +31,7 @@ FLOORS: list[tuple[str, set[str]]] = [
     ("search options", {"luong.search_options"}),
     ("vocabulary", {"luong.vocab"}),
     ("configs", {"luong.config"}),
+    ("request options", {"luong.request_options"}),
     ("presets", {"luong.presets"}),
     ("int8 weights", {"luong.int8"}),
     ("attention, encoder, tensor files", {
@@ -378,3 +379,80 @@ def test_the_extras_are_the_packages_extras() -> None:
     for extra, modules in EXTRAS.items():
         names = {re.match(r"[A-Za-z0-9_.-]+", r)[0].lower() for r in extras[extra]}  # type: ignore[index]
         assert set(modules) <= names, extra
+
+
+# -- one path from a request to its outputs (docs/architecture.md) ------------------------------
+
+# What the faces may read of the search and the placeholders: the options types alone. All
+# decoding goes through luong.translator.Translator (translations: mask, constrain, restore,
+# align, autocast), so a request field added to RequestOptions reaches every face there.
+FACES = ("luong.server", "luong.catalog")
+
+
+def imported_names(module: str) -> set[tuple[str, str]]:
+    """(module, name) of every ``from luong.X import name`` in ``module``."""
+    return {
+        (node.module, alias.name)
+        for node in ast.walk(TREES[module])
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("luong")
+        for alias in node.names
+    }
+
+
+@pytest.mark.parametrize("face", FACES)
+def test_the_faces_decode_through_the_translator_alone(face: str) -> None:
+    reached = sorted(
+        f"{name} from {source}"
+        for source, name in imported_names(face)
+        if source.startswith(("luong.search", "luong.placeholders"))
+        and source != "luong.search_options"
+    )
+    assert reached == []
+
+
+def test_no_command_resolves_a_device_or_enters_autocast_itself() -> None:
+    handlers = sorted(module for module in MODULES if module.startswith("luong.cli."))
+    calls = [
+        f"{module}:{node.lineno} calls {name}"
+        for module in handlers
+        for node in ast.walk(TREES[module])
+        if isinstance(node, ast.Call)
+        and (name := ast.unparse(node.func).split(".")[-1])
+        in {"resolve_device", "autocast", "check_precision", "load_models"}
+    ]
+    devices = [
+        f"{m} imports {name}"
+        for m in handlers
+        for s, name in imported_names(m)
+        if s == "luong.devices"
+    ]
+    assert calls == [] and devices == []
+
+
+def shared_blocks(first: Path, second: Path, size: int = 6) -> list[str]:
+    """The runs of ``size`` lines (stripped; blank lines, comments and lone brackets left
+    out) that appear in both files."""
+
+    def windows(path: Path) -> dict[tuple[str, ...], int]:
+        lines = [
+            (number, line.strip())
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        ]
+        kept = [(n, t) for n, t in lines if t and not t.startswith("#") and t not in ")]}"]
+        return {
+            tuple(t for _, t in kept[i : i + size]): kept[i][0] for i in range(len(kept) - size + 1)
+        }
+
+    theirs = windows(second)
+    return [
+        f"{first.name}:{line} and {second.name}:{theirs[block]}"
+        for block, line in windows(first).items()
+        if block in theirs
+    ]
+
+
+def test_one_beam_loop() -> None:
+    search = PACKAGE / "search"
+    assert shared_blocks(search / "beam.py", search / "constrained.py") == []
+    # the check sees a block that is there
+    assert shared_blocks(search / "beam.py", search / "beam.py") != []

@@ -20,6 +20,7 @@ from luong.plot import (
     plot_translation,
 )
 from luong.search_options import SearchOptions
+from luong.translator import translate
 
 
 def read_png(path: Path) -> np.ndarray:
@@ -103,7 +104,10 @@ def test_model_score_panel_reads_the_model_with_padding(tmp_path: Path) -> None:
 
 def test_plot_translation_draws_the_best_hypothesis(tmp_path: Path) -> None:
     model = small_model(src=SRC_SPACE)
-    hyp = plot_translation(model, "bad cab", tmp_path / "t.png", SearchOptions(beam=3), size=(5, 3))
+    options = SearchOptions(beam=3)
+    drawn = plot_translation(model, "bad cab", tmp_path / "t.png", options, size=(5, 3))
+    hyp = drawn.hypotheses[0]
+    assert drawn.texts[0] == translate(model, ["bad cab"], options)[0]
     assert hyp.attention.shape == (len(hyp.tokens), len("bad cab") + 1)
     assert read_png(tmp_path / "t.png").shape[:2] == (300, 500)
     with pytest.raises(ValueError, match="text: expected a non-empty input"):

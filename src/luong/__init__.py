@@ -32,13 +32,15 @@ if TYPE_CHECKING:  # the names of PUBLIC, for type checkers (tests/test_architec
     from luong.config import RunConfig, Seq2SeqConfig, TrainConfig
     from luong.decoder import DecoderState, Memory
     from luong.ensemble import Ensemble
+    from luong.errors import LuongError, LuongTypeError
     from luong.evaluation import evaluate
     from luong.model import Seq2Seq
+    from luong.request_options import RequestOptions
     from luong.run import TrainResult, configure, run, train
     from luong.search import Hypothesis, beam_search, decode, greedy_search
     from luong.search_options import SearchOptions
     from luong.trainer import Trainer
-    from luong.translator import Translator, load, translate
+    from luong.translator import Translation, Translator, load, translate
     from luong.vocab import Vocab
 
 PUBLIC: dict[str, tuple[str, ...]] = {
@@ -52,13 +54,15 @@ PUBLIC: dict[str, tuple[str, ...]] = {
     "luong.config": ("RunConfig", "Seq2SeqConfig", "TrainConfig"),
     "luong.decoder": ("DecoderState", "Memory"),
     "luong.ensemble": ("Ensemble",),
+    "luong.errors": ("LuongError", "LuongTypeError"),
     "luong.evaluation": ("evaluate",),
     "luong.model": ("Seq2Seq",),
+    "luong.request_options": ("RequestOptions",),
     "luong.run": ("TrainResult", "configure", "run", "train"),
     "luong.search": ("Hypothesis", "beam_search", "decode", "greedy_search"),
     "luong.search_options": ("SearchOptions",),
     "luong.trainer": ("Trainer",),
-    "luong.translator": ("Translator", "load", "translate"),
+    "luong.translator": ("Translation", "Translator", "load", "translate"),
     "luong.vocab": ("Vocab",),
 }
 """The package's public names, by the module each comes from (``luong.NAME`` is
@@ -74,7 +78,10 @@ __all__ = [
     "Hypothesis",
     "LocalAttention",
     "LuongAttention",
+    "LuongError",
+    "LuongTypeError",
     "Memory",
+    "RequestOptions",
     "RunConfig",
     "Seq2Seq",
     "SearchOptions",
@@ -82,6 +89,7 @@ __all__ = [
     "TrainConfig",
     "TrainResult",
     "Trainer",
+    "Translation",
     "Translator",
     "Vocab",
     "__version__",

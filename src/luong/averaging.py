@@ -30,6 +30,7 @@ import torch
 from torch import Tensor
 
 from luong.checkpoint import list_checkpoints
+from luong.devices import resolve_device
 from luong.errors import LuongError, LuongTypeError
 from luong.files import folder_list, write_folder, write_text
 from luong.model import CONFIG, SRC_VOCAB, TGT_VOCAB, WEIGHTS, Seq2Seq, load_checked
@@ -219,6 +220,8 @@ def average_checkpoints(
     out: str | Path,
     force: bool = False,
     device: str | torch.device = "cpu",
+    *,
+    device_name: str = "device",
 ) -> Path:
     """Average the model folders ``folders`` (checkpoint folders of one run, or model folders
     of one architecture outside any run) into the model folder ``out``, written all or
@@ -230,14 +233,19 @@ def average_checkpoints(
         force: ``out`` may also be an earlier average (a folder holding ``averaged.json`` and
             a model's files alone), which is replaced whole, atomically: a reader sees the
             old average or the new one.
-        device: where the models load and the mean is taken (float64 sums: not on MPS).
+        device: where the models load and the mean is taken (float64 sums: not on MPS): a
+            name (``luong.config.DEVICES``, resolved on this machine first,
+            ``luong.devices.resolve_device``) or a ``torch.device``.
+        device_name: what the messages call the device (a command line: ``--device``).
 
     Raises:
-        ValueError: fewer than one folder, ``out`` among them, ``out`` a file or a folder
-            that may not be replaced, folders of two runs (``run_of``), or models that cannot
-            be averaged (``average_models``).
+        ValueError: a device this machine lacks, fewer than one folder, ``out`` among
+            them, ``out`` a file or a folder that may not be replaced, folders of two runs
+            (``run_of``), or models that cannot be averaged (``average_models``).
         FileNotFoundError: a folder or one of its files is missing.
     """
+    if isinstance(device, str):
+        device = resolve_device(device, device_name)
     paths = folder_list("folders", folders)
     if not isinstance(force, bool):
         raise LuongTypeError(f"force: expected a bool, got {type(force).__name__}")

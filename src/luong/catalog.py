@@ -48,9 +48,8 @@ import polib
 from babel.core import UnknownLocaleError
 from babel.messages.plurals import get_plural
 
-from luong.config import PLACEHOLDER_MODES
 from luong.errors import LuongError, LuongTypeError
-from luong.placeholders import translate_constrained, translate_masked
+from luong.request_options import RequestOptions
 from luong.search_options import SearchOptions
 from luong.translator import Translator
 
@@ -132,25 +131,19 @@ def translate_messages(
 ) -> list[str]:
     """The one place a catalog's messages are translated: ``texts`` (single lines, without
     their accelerators) in, one translation each out, in order, their placeholders kept as
-    ``placeholders`` says (``luong.config.PLACEHOLDER_MODES``: ``"constrain"``, the better
-    on gettext-en-de's dev, docs/results.md; ``"mask"``; ``"off"``: the model's own).
+    ``placeholders`` says (``RequestOptions.placeholders``: ``"constrain"``, the better on
+    gettext-en-de's dev, docs/results.md; ``"mask"``; ``"off"``: the model's own), through
+    ``Translator.translations`` as every face.
 
     Raises:
         TypeError: ``translator`` is not a ``Translator``, ``options`` not ``SearchOptions``.
-        ValueError: an unknown ``placeholders``; as ``luong.search.decode``.
+        ValueError: an unknown ``placeholders``; as ``Translator.translations``.
     """
     if not isinstance(translator, Translator):
         raise LuongTypeError(f"translator: expected a Translator, got {type(translator).__name__}")
     if not isinstance(options, SearchOptions):
         raise LuongTypeError(f"options: expected SearchOptions, got {type(options).__name__}")
-    if placeholders not in PLACEHOLDER_MODES:
-        raise LuongError(
-            f"placeholders: expected one of {', '.join(PLACEHOLDER_MODES)}, got {placeholders!r}"
-        )
-    if placeholders == "off":
-        return translator.translate(list(texts), options)
-    keep = translate_masked if placeholders == "mask" else translate_constrained
-    return [outputs[0] if outputs else "" for outputs in keep(translator.model, texts, options)]
+    return translator.translate(list(texts), options, RequestOptions(placeholders=placeholders))
 
 
 def _primary(language: str) -> str:

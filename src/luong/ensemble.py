@@ -48,7 +48,6 @@ __all__ = [
     "EnsembleState",
     "decoder_step",
     "encode_texts",
-    "load_models",
     "members_of",
 ]
 
@@ -299,11 +298,3 @@ def decoder_step(
         return model.step(tokens, state, memory, combine)
     assert isinstance(state, DecoderState) and isinstance(memory, Memory)
     return model.decoder.step(tokens, state, memory)
-
-
-def load_models(directories: Sequence[str | Path], device: str | torch.device = "cpu") -> Decodable:
-    """One model folder -> its ``Seq2Seq``; several -> an ``Ensemble`` of them."""
-    folders = folder_list("directories", directories)
-    if len(folders) == 1:
-        return Seq2Seq.from_pretrained(folders[0], device=device)
-    return Ensemble.from_pretrained(folders, device=device)

@@ -36,7 +36,7 @@ from luong.errors import LuongError
 from luong.metrics import bleu_chrf, char_accuracy, exact_match, reference_scores
 from luong.model import Seq2Seq, evaluating
 from luong.search_options import SearchOptions
-from luong.translator import translate
+from luong.translator import Translator
 from luong.vocab import TOKENS, Vocab, one_line
 
 __all__ = [
@@ -72,7 +72,7 @@ BLEU_SCORES: tuple[str, ...] = ("bleu", "chrf", "bleu_signature", "chrf_signatur
 
 
 def evaluate(
-    model: Decodable,
+    model: Decodable | Translator,
     pairs: Sequence[Pair],
     options: SearchOptions | None = None,
     *,
@@ -93,7 +93,7 @@ def evaluate(
 
 
 def evaluate_pairs(
-    model: Decodable,
+    model: Decodable | Translator,
     pairs: Sequence[Pair],
     options: SearchOptions | None = None,
     *,
@@ -109,7 +109,7 @@ def evaluate_pairs(
     """
     if not pairs:
         raise LuongError("pairs: expected at least one (source, target) pair, got none")
-    hyps = translate(model, [s for s, _ in pairs], options, batch_size=batch_size)
+    hyps = _translator(model).translate([s for s, _ in pairs], options, batch_size=batch_size)
     hyps = [model.tgt_vocab.normalize(hyp) for hyp in hyps]
     refs = [comparable(model.tgt_vocab, t) for _, t in pairs]
     scores: dict[str, Any] = {
@@ -120,6 +120,11 @@ def evaluate_pairs(
     if bleu:
         scores.update(bleu_chrf(hyps, [[ref] for ref in refs]))
     return scores
+
+
+def _translator(model: Decodable | Translator) -> Translator:
+    """A model decodes through the ``Translator`` path as a loaded folder does."""
+    return model if isinstance(model, Translator) else Translator(model)
 
 
 def group_references(pairs: Iterable[Pair]) -> list[tuple[str, list[str]]]:
@@ -138,7 +143,7 @@ def group_references(pairs: Iterable[Pair]) -> list[tuple[str, list[str]]]:
 
 
 def evaluate_references(
-    model: Decodable,
+    model: Decodable | Translator,
     pairs: Sequence[Pair],
     options: SearchOptions | None = None,
     *,
@@ -148,7 +153,7 @@ def evaluate_references(
     """Decode each unique source of ``pairs`` once and score it against all its targets.
 
     Args:
-        model: a trained model.
+        model: a trained model, an ensemble, or a ``Translator`` (its precision is used).
         pairs: (source, target) pairs; a source may repeat with other targets.
         options: how to decode (``luong.translator.translate``; default greedy search).
         bleu: add corpus BLEU and chrF (each source once, its targets as its references).
@@ -170,7 +175,7 @@ def evaluate_references(
     grouped = group_references(pairs)
     sources = [source for source, _ in grouped]
     refs = [targets for _, targets in grouped]
-    hyps = translate(model, sources, options, batch_size=batch_size)
+    hyps = _translator(model).translate(sources, options, batch_size=batch_size)
     hyps = [model.tgt_vocab.normalize(hyp) for hyp in hyps]
     refs = [[comparable(model.tgt_vocab, target) for target in targets] for _, targets in grouped]
     tokens = model.tgt_vocab.tokens if model.tgt_vocab.tokens in TOKENS else "space"

@@ -27,16 +27,15 @@ from luong.batching import encode_sources
 from luong.config import MAX_DPI, MAX_POSITIONS
 from luong.errors import LuongError
 from luong.model import Seq2Seq, evaluating
+from luong.request_options import RequestOptions
 from luong.search import (
-    Hypothesis,
-    decode,
     default_max_len,
     greedy_steps,
     hypothesis_symbols,
-    hypothesis_text,
     source_symbols,
 )
 from luong.search_options import SearchOptions
+from luong.translator import Translation, Translator
 from luong.vocab import Vocab
 
 if TYPE_CHECKING:
@@ -172,40 +171,43 @@ def plot_attention(
 
 
 def plot_translation(
-    model: Seq2Seq,
+    model: Seq2Seq | Translator,
     text: str,
     path: str | Path,
     options: SearchOptions | None = None,
     *,
     size: tuple[float, float] | None = None,
     dpi: int = 100,
-) -> Hypothesis:
-    """Decode ``text`` as ``options`` say (default greedy search) and draw the best
+) -> Translation:
+    """Decode ``text`` as ``options`` say (default greedy search; through
+    ``Translator.translations``, in the translator's precision) and draw the best
     hypothesis' attention with ``plot_attention``, titled "source -> output" (with
     ``options.replace_unk``, each ``<unk>`` replaced by the source token it attended to).
 
     Returns:
-        the hypothesis drawn.
+        the translation: its first hypothesis is the one drawn, its first text the output.
 
     Raises:
         ValueError: an empty input, one longer than the model's ``max_src_len``, or a bad
             option.
         OSError: the file cannot be written.
     """
-    _check_text(model, text)
-    ((best, *_),) = decode(model, [text], options)
+    translator = model if isinstance(model, Translator) else Translator(model)
+    _check_text(translator.members[0], text)
+    request = RequestOptions(attention=True)
+    (translation,) = translator.translations([text], options, request)
+    best = translation.hypotheses[0]
     copy_from = text if options is not None and options.replace_unk else None
-    output = hypothesis_text(model, best, copy_from)
     plot_attention(
-        source_symbols(model, text),
-        hypothesis_symbols(model, best, copy_from),
+        translator.source_symbols(text),
+        hypothesis_symbols(translator.model, best, copy_from),
         best.attention,
         path,
-        title=f"{text}  \u2192  {output}",
+        title=f"{text}  \u2192  {translation.texts[0]}",
         size=size,
         dpi=dpi,
     )
-    return best
+    return translation
 
 
 @dataclass(frozen=True)
@@ -388,13 +390,17 @@ def fresh_score_panels(
 
 
 def model_score_panel(
-    model: Seq2Seq, text: str, step: int = 0, pad: int = 0, name: str | None = None
+    model: Seq2Seq | Translator,
+    text: str,
+    step: int = 0,
+    pad: int = 0,
+    name: str | None = None,
 ) -> ScorePanel:
     """The attention of a trained model at output step ``step`` of its greedy output for
     ``text``, over the source symbols and ``pad`` padded positions after them.
 
     Args:
-        model: the model.
+        model: the model, or a ``Translator`` of one (its precision is used).
         text: the input.
         step: the output step (0: the first output token); past the output's end, its last.
         pad: padded positions appended to the source, as in a batch with longer sentences.
@@ -404,6 +410,8 @@ def model_score_panel(
         ValueError: empty ``text`` or one longer than the model's ``max_src_len``, negative
             ``step`` or ``pad``, more than ``MAX_POSITIONS`` positions.
     """
+    translator = model if isinstance(model, Translator) else Translator(model)
+    model = translator.members[0]
     if not text.strip():
         raise LuongError("text: expected a non-empty input, got only whitespace")
     if step < 0 or pad < 0:
@@ -414,7 +422,7 @@ def model_score_panel(
         raise LuongError(
             f"pad: {positions} positions with the input, above the limit of {MAX_POSITIONS}"
         )
-    with evaluating(model):
+    with evaluating(model), translator.computing():
         src, lengths = encode_sources(model.src_vocab, [text], model.device)
         src = torch.cat([src, src.new_zeros(1, pad)], dim=1)  # pad id 0
         with torch.inference_mode():

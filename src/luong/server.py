@@ -39,7 +39,7 @@ import asyncio
 import dataclasses
 import itertools
 import json
-from collections.abc import AsyncIterator, Collection, Mapping, Sequence
+from collections.abc import AsyncIterator, Collection, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from importlib import resources
@@ -64,11 +64,10 @@ from luong.libretranslate import (
     route,
     translate_answer,
 )
-from luong.placeholders import mask_source, restore_hypothesis
 from luong.request_batcher import Batcher
-from luong.search import Hypothesis, decode, hypothesis_text, source_symbols
+from luong.request_options import RequestOptions
 from luong.search_options import OptionError, SearchOptions, option_specs
-from luong.translator import Translator, hypothesis_record, source_length
+from luong.translator import Translation, Translator, translation_records
 from luong.version import __version__
 
 __all__ = [
@@ -108,37 +107,34 @@ class ServedModel:
 
 
 def request_model(options: type[SearchOptions] = SearchOptions) -> type[BaseModel]:
-    """The body of ``POST /api/translate``, made from ``options``' fields (``SearchOptions``
-    or a subclass): ``sources``, ``model`` and ``attention``, then a field per option with its
-    type, default and help text, and its bounds in the JSON schema (``minimum``,
-    ``maximum``, ``exclusiveMinimum``, ``enum``, ``maxLength``) for clients to read. The
-    bounds are checked by ``options`` itself, with its messages, not by the model."""
+    """The body of ``POST /api/translate``: ``sources`` and ``model``, then a field per
+    ``RequestOptions`` field (``attention``, ``align``, ``placeholders``) and per field of
+    ``options`` (``SearchOptions`` or a subclass), each with its type, default and help text,
+    and its bounds in the JSON schema (``minimum``, ``maximum``, ``exclusiveMinimum``,
+    ``enum``, ``maxLength``) for clients to read. The bounds are checked by the options
+    classes themselves, with their messages, not by the model."""
     fields: dict[str, Any] = {
         "sources": (list[str], Field(description="the texts to translate")),
         "model": (
             str | None,
             Field(None, description="a model's name (default: the first loaded)"),
         ),
-        "attention": (bool, Field(False, description="return each output's attention [T][S]")),
-        "align": (
-            bool,
-            Field(False, description="return each output's word alignment [[i, j], ...]"),
-        ),
     }
-    for f, kind, spec in option_specs(options):
-        bounds = {
-            "minimum": spec.low,
-            "exclusiveMinimum": spec.above,
-            "maximum": spec.high,
-            "enum": list(spec.choices) if spec.choices is not None else None,
-            "maxLength": spec.max_chars,
-        }
-        schema: dict[str, Any] = {key: value for key, value in bounds.items() if value is not None}
-        default: Any = f.default
-        fields[f.name] = (
-            kind,
-            Field(default, description=spec.help, json_schema_extra=schema or None),
-        )
+    for cls in (RequestOptions, options):
+        for f, kind, spec in option_specs(cls):
+            bounds = {
+                "minimum": spec.low,
+                "exclusiveMinimum": spec.above,
+                "maximum": spec.high,
+                "enum": list(spec.choices) if spec.choices is not None else None,
+                "maxLength": spec.max_chars,
+            }
+            schema: dict[str, Any] = {k: v for k, v in bounds.items() if v is not None}
+            default: Any = f.default
+            fields[f.name] = (
+                kind,
+                Field(default, description=spec.help, json_schema_extra=schema or None),
+            )
     return create_model(
         "TranslateRequest", __config__=ConfigDict(extra="forbid", strict=True), **fields
     )
@@ -147,17 +143,19 @@ def request_model(options: type[SearchOptions] = SearchOptions) -> type[BaseMode
 TranslateRequest = request_model()
 """The body of ``POST /api/translate`` for ``SearchOptions``."""
 
-REQUEST_FIELDS = ("sources", "model", "attention", "align")
+REQUEST_FIELDS = ("sources", "model", *(f.name for f, _, _ in option_specs(RequestOptions)))
 """The fields of a request that are not decoding options."""
 
 
 @dataclass(frozen=True)
 class DecodeOptions:
-    """What the requests of one batch share: the model and the decoding options. A sampling
-    request carries its own ``ticket``, so it is decoded alone and a seed reproduces it."""
+    """What the requests of one batch share: the model, the decoding options and what is
+    asked beside them. A sampling request carries its own ``ticket``, so it is decoded alone
+    and a seed reproduces it."""
 
     model: str
     search: SearchOptions
+    request: RequestOptions = RequestOptions()
     ticket: int = 0
 
 
@@ -190,7 +188,100 @@ def create_app(
             an empty ``api_keys``, or an ensemble whose members record different pairs.
         TypeError: a model is not a ``ServedModel``.
     """
-    models = list(models)
+    service = _Service.of(models, max_batch, max_wait_ms, limits, options, api_keys)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        # Shutdown comes after the requests in flight have their answers; close drains.
+        await asyncio.to_thread(service.batcher.close)
+
+    app = FastAPI(
+        title="luong",
+        version=__version__,
+        description="Luong-attention sequence-to-sequence models: translation and the "
+        "attention explorer.",
+        lifespan=lifespan,
+    )
+    app.state.batcher = service.batcher
+    app.state.limits = service.limits
+    app.add_middleware(BodyLimit, limit=service.limits.max_body_bytes, error_paths=PATHS)
+    app.exception_handler(RequestValidationError)(_invalid)
+    _add_api_routes(app, service)
+    _add_libretranslate_routes(app, service)
+    _add_explorer_routes(app)
+    return app
+
+
+@dataclass(frozen=True)
+class _Service:
+    """What the routes of one app share: the models (by name, the first the default), the
+    limits, the request's options class and body model, LibreTranslate's keys and routing,
+    the batcher that decodes on its worker thread, and the sampling requests' tickets."""
+
+    models: list[ServedModel]
+    by_name: dict[str, ServedModel]
+    limits: ServeLimits
+    options: type[SearchOptions]
+    body_model: type[BaseModel]
+    api_keys: frozenset[str] | None
+    pairs: dict[tuple[str, str], str]  # LibreTranslate's routing: the first model wins
+    batcher: Batcher[DecodeOptions, str, Translation]
+    tickets: Iterator[int]
+
+    @staticmethod
+    def of(
+        models: Sequence[ServedModel],
+        max_batch: int,
+        max_wait_ms: float,
+        limits: ServeLimits | None,
+        options: type[SearchOptions],
+        api_keys: Collection[str] | None,
+    ) -> _Service:
+        """``create_app``'s arguments checked (its docstring says how) and put together."""
+        models = list(models)
+        by_name = _models_by_name(models)
+        limits = limits if limits is not None else ServeLimits()
+        if not isinstance(limits, ServeLimits):
+            raise LuongTypeError(f"limits: expected ServeLimits, got {type(limits).__name__}")
+        if (
+            isinstance(max_wait_ms, bool)
+            or not isinstance(max_wait_ms, int | float)
+            or not 0 <= max_wait_ms < float("inf")
+        ):
+            raise LuongError(f"max_wait_ms: expected a finite number >= 0, got {max_wait_ms!r}")
+        if not (isinstance(options, type) and issubclass(options, SearchOptions)):
+            raise LuongTypeError(f"options: expected SearchOptions or a subclass, got {options!r}")
+        body_model = request_model(options)
+        keys = None
+        if api_keys is not None:
+            keys = frozenset(api_keys)
+            if not keys or not all(isinstance(key, str) and key for key in keys):
+                raise LuongError("api_keys: expected non-empty strings, at least one, or None")
+        pairs: dict[tuple[str, str], str] = {}
+        for served in models:
+            src_lang, tgt_lang = served.translator.src_lang, served.translator.tgt_lang
+            if src_lang is not None and tgt_lang is not None:
+                pairs.setdefault((src_lang, tgt_lang), served.name)
+
+        def run(key: DecodeOptions, sources: list[str]) -> list[Translation]:
+            """A batch of requests that share ``key``, on the batcher's worker thread."""
+            translator = by_name[key.model].translator
+            translations = translator.translations(
+                sources, key.search, key.request, batch_size=max_batch
+            )
+            return list(translations)
+
+        batcher: Batcher[DecodeOptions, str, Translation] = Batcher(
+            run, max_batch=max_batch, max_wait=max_wait_ms / 1000.0
+        )
+        return _Service(
+            models, by_name, limits, options, body_model, keys, pairs, batcher, itertools.count(1)
+        )
+
+
+def _models_by_name(models: list[ServedModel]) -> dict[str, ServedModel]:
+    """The models by name, checked: at least one, each a ``ServedModel``, no name twice."""
     if not models:
         raise LuongError("models: expected at least one model, got none")
     for served in models:
@@ -201,65 +292,22 @@ def create_app(
         names = [served.name for served in models]
         twice = sorted({name for name in names if names.count(name) > 1})
         raise LuongError(f"models: expected distinct names, got {', '.join(twice)} twice")
-    limits = limits if limits is not None else ServeLimits()
-    if not isinstance(limits, ServeLimits):
-        raise LuongTypeError(f"limits: expected ServeLimits, got {type(limits).__name__}")
-    if (
-        isinstance(max_wait_ms, bool)
-        or not isinstance(max_wait_ms, int | float)
-        or not 0 <= max_wait_ms < float("inf")
-    ):
-        raise LuongError(f"max_wait_ms: expected a finite number >= 0, got {max_wait_ms!r}")
+    return by_name
 
-    if not (isinstance(options, type) and issubclass(options, SearchOptions)):
-        raise LuongTypeError(f"options: expected SearchOptions or a subclass, got {options!r}")
-    body_model = request_model(options)
-    if api_keys is not None:
-        api_keys = frozenset(api_keys)
-        if not api_keys or not all(isinstance(key, str) and key for key in api_keys):
-            raise LuongError("api_keys: expected non-empty strings, at least one, or None")
-    pairs: dict[tuple[str, str], str] = {}  # LibreTranslate's routing: the first model wins
-    for served in models:
-        src_lang, tgt_lang = served.translator.src_lang, served.translator.tgt_lang
-        if src_lang is not None and tgt_lang is not None:
-            pairs.setdefault((src_lang, tgt_lang), served.name)
 
-    def run(key: DecodeOptions, sources: list[str]) -> list[list[Hypothesis]]:
-        model = by_name[key.model].translator.model
-        return decode(model, sources, key.search, batch_size=max_batch)
+async def _invalid(request: Request, error: RequestValidationError) -> JSONResponse:
+    """FastAPI's list of errors without the inputs, which may not be JSON (NaN, a lone
+    surrogate) and need not come back to the client."""
+    errors = [
+        {"type": e.get("type"), "loc": list(e.get("loc", ())), "msg": str(e.get("msg"))}
+        for e in error.errors()
+    ]
+    return JSONResponse({"detail": errors}, status_code=422)
 
-    batcher: Batcher[DecodeOptions, str, list[Hypothesis]] = Batcher(
-        run, max_batch=max_batch, max_wait=max_wait_ms / 1000.0
-    )
-    tickets = itertools.count(1)
 
-    @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        yield
-        # Shutdown comes after the requests in flight have their answers; close drains.
-        await asyncio.to_thread(batcher.close)
-
-    app = FastAPI(
-        title="luong",
-        version=__version__,
-        description="Luong-attention sequence-to-sequence models: translation and the "
-        "attention explorer.",
-        lifespan=lifespan,
-    )
-    app.state.batcher = batcher
-    app.state.limits = limits
-
-    app.add_middleware(BodyLimit, limit=limits.max_body_bytes, error_paths=PATHS)
-
-    @app.exception_handler(RequestValidationError)
-    async def invalid(request: Request, error: RequestValidationError) -> JSONResponse:
-        """FastAPI's list of errors without the inputs, which may not be JSON (NaN, a lone
-        surrogate) and need not come back to the client."""
-        errors = [
-            {"type": e.get("type"), "loc": list(e.get("loc", ())), "msg": str(e.get("msg"))}
-            for e in error.errors()
-        ]
-        return JSONResponse({"detail": errors}, status_code=422)
+def _add_api_routes(app: FastAPI, service: _Service) -> None:
+    """luong's own API: ``/health``, ``/api/models``, ``POST /api/translate``."""
+    by_name, batcher, limits = service.by_name, service.batcher, service.limits
 
     @app.get("/health")
     async def health() -> dict[str, Any]:
@@ -282,39 +330,44 @@ def create_app(
                     "tgt_vocab_size": len(served.translator.tgt_vocab),
                     "metrics": dict(served.metrics) if served.metrics is not None else None,
                 }
-                for served in models
+                for served in service.models
             ],
             "limits": dataclasses.asdict(limits),
         }
 
     async def translate(body: Any) -> Response:
         """Translate ``sources``; one result per source, in order."""
-        name = body.model if body.model is not None else models[0].name
+        name = body.model if body.model is not None else service.models[0].name
         if name not in by_name:
             raise HTTPException(422, f"model: expected one of {', '.join(by_name)}, got {name!r}")
         served = by_name[name]
         try:
-            search = options(**{f: v for f, v in body if f not in REQUEST_FIELDS})
+            search = service.options(**{f: v for f, v in body if f not in REQUEST_FIELDS})
+            request = RequestOptions(**{f: v for f, v in body if f in REQUEST_FIELDS[2:]})
         except OptionError as error:
             raise HTTPException(422, str(error)) from None
-        _check_request(body.sources, search, served, limits)
-        key = DecodeOptions(name, search, next(tickets) if search.sample else 0)
+        _check_request(body.sources, search, served, limits, request)
+        ticket = next(service.tickets) if search.sample else 0
         try:
-            future = batcher.submit(key, body.sources)
+            future = batcher.submit(DecodeOptions(name, search, request, ticket), body.sources)
         except RuntimeError as error:  # closed: the server is shutting down
             raise HTTPException(503, str(error)) from error
         try:
-            lists = await asyncio.wrap_future(future)
-        except ValueError as error:  # what the search refuses (a prefix, NaN scores)
+            translations = await asyncio.wrap_future(future)
+        except LuongError as error:  # what the search refuses (a prefix, NaN scores)
             raise HTTPException(422, str(error)) from error
         # Records and JSON of large answers take milliseconds: off the event loop.
-        content = await asyncio.to_thread(
-            _answer, name, served, body.sources, lists, search, body.attention, body.align
-        )
+        content = await asyncio.to_thread(_answer, name, served, translations, search, request)
         return Response(content, media_type="application/json")
 
-    translate.__annotations__["body"] = body_model  # FastAPI reads the body's model here
+    translate.__annotations__["body"] = service.body_model  # FastAPI reads the body's model here
     app.post("/api/translate")(translate)
+
+
+def _add_libretranslate_routes(app: FastAPI, service: _Service) -> None:
+    """The LibreTranslate API (``luong.libretranslate``): ``POST /translate``,
+    ``/languages``, ``/frontend/settings``, routed by language pair."""
+    pairs, api_keys, limits = service.pairs, service.api_keys, service.limits
 
     @app.post("/translate", tags=["LibreTranslate"])
     async def libre_translate(request: Request) -> Response:
@@ -326,36 +379,28 @@ def create_app(
             )
             check_key(api_keys, asked.api_key)
             name, source = route(pairs, asked.source, asked.target)
-            served = by_name[name]
+            served = service.by_name[name]
             n = asked.alternatives + 1
             # html: every tag (and placeholder) masked before decoding and put back after at
-            # the output word the attention aligns to it (luong.placeholders), so each tag
-            # comes through exactly as often as it was sent.
-            masked = [mask_source(text) for text in asked.texts] if asked.format == "html" else None
-            texts = asked.texts if masked is None else [m.text for m in masked]
+            # the output word the attention aligns to it (RequestOptions.placeholders "mask"),
+            # so each tag comes through exactly as often as it was sent.
+            wanted = RequestOptions(placeholders="mask" if asked.format == "html" else "off")
             try:
-                search = options(beam=max(n, min(BEAM, limits.max_beam)), nbest=n)
-                _check_request(texts, search, served, limits)
+                search = service.options(beam=max(n, min(BEAM, limits.max_beam)), nbest=n)
+                _check_request(asked.texts, search, served, limits, wanted)
             except OptionError as error:
                 raise LibreError(400, f"Invalid request: {error}") from None
             except HTTPException as error:  # a limit, as /api/translate words it
                 raise LibreError(400, f"Invalid request: {error.detail}") from None
             try:
-                future = batcher.submit(DecodeOptions(name, search), texts)
+                future = service.batcher.submit(DecodeOptions(name, search, wanted), asked.texts)
             except RuntimeError as error:  # closed: the server is shutting down
                 raise LibreError(503, str(error)) from None
             try:
-                lists = await asyncio.wrap_future(future)
-            except ValueError as error:
+                translations = await asyncio.wrap_future(future)
+            except LuongError as error:
                 raise LibreError(500, f"Cannot translate text: {error}") from None
-            model = served.translator.model
-            if masked is None:
-                outputs = [[hypothesis_text(model, h) for h in hyps] for hyps in lists]
-            else:
-                outputs = [
-                    [restore_hypothesis(model, m, h) for h in hyps]
-                    for m, hyps in zip(masked, lists, strict=True)
-                ]
+            outputs = [translation.texts for translation in translations]
             return JSONResponse(translate_answer(asked, outputs, source))
         except LibreError as error:
             return JSONResponse({"error": error.message}, status_code=error.status)
@@ -370,6 +415,9 @@ def create_app(
         """LibreTranslate's ``/frontend/settings``, the fields its clients read."""
         return frontend_settings(pairs, api_keys)
 
+
+def _add_explorer_routes(app: FastAPI) -> None:
+    """The attention explorer: its page at ``/`` and its files under ``/static/``."""
     explorer = resources.files("luong") / "explorer"
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
@@ -381,8 +429,6 @@ def create_app(
         if name not in EXPLORER_FILES:  # a fixed list: no path reaches the file system
             raise HTTPException(404, f"no such file: {name}")
         return Response((explorer / name).read_bytes(), media_type=EXPLORER_FILES[name])
-
-    return app
 
 
 class BodyLimit:
@@ -442,28 +488,31 @@ class BodyLimit:
 def _answer(
     name: str,
     served: ServedModel,
-    sources: list[str],
-    lists: list[list[Hypothesis]],
+    translations: list[Translation],
     search: SearchOptions,
-    attention: bool,
-    align: bool = False,
+    request: RequestOptions,
 ) -> bytes:
     """The JSON of ``POST /api/translate``'s answer (``allow_nan=False``: records write null
     for what is not finite)."""
-    model = served.translator.model
-    prefix_tokens = model.tgt_vocab.tokenize(search.prefix)
+    translator = served.translator
+    prefix_tokens = translator.tgt_vocab.tokenize(search.prefix)
     results = []
-    for source, hyps in zip(sources, lists, strict=True):
-        if not (attention or align):  # no weights to turn into lists
-            hyps = [dataclasses.replace(h, attention=h.attention[:, :0]) for h in hyps]
-        records = [hypothesis_record(model, h, source, search.replace_unk, align) for h in hyps]
-        if not attention:
+    for translation in translations:
+        if not (request.attention or request.align):  # no weights to turn into lists
+            hyps = [
+                dataclasses.replace(h, attention=h.attention[:, :0]) for h in translation.hypotheses
+            ]
+            translation = dataclasses.replace(translation, hypotheses=hyps)
+        records = translation_records(
+            translator.model, translation, search.replace_unk, request.align
+        )
+        if not request.attention:
             for record in records:
                 del record["attention"]
         results.append(
             {
-                "source": source,
-                "source_tokens": source_symbols(model, source),
+                "source": translation.source,
+                "source_tokens": translator.source_symbols(translation.source),
                 "prefix_tokens": len(prefix_tokens),
                 "hypotheses": records,
             }
@@ -473,9 +522,14 @@ def _answer(
 
 
 def _check_request(
-    sources: list[str], search: SearchOptions, served: ServedModel, limits: ServeLimits
+    sources: list[str],
+    search: SearchOptions,
+    served: ServedModel,
+    limits: ServeLimits,
+    request: RequestOptions,
 ) -> None:
-    """The limits, as HTTP errors that name them."""
+    """The limits, as HTTP errors that name them (a source's length as the request decodes
+    it: its placeholders masked with ``placeholders="mask"``)."""
     if len(sources) > limits.max_sources:
         raise HTTPException(
             413, f"max_sources: {len(sources)} sources, above the limit of {limits.max_sources}"
@@ -491,9 +545,8 @@ def _check_request(
             ) from None
     own = served.translator.config.max_src_len
     longest = min(limits.max_source_len, own)
-    vocab = served.translator.src_vocab
     for i, source in enumerate(sources):
-        length = source_length(vocab, source)
+        length = served.translator.source_length(source, request)
         if length > longest:
             raise HTTPException(
                 413,

@@ -1,9 +1,14 @@
-"""Strings in, strings out: a trained model behind one ``translate``, and the policy for the
-sources a user passes (too long, unknown symbols).
+"""Strings in, strings out: the one path from a request to its outputs (``Translator``), the
+one loader (``luong.load``), and the policy for the sources a user passes (too long, unknown
+symbols).
 
-``luong.load(folder)`` returns a ``Translator``; ``translate(model, texts)`` does the same for
-a ``Seq2Seq`` in hand (a model just trained, say). Both take an ``Ensemble`` as well
-(``luong.load([folder, ...])``). Search itself is ``luong.search``.
+``luong.load(folder, device=..., precision=...)`` returns a ``Translator``;
+``translate(model, texts)`` does the same for a ``Seq2Seq`` in hand (a model just trained,
+say). Both take an ``Ensemble`` as well (``luong.load([folder, ...])``). Every face decodes
+through ``Translator.translations``: ``luong translate`` (``output_lines``), ``luong eval``
+(``luong.evaluation``), ``luong po`` (``luong.catalog.translate_messages``) and the server's
+two APIs; search itself is ``luong.search``, the placeholders' mechanisms
+``luong.placeholders``.
 """
 
 from __future__ import annotations
@@ -11,14 +16,16 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from luong.alignment import hypothesis_alignment, pharaoh
-from luong.config import FORMATS, PLACEHOLDER_MODES, Seq2SeqConfig
+from luong.config import FORMATS, Seq2SeqConfig
+from luong.devices import autocast, check_precision, resolve_device
 from luong.ensemble import Decodable, Ensemble, members_of
 from luong.errors import LuongError, LuongTypeError
 from luong.model import Seq2Seq
@@ -28,13 +35,22 @@ from luong.placeholders import (
     restore_hypothesis,
     with_placeholders,
 )
-from luong.search import Hypothesis, decode, decode_batches, hypothesis_symbols, hypothesis_text
+from luong.request_options import RequestOptions
+from luong.search import (
+    Hypothesis,
+    decode_batches,
+    hypothesis_symbols,
+    hypothesis_text,
+    source_symbols,
+)
+from luong.search.constrained import constraint_ids
 from luong.search_options import SearchOptions
 from luong.vocab import Vocab
 
 __all__ = [
     "FORMATS",
     "FittedSources",
+    "Translation",
     "Translator",
     "fit_sources",
     "hypothesis_record",
@@ -42,6 +58,7 @@ __all__ = [
     "output_lines",
     "translate",
     "translate_nbest",
+    "translation_records",
 ]
 
 
@@ -54,7 +71,8 @@ def translate(
     constraints: Sequence[Sequence[str]] | None = None,
     exact: bool = False,
 ) -> list[str]:
-    """Translate raw strings, batched; the best output per input, in order.
+    """Translate raw strings, batched; the best output per input, in order
+    (``Translator(model).translate``).
 
     Greedy search by default (``luong.search.decode`` does the work and gives the
     hypotheses themselves: scores, tokens, attention).
@@ -80,10 +98,10 @@ def translate(
         ValueError: ``batch_size`` below 1, a prefix outside the target vocabulary, bad
             constraints (``luong.search.decode``).
     """
-    lists = translate_nbest(
-        model, texts, options, batch_size=batch_size, constraints=constraints, exact=exact
+    translator = Translator(model)
+    return translator.translate(
+        texts, options, batch_size=batch_size, constraints=constraints, exact=exact
     )
-    return [outs[0] if outs else "" for outs in lists]
 
 
 def translate_nbest(
@@ -97,169 +115,129 @@ def translate_nbest(
 ) -> list[list[str]]:
     """``translate``, with each input's ``options.nbest`` outputs (or draws), best first: a
     list per input (empty for an empty input)."""
-    options = SearchOptions() if options is None else options
-    lists = decode(
-        model, texts, options, batch_size=batch_size, constraints=constraints, exact=exact
+    translator = Translator(model)
+    return translator.translate_nbest(
+        texts, options, batch_size=batch_size, constraints=constraints, exact=exact
     )
-    return [
-        [hypothesis_text(model, h, text if options.replace_unk else None) for h in hyps]
-        for text, hyps in zip(texts, lists, strict=True)
-    ]
+
+
+@dataclass(frozen=True)
+class Translation:
+    """One source's outputs, as ``Translator.translations`` hands them out.
+
+    ``hypotheses`` are the search's, best first (of the masked source with
+    ``placeholders="mask"``: their tokens, scores and attention); ``texts`` the outputs as
+    they are written, one per hypothesis: unknowns replaced (``replace_unk``), placeholders
+    put back or kept (``RequestOptions.placeholders``); ``searched_again[k]``: output ``k``
+    comes from a second, constrained search (placeholders ``"constrain"``), so its
+    hypothesis' scores and attention are the first search's; ``alignments`` each output's
+    word links ``[(i, j), ...]`` (``RequestOptions.align``), else None."""
+
+    source: str
+    hypotheses: list[Hypothesis]
+    texts: list[str]
+    searched_again: list[bool]
+    alignments: list[list[tuple[int, int]]] | None = None
 
 
 def output_lines(
-    model: Decodable,
+    model: Decodable | Translator,
     sources: Sequence[str],
     options: SearchOptions | None = None,
     *,
+    request: RequestOptions | None = None,
     format: str = "text",
     batch_size: int = 512,
     window: int | None = None,
-    align: bool = False,
-    placeholders: str = "off",
     constraints: Sequence[Sequence[str]] | None = None,
 ) -> Iterator[str]:
     """The lines ``luong translate`` writes, one per source, in order, handed out as they are
-    done: memory holds one window of sources' outputs (``decode_batches``), whatever the
-    number of sources, and attention only where it is written (jsonl), used
+    done: memory holds one window of sources' outputs (``Translator.translations``),
+    whatever the number of sources, and attention only where it is written (jsonl), used
     (``options.replace_unk``, ``align``, masked placeholders).
 
     Args:
-        model: the model, or an ``Ensemble``.
+        model: the model, an ``Ensemble``, or a ``Translator``.
         sources: the inputs (``fit_sources``' ``sources``).
         options: how to decode (default greedy search).
+        request: what is asked beside the search (default ``RequestOptions()``): the
+            placeholders kept (``luong.config.PLACEHOLDER_MODES``), and with ``align`` each
+            output's word alignment (``luong.alignment``): in text, the output then a tab and
+            its Pharaoh links (``0-0 1-2``); in jsonl, each record's ``"alignment"``, a list
+            of ``[i, j]`` pairs. jsonl writes the attention whatever ``request.attention``.
         format: ``"text"``: the n-best outputs, tab-separated (an empty line for an empty
             input); ``"jsonl"``: ``{"source", "hypotheses": [hypothesis_record, ...]}``.
         batch_size: sentences per search call.
         window: sources decoded (and sorted by length) together before their lines are
             handed out; default ``8 * batch_size``.
-        align: with each output its word alignment (``luong.alignment``): in text, the
-            output then a tab and its Pharaoh links (``0-0 1-2``); in jsonl, each record's
-            ``"alignment"``, a list of ``[i, j]`` pairs.
-        placeholders: ``luong.config.PLACEHOLDER_MODES``: ``"off"``, ``"mask"`` or
-            ``"constrain"`` (``luong.placeholders``: each source placeholder kept exactly as
-            often; ``"constrain"`` adds each source's placeholders to its ``constraints``,
-            every phrase then held exactly as often as listed).
         constraints: per source, the phrases its outputs must contain (``translate``).
 
     Returns:
         an iterator of lines, without their newline.
 
     Raises:
-        TypeError: ``options`` is not a ``SearchOptions``.
-        ValueError: an unknown ``format`` or ``placeholders``, ``align`` with
-            ``placeholders="mask"``; as ``luong.search.decode_batches``, on the call itself.
+        TypeError: ``options`` is not a ``SearchOptions``, ``request`` not a
+            ``RequestOptions``.
+        ValueError: an unknown ``format``; as ``Translator.translations``, on the call
+            itself.
     """
     if format not in FORMATS:
         raise LuongError(f"format: expected one of {', '.join(FORMATS)}, got {format!r}")
-    if placeholders not in PLACEHOLDER_MODES:
-        raise LuongError(
-            f"placeholders: expected one of {', '.join(PLACEHOLDER_MODES)}, got {placeholders!r}"
-        )
-    if not isinstance(align, bool):
-        raise LuongTypeError(f"align: expected a bool, got {type(align).__name__}")
-    if align and placeholders != "off":
-        # The links would be the masked source's and the output's before the spans are put
-        # back: not what is written.
-        raise LuongError(f"align: not with placeholders={placeholders!r}; expected 'off'")
-    options = SearchOptions() if options is None else options
-    if not isinstance(options, SearchOptions):
-        raise LuongTypeError(f"options: expected SearchOptions, got {type(options).__name__}")
-    masked = [mask_source(text) for text in sources] if placeholders == "mask" else None
-    if constraints is not None and len(constraints) != len(sources):
-        raise LuongError(
-            f"constraints: expected one list per source ({len(sources)}), got {len(constraints)}"
-        )
-    batches = decode_batches(
-        model,
-        sources if masked is None else [m.text for m in masked],
+    request = RequestOptions() if request is None else request
+    if not isinstance(request, RequestOptions):
+        raise LuongTypeError(f"request: expected RequestOptions, got {type(request).__name__}")
+    translator = model if isinstance(model, Translator) else Translator(model)
+    if format == "jsonl":  # each record holds its attention
+        request = replace(request, attention=True)
+    translations = translator.translations(
+        sources,
         options,
+        request,
         batch_size=batch_size,
         window=window if window is not None else 8 * batch_size,
-        attention=format == "jsonl" or options.replace_unk or align or masked is not None,
         constraints=constraints,
     )
-    kept = _Kept(options, constraints) if placeholders == "constrain" else None
-    style = _Style(format, options.replace_unk, align, masked, kept)
-    return _lines_in_order(model, sources, batches, style)
+    replace_unk = options.replace_unk if options is not None else False
+    if format == "text":
+        return (_text_line(t) for t in translations)
+    return (_jsonl_line(translator.model, t, replace_unk, request.align) for t in translations)
 
 
-@dataclass(frozen=True)
-class _Style:
-    format: str
-    replace_unk: bool
-    align: bool
-    masked: list[MaskedSource] | None
-    kept: _Kept | None  # placeholders="constrain": outputs checked, searched again if need be
+def _text_line(translation: Translation) -> str:
+    """The n-best outputs, tab-separated, each followed by its Pharaoh links with ``align``."""
+    fields = []
+    for k, text in enumerate(translation.texts):
+        fields.append(text)
+        if translation.alignments is not None:
+            fields.append(pharaoh(translation.alignments[k]))
+    return "\t".join(fields)
 
 
-@dataclass(frozen=True)
-class _Kept:
-    options: SearchOptions
-    constraints: Sequence[Sequence[str]] | None
-
-
-def _lines_in_order(
-    model: Decodable,
-    sources: Sequence[str],
-    batches: Iterator[tuple[list[int], list[list[Hypothesis]]]],
-    style: _Style,
-) -> Iterator[str]:
-    done: dict[int, str] = {}  # lines ready but not yet handed out: one window at most
-    next_line = 0
-    for indices, lists in batches:
-        for i, hyps in zip(indices, lists, strict=True):
-            masked = style.masked[i] if style.masked is not None else None
-            done[i] = _output_line(model, sources[i], hyps, style, masked, i)
-        while next_line in done:
-            yield done.pop(next_line)
-            next_line += 1
-
-
-def _output_line(
-    model: Decodable,
-    source: str,
-    hyps: list[Hypothesis],
-    style: _Style,
-    masked: MaskedSource | None,
-    index: int,
-) -> str:
-    kept = None
-    if style.kept is not None:
-        texts = [hypothesis_text(model, h, source if style.replace_unk else None) for h in hyps]
-        given = style.kept.constraints[index] if style.kept.constraints is not None else ()
-        kept = with_placeholders(model, source, texts, style.kept.options, given)
-    if style.format == "text":
-        copy_from = source if style.replace_unk else None
-        fields = []
-        for k, h in enumerate(hyps):
-            if masked is not None:
-                fields.append(restore_hypothesis(model, masked, h))
-                continue
-            if kept is not None:
-                fields.append(kept[k])
-                continue
-            fields.append(hypothesis_text(model, h, copy_from))
-            if style.align:
-                links = hypothesis_alignment(h, source, model.src_vocab, model.tgt_vocab)
-                fields.append(pharaoh(links))
-        return "\t".join(fields)
-    records = []
-    for k, h in enumerate(hyps):
-        record = hypothesis_record(model, h, source, style.replace_unk, style.align)
-        if masked is not None:
-            record["text"] = restore_hypothesis(model, masked, h)
-        if kept is not None and kept[k] != record["text"]:
-            # searched again (constrained, or masked): the record's scores and attention are
-            # the first search's, so it says so
-            record["text"] = kept[k]
-            record["searched_again"] = True
-        records.append(record)
+def _jsonl_line(model: Decodable, translation: Translation, replace_unk: bool, align: bool) -> str:
+    records = translation_records(model, translation, replace_unk, align)
     # allow_nan=False: hypothesis_record writes null for what is not finite; nothing else may
     # slip a NaN, which JSON parsers reject, into the output.
     return json.dumps(
-        {"source": source, "hypotheses": records}, ensure_ascii=False, allow_nan=False
+        {"source": translation.source, "hypotheses": records}, ensure_ascii=False, allow_nan=False
     )
+
+
+def translation_records(
+    model: Decodable, translation: Translation, replace_unk: bool = False, align: bool = False
+) -> list[dict[str, Any]]:
+    """A ``Translation``'s hypotheses as JSON-ready records (``hypothesis_record``), each
+    with the text as written (placeholders put back or kept) and, for an output that came
+    from a second search, ``"searched_again": true`` (its scores and attention are the first
+    search's)."""
+    records = []
+    for k, hypothesis in enumerate(translation.hypotheses):
+        record = hypothesis_record(model, hypothesis, translation.source, replace_unk, align)
+        if translation.texts[k] != record["text"]:
+            record["text"] = translation.texts[k]
+            if translation.searched_again[k]:
+                record["searched_again"] = True
+        records.append(record)
+    return records
 
 
 def hypothesis_record(
@@ -367,35 +345,64 @@ def fit_sources(
 
 
 class Translator:
-    """A trained model, or an ensemble of them, with ``translate``: what ``luong.load``
-    returns.
+    """A trained model, or an ensemble of them, and the one path from a request to its
+    outputs: what ``luong.load`` returns, and what every face calls (``luong translate``,
+    ``luong eval``, ``luong po``, the server's ``/api/translate`` and LibreTranslate's
+    ``/translate``).
+
+    ``translations`` is that path: sources, a ``SearchOptions`` (how to search) and a
+    ``RequestOptions`` (placeholders, alignment, attention) in, a ``Translation`` per source
+    out. It masks placeholders and puts them back, searches again with constraints where an
+    output missed one, aligns, and computes in the translator's precision (autocast, entered
+    on the thread that decodes: a server's worker thread too).
 
     Args:
         model: the ``Seq2Seq`` or ``Ensemble`` to translate with.
+        precision: ``luong.config.PRECISIONS``: ``"fp32"``, or ``"bf16"`` / ``"fp16"`` (fp16
+            on CUDA only): the search under autocast.
     """
 
-    def __init__(self, model: Decodable) -> None:
+    def __init__(self, model: Decodable, precision: str = "fp32") -> None:
         if not isinstance(model, Seq2Seq | Ensemble):
             raise LuongTypeError(
                 f"model: expected a Seq2Seq or an Ensemble, got {type(model).__name__}"
             )
+        check_precision(precision, members_of(model)[0].device)
         self.model = model
+        self.precision = precision
 
     @classmethod
     def from_pretrained(
         cls,
         directory: str | Path | Sequence[str | Path],
         device: str | torch.device = "cpu",
+        precision: str = "fp32",
+        *,
+        names: tuple[str, str] = ("device", "precision"),
     ) -> Translator:
-        """Load a model folder (``Seq2Seq.from_pretrained``), or a list of them as an
-        ``Ensemble`` (a list of one too)."""
+        """The one loader: a model folder (``Seq2Seq.from_pretrained``: a float or an int8
+        folder), or a list of them as an ``Ensemble`` (a list of one too), on ``device``
+        (a name, ``luong.config.DEVICES``, resolved and checked on this machine before
+        anything is read: ``luong.devices.resolve_device``), computing in ``precision``.
+        ``names``: what the messages call the device and the precision (a command line
+        names its flags: ``("--device", "--precision")``).
+
+        Raises:
+            ValueError: a device this machine lacks, a precision it cannot run there, a
+                folder that is no model (``Seq2Seq.from_pretrained``).
+        """
+        if isinstance(device, str):
+            device = resolve_device(device, names[0])
+        if not isinstance(device, torch.device):
+            raise LuongTypeError(f"device: expected a device name, got {type(device).__name__}")
+        check_precision(precision, device, names[1])
         if isinstance(directory, str | Path):
-            return cls(Seq2Seq.from_pretrained(directory, device=device))
+            return cls(Seq2Seq.from_pretrained(directory, device=device), precision)
         if not isinstance(directory, Sequence):
             raise LuongTypeError(
                 f"directory: expected a model folder or a list of them, got {type(directory)}"
             )
-        return cls(Ensemble.from_pretrained(directory, device=device))
+        return cls(Ensemble.from_pretrained(directory, device=device), precision)
 
     @property
     def config(self) -> Seq2SeqConfig:
@@ -406,6 +413,11 @@ class Translator:
     def members(self) -> list[Seq2Seq]:
         """The models it translates with: one, or an ensemble's members."""
         return members_of(self.model)
+
+    @property
+    def device(self) -> torch.device:
+        """Where the model computes."""
+        return self.members[0].device
 
     @property
     def src_lang(self) -> str | None:
@@ -439,29 +451,191 @@ class Translator:
     def tgt_vocab(self) -> Vocab:
         return self.model.tgt_vocab
 
+    def computing(self) -> AbstractContextManager[Any]:
+        """The context the model computes in: autocast in the translator's precision
+        (``luong.devices.autocast``; nothing for fp32). Autocast is per thread: enter it
+        in the thread that runs the model. ``translations`` enters it itself; this is for
+        the callers that run the model another way (a plot of its attention scores)."""
+        return autocast(self.precision, self.device)
+
+    def check_constraints(self, constraints: Sequence[Sequence[str]]) -> None:
+        """Raise unless ``constraints`` (per source, its phrases) are phrases the target
+        vocabulary can produce (``luong.search.constraint_ids``: ``constraints[i]: ...``)."""
+        constraint_ids(self.tgt_vocab, constraints)
+
+    def source_length(self, text: str, request: RequestOptions | None = None) -> int:
+        """The symbols the encoder reads for ``text`` as ``request`` decodes it (its
+        placeholders masked with ``placeholders="mask"``), the EOS it appends not counted."""
+        if request is not None and request.placeholders == "mask":
+            text = mask_source(text).text
+        return source_length(self.src_vocab, text)
+
+    def source_symbols(self, text: str) -> list[str]:
+        """The symbols the model reads for ``text`` (one per attention column), ``"</s>"``
+        last."""
+        return source_symbols(self.model, text)
+
+    def translations(
+        self,
+        sources: Sequence[str],
+        search: SearchOptions | None = None,
+        request: RequestOptions | None = None,
+        *,
+        constraints: Sequence[Sequence[str]] | None = None,
+        exact: bool = False,
+        batch_size: int = 512,
+        window: int | None = None,
+    ) -> Iterator[Translation]:
+        """The one path from a request to its outputs: a ``Translation`` per source, in
+        order, handed out a window at a time (memory holds one window's).
+
+        Placeholders (``request.placeholders``, ``luong.placeholders``): ``"mask"``: each
+        source's spans masked before the search and put back after, where the attention
+        aligns them; ``"constrain"``: an output that misses one of its source's spans is
+        searched again by constrained beam search holding each exactly as often
+        (``with_placeholders``; masked where that fails too), the ``constraints`` of its
+        source held too; not with sampling.
+
+        Args:
+            sources: the inputs.
+            search: how to decode (default greedy search).
+            request: what is asked beside the search (default ``RequestOptions()``).
+            constraints: per source, the phrases its outputs must contain, each as often as
+                listed (``luong.search.decode``).
+            exact: with ``constraints``, each phrase exactly as often as listed.
+            batch_size: sentences per search call.
+            window: sources decoded (and sorted by length) together before their
+                translations are handed out; None: all at once (``luong.search.decode``).
+
+        Raises:
+            TypeError: ``search`` is not a ``SearchOptions``, ``request`` not a
+                ``RequestOptions``.
+            ValueError: ``constraints`` not one list per source, placeholders
+                ``"constrain"`` with sampling; as ``luong.search.decode_batches``; all on the
+                call itself.
+        """
+        search = SearchOptions() if search is None else search
+        request = RequestOptions() if request is None else request
+        if not isinstance(search, SearchOptions):
+            raise LuongTypeError(f"options: expected SearchOptions, got {type(search).__name__}")
+        if not isinstance(request, RequestOptions):
+            raise LuongTypeError(f"request: expected RequestOptions, got {type(request).__name__}")
+        if constraints is not None and len(constraints) != len(sources):
+            raise LuongError(
+                f"constraints: expected one list per source ({len(sources)}), "
+                f"got {len(constraints)}"
+            )
+        if request.placeholders == "constrain" and search.sample:
+            raise LuongError("sample: placeholders are kept by beam search, not sampling")
+        masked = None
+        if request.placeholders == "mask":
+            masked = [mask_source(text) for text in sources]
+        with self.computing():
+            batches = decode_batches(
+                self.model,
+                sources if masked is None else [m.text for m in masked],
+                search,
+                batch_size=batch_size,
+                window=window,
+                attention=request.keeps_attention or search.replace_unk,
+                constraints=constraints,
+                exact=exact,
+            )
+        job = _Job(self, sources, search, request, masked, constraints)
+        return job.run(batches)
+
     def translate(
         self,
         texts: Sequence[str],
         options: SearchOptions | None = None,
+        request: RequestOptions | None = None,
         *,
         batch_size: int = 512,
+        constraints: Sequence[Sequence[str]] | None = None,
+        exact: bool = False,
     ) -> list[str]:
-        """``translate(self.model, texts, options)``: the best output per input, in order."""
-        return translate(self.model, texts, options, batch_size=batch_size)
+        """The best output per input, in order (``""`` for an empty input):
+        ``translations``' first texts."""
+        lists = self.translate_nbest(
+            texts, options, request, batch_size=batch_size, constraints=constraints, exact=exact
+        )
+        return [outs[0] if outs else "" for outs in lists]
 
     def translate_nbest(
         self,
         texts: Sequence[str],
         options: SearchOptions | None = None,
+        request: RequestOptions | None = None,
         *,
         batch_size: int = 512,
+        constraints: Sequence[Sequence[str]] | None = None,
+        exact: bool = False,
     ) -> list[list[str]]:
-        """``translate_nbest(self.model, texts, options)``: ``options.nbest`` outputs per
-        input, best first."""
-        return translate_nbest(self.model, texts, options, batch_size=batch_size)
+        """``options.nbest`` outputs per input, best first (``translations``' texts)."""
+        translations = self.translations(
+            texts, options, request, batch_size=batch_size, constraints=constraints, exact=exact
+        )
+        return [translation.texts for translation in translations]
 
 
-def load(directory: str | Path | Sequence[str | Path], device: str = "cpu") -> Translator:
-    """Load a saved model folder for translation, or a list of folders as an ensemble
-    (``Translator.from_pretrained``): ``luong.load(["runs/a", "runs/b"]).translate(...)``."""
-    return Translator.from_pretrained(directory, device=device)
+@dataclass(frozen=True)
+class _Job:
+    """One call of ``Translator.translations``: what it turns each source's hypotheses
+    into."""
+
+    translator: Translator
+    sources: Sequence[str]
+    search: SearchOptions
+    request: RequestOptions
+    masked: list[MaskedSource] | None
+    constraints: Sequence[Sequence[str]] | None
+
+    def run(
+        self, batches: Iterator[tuple[list[int], list[list[Hypothesis]]]]
+    ) -> Iterator[Translation]:
+        """The translations in input order, each window's as soon as it is done."""
+        done: dict[int, Translation] = {}  # ready but not yet handed out: one window at most
+        next_index = 0
+        while True:
+            with self.translator.computing():  # the search runs in next(), so autocast here
+                batch = next(batches, None)
+                if batch is None:
+                    break
+                for i, hyps in zip(*batch, strict=True):
+                    done[i] = self.translation(i, hyps)
+            while next_index in done:
+                yield done.pop(next_index)
+                next_index += 1
+
+    def translation(self, index: int, hyps: list[Hypothesis]) -> Translation:
+        """Source ``index``'s hypotheses as its ``Translation``."""
+        model, source = self.translator.model, self.sources[index]
+        copy_from = source if self.search.replace_unk else None
+        if self.masked is not None:
+            texts = [restore_hypothesis(model, self.masked[index], h) for h in hyps]
+            return Translation(source, hyps, texts, [False] * len(hyps))
+        texts = [hypothesis_text(model, h, copy_from) for h in hyps]
+        searched_again = [False] * len(hyps)
+        if self.request.placeholders == "constrain":
+            given = self.constraints[index] if self.constraints is not None else ()
+            kept = with_placeholders(model, source, texts, self.search, given)
+            searched_again = [new != old for new, old in zip(kept, texts, strict=True)]
+            texts = kept
+        alignments = None
+        if self.request.align:
+            vocabs = model.src_vocab, model.tgt_vocab
+            alignments = [hypothesis_alignment(h, source, *vocabs) for h in hyps]
+        return Translation(source, hyps, texts, searched_again, alignments)
+
+
+def load(
+    directory: str | Path | Sequence[str | Path],
+    device: str | torch.device = "cpu",
+    precision: str = "fp32",
+    *,
+    names: tuple[str, str] = ("device", "precision"),
+) -> Translator:
+    """Load a saved model folder for translation, or a list of folders as an ensemble, on
+    ``device`` in ``precision`` (``Translator.from_pretrained``, the one loader):
+    ``luong.load(["runs/a", "runs/b"], device="auto").translate(...)``."""
+    return Translator.from_pretrained(directory, device, precision, names=names)

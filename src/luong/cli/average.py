@@ -6,7 +6,6 @@ import argparse
 
 from luong.averaging import CHECKPOINTS, average_checkpoints, run_checkpoints
 from luong.cli.common import UsageError
-from luong.devices import resolve_device
 
 __all__ = ["main"]
 
@@ -14,7 +13,6 @@ __all__ = ["main"]
 def main(args: argparse.Namespace) -> int:
     if args.last is not None and args.last < 1:
         raise UsageError(f"--last: expected >= 1, got {args.last}")
-    device = resolve_device(args.device, "--device")
     runs = [p for p in args.paths if (p / CHECKPOINTS).is_dir()]
     if len(runs) > 1:
         raise UsageError(
@@ -32,7 +30,9 @@ def main(args: argparse.Namespace) -> int:
     if args.last is not None and not runs:
         raise UsageError(f"--last: {args.paths[0]} is not a run folder (no checkpoints/)")
     folders = run_checkpoints(runs[0], args.last) if runs else list(args.paths)
-    out = average_checkpoints(folders, args.out, force=args.force, device=device)
+    out = average_checkpoints(
+        folders, args.out, force=args.force, device=args.device, device_name="--device"
+    )
     names = ", ".join(f.name for f in folders)
     print(f"averaged {len(folders)} checkpoint{'s' * (len(folders) != 1)} ({names}) into {out}")
     return 0

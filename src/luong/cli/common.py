@@ -15,6 +15,7 @@ from typing import Any, BinaryIO
 
 from luong.config import DEVICES, PRECISIONS, device_form
 from luong.files import read_text_lines, text_lines
+from luong.request_options import RequestOptions
 from luong.search_options import OptionError, SearchOptions, option_specs
 
 __all__ = [
@@ -22,12 +23,15 @@ __all__ = [
     "add_config_flags",
     "add_device_flags",
     "device_name",
+    "device_options",
     "add_model_arguments",
     "add_search_flags",
     "flag_message",
     "flush_stdout",
+    "model_folders",
     "overrides",
     "read_lines",
+    "request_options",
     "say",
     "search_options",
     "stdin",
@@ -186,6 +190,37 @@ def search_options(
     }
     try:
         return cls(**given)
+    except OptionError as error:
+        raise UsageError(flag_message(error)) from None
+
+
+def model_folders(folders: list[Path]) -> Path | list[Path]:
+    """What the loader (``luong.load``) takes for a command's model folders: one folder
+    alone (a model), several as a list (an ensemble)."""
+    return folders[0] if len(folders) == 1 else folders
+
+
+def device_options(args: argparse.Namespace) -> dict[str, Any]:
+    """What the loader (``luong.load``) takes of ``--device`` and ``--precision``, with the
+    flags' names for its messages (``--device cuda: no CUDA device here ...``)."""
+    return {
+        "device": args.device,
+        "precision": getattr(args, "precision", "fp32"),
+        "names": ("--device", "--precision"),
+    }
+
+
+def request_options(args: argparse.Namespace, **given: Any) -> RequestOptions:
+    """The ``RequestOptions`` a command's flags give: each field from the flag of its name
+    where the command has one (``--placeholders``, ``--align``), else ``given``, else its
+    default; a bad combination is a usage error naming its flag."""
+    fields = {
+        f.name: getattr(args, f.name)
+        for f in dataclasses.fields(RequestOptions)
+        if getattr(args, f.name, None) is not None
+    }
+    try:
+        return RequestOptions(**{**given, **fields})
     except OptionError as error:
         raise UsageError(flag_message(error)) from None
 

@@ -7,10 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from luong.cli.common import UsageError, say, search_options
+from luong.cli.common import UsageError, device_options, model_folders, say, search_options
 from luong.config import read_toml_tables
-from luong.devices import autocast, check_precision, resolve_device
-from luong.ensemble import load_models
 from luong.evaluation import evaluate
 from luong.presets import TASKS
 from luong.run import CONFIG
@@ -18,6 +16,7 @@ from luong.search_options import SearchOptions
 from luong.subword import SubwordVocab
 from luong.tasks import load_task
 from luong.tasks.tsv import read_split
+from luong.translator import load
 
 __all__ = ["main"]
 
@@ -84,19 +83,16 @@ def _pairs(args: argparse.Namespace) -> tuple[list[Pair], bool, dict[str, Any]]:
 
 def main(args: argparse.Namespace) -> int:
     options = _check(args)
-    device = resolve_device(args.device, "--device")
-    check_precision(args.precision, device, "--precision")
     pairs, references, what = _pairs(args)
-    model = load_models(args.model, device)
-    with autocast(args.precision, device):
-        scores = evaluate(
-            model,
-            pairs,
-            options,
-            references=references,
-            bleu=isinstance(model.tgt_vocab, SubwordVocab),
-            batch_size=args.batch_size,
-        )
+    translator = load(model_folders(args.model), **device_options(args))
+    scores = evaluate(
+        translator,
+        pairs,
+        options,
+        references=references,
+        bleu=isinstance(translator.tgt_vocab, SubwordVocab),
+        batch_size=args.batch_size,
+    )
     if args.json:
         print(json.dumps({**what, **scores}, ensure_ascii=False))
         return 0

@@ -424,7 +424,7 @@ def add_plot(commands: Any) -> None:
     plot.add_argument(
         "--dpi", type=int, default=100, help=f"pixels per inch, at most {MAX_DPI} (default 100)"
     )
-    add_device_flags(plot)
+    add_device_flags(plot, precision=True)
 
 
 def add_plot_scores(commands: Any) -> None:
@@ -472,7 +472,7 @@ def add_plot_scores(commands: Any) -> None:
     scores.add_argument(
         "--dpi", type=int, default=100, help=f"pixels per inch, at most {MAX_DPI} (default 100)"
     )
-    add_device_flags(scores)
+    add_device_flags(scores, precision=True)
 
 
 def add_runs(commands: Any) -> None:
@@ -674,7 +674,7 @@ def add_serve(commands: Any) -> None:
         help="the LibreTranslate API's keys, one a line: POST /translate then needs one as "
         "its api_key (403 without; default: no key needed)",
     )
-    add_device_flags(parser)
+    add_device_flags(parser, precision=True)
 
 
 def add_export(commands: Any) -> None:

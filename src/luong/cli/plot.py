@@ -5,17 +5,15 @@ from __future__ import annotations
 
 import argparse
 
-from luong.cli.common import UsageError, search_options
+from luong.cli.common import UsageError, device_options, search_options
 from luong.config import MAX_DPI, MAX_POSITIONS
-from luong.devices import resolve_device
-from luong.model import Seq2Seq
 from luong.plot import (
     fresh_score_panels,
     model_score_panel,
     plot_scores,
     plot_translation,
 )
-from luong.search import hypothesis_text
+from luong.translator import load
 
 __all__ = ["main_plot", "main_scores"]
 
@@ -30,11 +28,9 @@ def main_plot(args: argparse.Namespace) -> int:
     _check_dpi(args)
     if not args.text.strip():
         raise UsageError("text: expected a non-empty input")
-    device = resolve_device(args.device, "--device")
-    model = Seq2Seq.from_pretrained(args.model, device)
-    best = plot_translation(model, args.text, args.out, options, dpi=args.dpi)
-    output = hypothesis_text(model, best, args.text if options.replace_unk else None)
-    print(f"{args.text} -> {output}; attention written to {args.out}")
+    translator = load(args.model, **device_options(args))
+    drawn = plot_translation(translator, args.text, args.out, options, dpi=args.dpi)
+    print(f"{args.text} -> {drawn.texts[0]}; attention written to {args.out}")
     return 0
 
 
@@ -43,15 +39,14 @@ def main_scores(args: argparse.Namespace) -> int:
         if getattr(args, name) < 0:
             raise UsageError(f"--{name}: expected >= 0, got {getattr(args, name)}")
     _check_dpi(args)
-    device = resolve_device(args.device, "--device")
     if args.models:
         if not args.text.strip():
             raise UsageError("--text: expected a non-empty input")
         panels = []
         for folder in args.models:
-            model = Seq2Seq.from_pretrained(folder, device)
-            name = f"{model.config.attention} ({folder.name})"
-            panels.append(model_score_panel(model, args.text, args.step, args.pad, name))
+            translator = load(folder, **device_options(args))
+            name = f"{translator.config.attention} ({folder.name})"
+            panels.append(model_score_panel(translator, args.text, args.step, args.pad, name))
         title = f"attention at output step {args.step} for {args.text!r}"
     else:
         if not 1 <= args.length <= MAX_POSITIONS:

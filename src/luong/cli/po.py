@@ -7,12 +7,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from luong.catalog import check_language, fill_catalog, translate_messages
-from luong.cli.common import UsageError, say, search_options
-from luong.devices import autocast, check_precision, resolve_device
-from luong.ensemble import load_models
+from luong.cli.common import UsageError, device_options, model_folders, say, search_options
 from luong.errors import LuongError
 from luong.files import read_bounded, write_text
-from luong.translator import Translator
+from luong.translator import Translator, load
 
 __all__ = ["main"]
 
@@ -53,23 +51,20 @@ def main(args: argparse.Namespace) -> int:
         raise LuongError(
             f"{catalog}: expected UTF-8, byte {error.start} is not (msgconv --to-code=UTF-8)"
         ) from None
-    device = resolve_device(args.device, "--device")
-    check_precision(args.precision, device, "--precision")
-    translator = Translator(load_models(folders, device))
+    translator = load(model_folders(folders), **device_options(args))
     target = _target(translator, args.tgt_lang)
     name = "+".join(Path(folder).resolve().name for folder in folders)
-    with autocast(args.precision, device):
-        try:
-            filled = fill_catalog(
-                text,
-                lambda texts: translate_messages(translator, texts, options, args.placeholders),
-                target=target,
-                model=name,
-                retranslate_fuzzy=args.retranslate_fuzzy,
-                accelerator=args.accelerator,
-            )
-        except ValueError as error:
-            raise LuongError(f"{catalog}: {error}") from None
+    try:
+        filled = fill_catalog(
+            text,
+            lambda texts: translate_messages(translator, texts, options, args.placeholders),
+            target=target,
+            model=name,
+            retranslate_fuzzy=args.retranslate_fuzzy,
+            accelerator=args.accelerator,
+        )
+    except LuongError as error:
+        raise LuongError(f"{catalog}: {error}") from None
     write_text(args.out, filled.text)
     say(f"{filled.summary.line()}; written to {args.out}")
     return 0

@@ -11,12 +11,11 @@ from typing import Any
 
 import uvicorn
 
-from luong.cli.common import UsageError, say
+from luong.cli.common import UsageError, device_options, say
 from luong.config import ServeLimits
-from luong.devices import resolve_device
 from luong.files import read_json, read_text_lines
 from luong.server import ServedModel, create_app
-from luong.translator import Translator
+from luong.translator import load
 
 __all__ = ["main", "model_names", "read_api_keys", "server_config"]
 
@@ -90,13 +89,13 @@ def _check(args: argparse.Namespace) -> None:
 
 def main(args: argparse.Namespace) -> int:
     _check(args)
-    device = resolve_device(args.device, "--device")
     api_keys = read_api_keys(args.api_keys) if args.api_keys is not None else None
     check_port(args.host, args.port)
     models = []
     for name, folder in zip(model_names(args.models), args.models, strict=True):
         metrics = read_json(folder / METRICS) if (folder / METRICS).is_file() else None
-        models.append(ServedModel(name, Translator.from_pretrained(folder, device), metrics))
+        translator = load(folder, **device_options(args))
+        models.append(ServedModel(name, translator, metrics))
     limits = ServeLimits(
         max_sources=args.max_sources,
         max_beam=args.max_beam,

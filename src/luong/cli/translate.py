@@ -9,25 +9,26 @@ from dataclasses import replace
 
 from luong.cli.common import (
     UsageError,
+    device_options,
     flush_stdout,
+    model_folders,
     read_lines,
+    request_options,
     say,
     search_options,
     stdin,
     write_line,
 )
-from luong.devices import autocast, check_precision, resolve_device
-from luong.ensemble import Decodable, load_models
 from luong.errors import LuongError
 from luong.files import read_text_lines, text_lines
-from luong.search.constrained import constraint_ids
+from luong.request_options import RequestOptions
 from luong.search_options import MAX_SEED, SearchOptions
-from luong.translator import fit_sources, output_lines
+from luong.translator import Translator, fit_sources, load, output_lines
 
 __all__ = ["main"]
 
 
-def _check(args: argparse.Namespace) -> SearchOptions:
+def _check(args: argparse.Namespace) -> tuple[SearchOptions, RequestOptions]:
     if args.batch_size < 1:
         raise UsageError(f"--batch-size: expected >= 1, got {args.batch_size}")
     if args.max_src_len is not None and args.max_src_len < 1:
@@ -36,23 +37,16 @@ def _check(args: argparse.Namespace) -> SearchOptions:
         raise UsageError(f"--align: not with --placeholders {args.placeholders}; expected off")
     if args.constraints is not None and args.stream:
         raise UsageError("--constraints: not with --stream (the file is read with the input)")
-    return search_options(args)
+    return search_options(args), request_options(args)
 
 
 def main(args: argparse.Namespace) -> int:
-    options = _check(args)
-    device = resolve_device(args.device, "--device")
-    check_precision(args.precision, device, "--precision")
-    model = load_models(args.model, device)
-    with autocast(args.precision, device):
-        return _translate(args, model, options)
-
-
-def _translate(args: argparse.Namespace, model: Decodable, options: SearchOptions) -> int:
+    options, request = _check(args)
+    translator = load(model_folders(args.model), **device_options(args))
     if args.stream:
-        return _stream(args, model, options)
+        return _stream(args, translator, options, request)
     fitted = fit_sources(
-        model,
+        translator.model,
         read_lines(args.input),
         max_src_len=args.max_src_len,
         truncate=args.truncate,
@@ -66,19 +60,18 @@ def _translate(args: argparse.Namespace, model: Decodable, options: SearchOption
     if fitted.unknown_symbols:
         say(
             f"{fitted.unknown_symbols} unknown source symbols in {fitted.lines_with_unknown} "
-            f"lines were read as {model.src_vocab.UNK}"
+            f"lines were read as {translator.src_vocab.UNK}"
         )
     constraints = None
     if args.constraints is not None:
-        constraints = read_constraints(model, args.constraints, len(fitted.sources))
+        constraints = read_constraints(translator, args.constraints, len(fitted.sources))
     lines = output_lines(
-        model,
+        translator,
         fitted.sources,
         options,
+        request=request,
         format=args.format,
         batch_size=args.batch_size,
-        align=args.align,
-        placeholders=args.placeholders,
         constraints=constraints,
     )
     # Each window of lines is written as soon as it is done: memory does not grow with the
@@ -89,7 +82,12 @@ def _translate(args: argparse.Namespace, model: Decodable, options: SearchOption
     return 0
 
 
-def _stream(args: argparse.Namespace, model: Decodable, options: SearchOptions) -> int:
+def _stream(
+    args: argparse.Namespace,
+    translator: Translator,
+    options: SearchOptions,
+    request: RequestOptions,
+) -> int:
     """One line at a time: read it, translate it, write its output and flush, before the
     next line is read (so a pipe or a person typing sees each output at once)."""
     name = str(args.input) if args.input is not None else "<stdin>"
@@ -98,7 +96,11 @@ def _stream(args: argparse.Namespace, model: Decodable, options: SearchOptions) 
         for number, line in enumerate(text_lines(stream, name)):
             try:
                 fitted = fit_sources(
-                    model, [line], max_src_len=args.max_src_len, truncate=args.truncate, name=name
+                    translator.model,
+                    [line],
+                    max_src_len=args.max_src_len,
+                    truncate=args.truncate,
+                    name=name,
                 )
             except ValueError as error:  # it names line 1 of the one-line list: the real one
                 message = str(error).removeprefix(f"{name}:1: ")
@@ -109,12 +111,7 @@ def _stream(args: argparse.Namespace, model: Decodable, options: SearchOptions) 
             if options.seed is not None:  # line i draws with seed N + i (below 2^64)
                 line_options = replace(options, seed=(options.seed + number) % (MAX_SEED + 1))
             outputs = output_lines(
-                model,
-                fitted.sources,
-                line_options,
-                format=args.format,
-                align=args.align,
-                placeholders=args.placeholders,
+                translator, fitted.sources, line_options, request=request, format=args.format
             )
             for output in outputs:
                 write_line(output)
@@ -122,7 +119,7 @@ def _stream(args: argparse.Namespace, model: Decodable, options: SearchOptions) 
     return 0
 
 
-def read_constraints(model: Decodable, path: str, count: int) -> list[list[str]]:
+def read_constraints(translator: Translator, path: str, count: int) -> list[list[str]]:
     """``--constraints FILE``: one JSON list of phrase strings a line (``[]`` or an empty
     line: none), as many lines as the input has (``count``); each phrase checked against
     the target vocabulary here, so that an error names its line.
@@ -145,8 +142,8 @@ def read_constraints(model: Decodable, path: str, count: int) -> list[list[str]]
                 f"{path}:{number}: expected a JSON list of phrase strings, got {line!r:.60}"
             )
         try:
-            constraint_ids(model.tgt_vocab, [phrases])
-        except ValueError as error:
+            translator.check_constraints([phrases])
+        except LuongError as error:
             raise LuongError(
                 f"{path}:{number}: {str(error).removeprefix('constraints[0]: ')}"
             ) from None

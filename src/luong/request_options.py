@@ -1,0 +1,64 @@
+"""What a caller asks of a translation beside how to search: ``RequestOptions``.
+
+``SearchOptions`` says how to decode (beam, penalties, prefix, sampling); ``RequestOptions``
+says what to do around the search and what each output carries: the source's placeholders
+kept or not (``placeholders``), each output's word alignment (``align``) and its attention
+(``attention``). Both are handed whole to ``luong.translator.Translator``, the one path from
+a request to its outputs, which every face calls: ``luong translate``, ``luong eval``,
+``luong po``, the server's ``POST /api/translate`` and LibreTranslate's ``/translate``.
+
+    Translator(model).translations(texts, SearchOptions(beam=5),
+                                   RequestOptions(placeholders="constrain"))
+
+**To add a request field** (a glossary, a memory, a confidence): a field here with its
+``option(...)`` metadata (its help text and bounds, checked on construction as
+``SearchOptions``' are) and a rule between fields in ``__post_init__``; read it in
+``Translator.translations``. The server's request body (``luong.server.request_model``) and
+its JSON schema take every field from here; the commands build the value from their flags
+(``luong.cli.common.request_options``). Plain data: imports only the plain floors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from luong.config import PLACEHOLDER_MODES
+from luong.search_options import OptionError, check_field, option, option_specs
+
+__all__ = ["RequestOptions"]
+
+
+@dataclass(frozen=True)
+class RequestOptions:
+    """What a caller asks of a translation beside how to search, checked on construction
+    (``OptionError``, as ``SearchOptions``: ``"align: not with placeholders='mask';
+    expected 'off'"``)."""
+
+    attention: bool = field(default=False, metadata=option("return each output's attention [T][S]"))
+    align: bool = field(
+        default=False, metadata=option("return each output's word alignment [[i, j], ...]")
+    )
+    placeholders: str = field(
+        default="off",
+        metadata=option(
+            "the source's placeholders (printf, %(name)s, {name}, tags, --options, URLs, "
+            "\\n): " + "; ".join(f"{name}: {text}" for name, text in PLACEHOLDER_MODES.items()),
+            choices=tuple(PLACEHOLDER_MODES),
+        ),
+    )
+
+    def __post_init__(self) -> None:
+        for f, kind, spec in option_specs(type(self)):
+            check_field(f.name, kind, spec, getattr(self, f.name))
+        if self.align and self.placeholders != "off":
+            # The links would be the masked source's and the output's before the spans are
+            # put back: not what is written.
+            raise OptionError(
+                "align", f"not with placeholders={self.placeholders!r}; expected 'off'"
+            )
+
+    @property
+    def keeps_attention(self) -> bool:
+        """Whether the search must keep each hypothesis' attention for this request: it is
+        returned, or the alignment or the masked placeholders are made from it."""
+        return self.attention or self.align or self.placeholders == "mask"
