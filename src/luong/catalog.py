@@ -381,6 +381,42 @@ def fill_catalog(
         ValueError: an unknown ``accelerator``, a header in another language or charset, a
             ``Plural-Forms`` without ``nplurals``, a block polib cannot read.
     """
+    _check_fill_arguments(text, translate, model, accelerator)
+    blocks = _blocks(text)
+    header_at, entries = _read_blocks(blocks)
+    # A file without a header gets one in front, as msginit writes it.
+    header = _read_header(
+        blocks[header_at] if header_at is not None else 'msgid ""\nmsgstr ""\n', target
+    )
+    if accelerator == "auto":
+        accelerator = detect_accelerator([e.msgid for e in entries.values() if not e.obsolete])
+    todo, skipped = _entries_to_fill(entries, header.nplurals, retranslate_fuzzy)
+    messages = _Messages(accelerator)
+    for i in todo:
+        messages.add(entries[i].msgid)
+        if entries[i].msgid_plural:
+            messages.add(entries[i].msgid_plural)
+    messages.translate(translate)  # every line of every entry to fill, in one call
+
+    comment = MACHINE_COMMENT.format(model=model)
+    out = list(blocks)
+    filled: list[tuple[polib.POEntry, list[_Translated]]] = []
+    for i in todo:
+        translated = _fill_entry(entries[i], messages, header.nplurals, comment)
+        if translated is not None:  # else the block stays as it was
+            out[i] = entries[i].__unicode__(wrapwidth=78)
+            filled.append((entries[i], translated))
+    if header_at is not None:
+        out[header_at] = header.text
+    else:
+        out[:0] = [header.text, "\n"]
+    summary = _summary(filled, skipped, left_empty=len(todo) - len(filled))
+    language = header.language or target
+    return FilledCatalog("".join(out), summary, language, header.nplurals, accelerator)
+
+
+def _check_fill_arguments(text: object, translate: object, model: str, accelerator: object) -> None:
+    """Refuse ``fill_catalog``'s bad arguments before the catalog is read."""
     if not isinstance(text, str):
         raise LuongTypeError(f"text: expected str, got {type(text).__name__}")
     if not callable(translate):
@@ -391,22 +427,52 @@ def fill_catalog(
         )
     if not model.strip():
         raise LuongError(f"model: expected the model's name, got {model!r}")
-    blocks = _blocks(text)
-    parsed: dict[int, polib.POEntry] = {}
+
+
+def _read_blocks(blocks: list[str]) -> tuple[int | None, dict[int, polib.POEntry]]:
+    """The index of the header's block (None when the catalog has none) and each entry by
+    the index of its block. The header is the first block of header fields without an entry,
+    before every entry; any other block without an entry (a second header, a stray comment)
+    is copied as it is, like a run of blank lines.
+
+    Raises:
+        ValueError: a block polib cannot read, or two entries without a blank line between.
+    """
+    entries: dict[int, polib.POEntry] = {}
     header_at: int | None = None
     for i, block in enumerate(blocks):
         if not block.strip():
             continue
         po = _parse_block(block)
-        if len(po) == 0 and po.metadata and header_at is None and not parsed:
+        if len(po) == 0 and po.metadata and header_at is None and not entries:
             header_at = i
         elif len(po) == 1:
-            parsed[i] = po[0]
+            entries[i] = po[0]
         elif len(po) > 1:  # cannot happen without a blank line between entries
             raise LuongError(f"expected one entry per block, got {len(po)}: {block[:80]!r}")
+    return header_at, entries
 
-    # A file without a header gets one in front, as msginit writes it.
-    header = blocks[header_at] if header_at is not None else 'msgid ""\nmsgstr ""\n'
+
+@dataclass(frozen=True)
+class _Header:
+    """A catalog's header as ``fill_catalog`` writes it back, and what it says."""
+
+    text: str  # the header block, with what it lacked set (Language, charset, Plural-Forms)
+    language: str  # its Language as written ("" when empty or missing)
+    nplurals: int  # the plural forms a plural entry has
+
+
+def _read_header(header: str, target: str) -> _Header:
+    """Check the header block against the model's ``target`` language and the UTF-8 this
+    module writes, and complete it as msginit would: the target's ``Language`` when it has
+    none, ``charset=UTF-8`` for xgettext's placeholder ``CHARSET`` (or none), and the
+    language's ``Plural-Forms`` (babel's) for xgettext's ``nplurals=INTEGER`` (or none).
+
+    Raises:
+        ValueError: another language, another charset, a ``Plural-Forms`` without
+            ``nplurals`` or with an ``nplurals`` outside 1 to 6, a language babel does not
+            know (no ``Plural-Forms`` to add).
+    """
     language = _header_value(header, "Language") or ""
     check_language(language, target)
     charset = re.search(r"charset=([\w-]+)", _header_value(header, "Content-Type") or "")
@@ -420,94 +486,123 @@ def fill_catalog(
         new_header = _set_header(new_header, "Language", target)
     if charset is None or charset.group(1).upper() == "CHARSET":
         new_header = _set_header(new_header, "Content-Type", "text/plain; charset=UTF-8")
-    forms = _header_value(header, "Plural-Forms") or ""
+    added, count = _plural_count(_header_value(header, "Plural-Forms") or "", language or target)
+    if added is not None:
+        new_header = _set_header(new_header, "Plural-Forms", added)
+    return _Header(new_header, language, count)
+
+
+def _plural_count(forms: str, language: str) -> tuple[str | None, int]:
+    """The ``nplurals`` of a header's ``Plural-Forms`` value ``forms``, and the value to
+    write in its place: None when it has ``nplurals``, else ``language``'s (babel's), for
+    xgettext's placeholder ``nplurals=INTEGER`` or no value at all.
+
+    Raises:
+        ValueError: a value without ``nplurals``, an ``nplurals`` outside 1 to 6, a
+            ``language`` babel does not know.
+    """
+    added = None
     nplurals = re.search(r"nplurals\s*=\s*(\d+)", forms)
     if nplurals is None:
         if forms and "INTEGER" not in forms:
             raise LuongError(f"Plural-Forms: expected nplurals=N, got {forms!r}")
-        forms = plural_forms(language or target)
+        forms = added = plural_forms(language)
         nplurals = re.search(r"nplurals\s*=\s*(\d+)", forms)
-        new_header = _set_header(new_header, "Plural-Forms", forms)
     assert nplurals is not None
     count = int(nplurals.group(1))
     if not 1 <= count <= 6:
         raise LuongError(f"Plural-Forms: expected nplurals between 1 and 6, got {count}")
+    return added, count
 
-    if accelerator == "auto":
-        accelerator = detect_accelerator([e.msgid for e in parsed.values() if not e.obsolete])
-    messages = _Messages(accelerator)
+
+def _entries_to_fill(
+    entries: dict[int, polib.POEntry], count: int, retranslate_fuzzy: bool
+) -> tuple[list[int], Counter[str]]:
+    """The blocks whose entries are filled, in the catalog's order: the untranslated ones
+    (a plural entry lacking one of its ``count`` forms too) and, with ``retranslate_fuzzy``,
+    the fuzzy ones. The others are counted by why they are left alone: ``"obsolete"``,
+    ``"fuzzy"`` or ``"translated"``."""
     todo: list[int] = []
-    translated = obsolete = fuzzy = 0
-    for i, entry in parsed.items():
+    skipped: Counter[str] = Counter()
+    for i, entry in entries.items():
         if entry.obsolete:
-            obsolete += 1
+            skipped["obsolete"] += 1
         elif entry.fuzzy and not retranslate_fuzzy:
-            fuzzy += 1
+            skipped["fuzzy"] += 1
         elif not entry.fuzzy and _complete(entry, count):
-            translated += 1
+            skipped["translated"] += 1
         else:
             todo.append(i)
-            messages.add(entry.msgid)
-            if entry.msgid_plural:
-                messages.add(entry.msgid_plural)
-    messages.translate(translate)
+    return todo, skipped
 
-    plural_entries = plural_filled = format_entries = format_matches = empty = 0
-    comment = MACHINE_COMMENT.format(model=model)
-    out = list(blocks)
-    filled: list[int] = []
-    for i in todo:
-        entry = parsed[i]
-        retranslate = entry.fuzzy
-        pairs: list[tuple[int | None, str, str | None]] = []  # (form, source, translation)
-        if entry.msgid_plural:
-            for n in range(count):
-                if retranslate or not entry.msgstr_plural.get(n):
-                    source = entry.msgid if n == 0 else entry.msgid_plural
-                    pairs.append((n, source, messages.of(source)))
+
+_Translated = tuple[int | None, str, str]
+"""A msgstr filled: its form (None: ``msgstr``; n: ``msgstr[n]``), source, translation."""
+
+
+def _fill_entry(
+    entry: polib.POEntry, messages: _Messages, count: int, comment: str
+) -> list[_Translated] | None:
+    """Give ``entry`` the translations of its msgstrs, the ``fuzzy`` flag and the machine's
+    translator ``comment`` (in place of an older one of luong's); return what was filled.
+    An untranslated entry's empty msgstrs are filled, a fuzzy one's all of them; a plural
+    entry's ``msgstr[0]`` translates ``msgid``, its other ``count - 1`` ``msgid_plural``.
+    None, the entry untouched, when a line of one of them came out empty (``_Messages.of``):
+    a half-filled entry would be worse than none."""
+    forms: list[tuple[int | None, str]] = [(None, entry.msgid)]
+    if entry.msgid_plural:
+        forms = [
+            (n, entry.msgid if n == 0 else entry.msgid_plural)
+            for n in range(count)
+            if entry.fuzzy or not entry.msgstr_plural.get(n)
+        ]
+    translated: list[_Translated] = []
+    for form, source in forms:
+        translation = messages.of(source)
+        if translation is None:
+            return None
+        translated.append((form, source, translation))
+    for form, _, translation in translated:
+        if form is None:
+            entry.msgstr = translation
         else:
-            pairs.append((None, entry.msgid, messages.of(entry.msgid)))
-        done = [(form, s, t) for form, s, t in pairs if t is not None]
-        if len(done) < len(pairs):  # the block stays as it was
-            empty += 1
-            continue
-        filled.append(i)
-        for form, _, translation in done:
-            if form is None:
-                entry.msgstr = translation
-            else:
-                entry.msgstr_plural[form] = translation
-        if entry.msgid_plural:
-            plural_entries += 1
-            plural_filled += len(done)
-        if "fuzzy" not in entry.flags:
-            entry.flags.insert(0, "fuzzy")
-        kept = [c for c in entry.tcomment.splitlines() if not c.startswith("luong: ")]
-        entry.tcomment = "\n".join([*kept, comment])
+            entry.msgstr_plural[form] = translation
+    if "fuzzy" not in entry.flags:
+        entry.flags.insert(0, "fuzzy")
+    kept = [c for c in entry.tcomment.splitlines() if not c.startswith("luong: ")]
+    entry.tcomment = "\n".join([*kept, comment])
+    return translated
+
+
+def _summary(
+    filled: list[tuple[polib.POEntry, list[_Translated]]], skipped: Counter[str], left_empty: int
+) -> FillSummary:
+    """The ``FillSummary`` of the entries ``filled`` (each with what ``_fill_entry`` filled),
+    those ``skipped`` (``_entries_to_fill``) and those ``left_empty``. A filled entry with a
+    format flag matches when each msgstr has its source's placeholders, as often: what
+    msgfmt --check-format asks."""
+    plural = [translated for entry, translated in filled if entry.msgid_plural]
+    checked: list[bool] = []  # each format entry's: do its placeholders match?
+    for entry, translated in filled:
         flag = next((f for f in entry.flags if f in _FORMATS), None)
         if flag is not None:
-            format_entries += 1
-            format_matches += all(
-                format_placeholders(s, flag) == format_placeholders(t or "", flag)
-                for _, s, t in done
+            checked.append(
+                all(
+                    format_placeholders(source, flag) == format_placeholders(translation, flag)
+                    for _, source, translation in translated
+                )
             )
-        out[i] = entry.__unicode__(wrapwidth=78)
-    if header_at is not None:
-        out[header_at] = new_header
-    else:
-        out[:0] = [new_header, "\n"]
-    summary = FillSummary(
+    return FillSummary(
         filled=len(filled),
-        plural_entries=plural_entries,
-        plural_forms=plural_filled,
-        skipped_translated=translated,
-        skipped_obsolete=obsolete,
-        skipped_fuzzy=fuzzy,
-        left_empty=empty,
-        format_entries=format_entries,
-        format_matches=format_matches,
+        plural_entries=len(plural),
+        plural_forms=sum(len(translated) for translated in plural),
+        skipped_translated=skipped["translated"],
+        skipped_obsolete=skipped["obsolete"],
+        skipped_fuzzy=skipped["fuzzy"],
+        left_empty=left_empty,
+        format_entries=len(checked),
+        format_matches=sum(checked),
     )
-    return FilledCatalog("".join(out), summary, language or target, count, accelerator)
 
 
 def _complete(entry: polib.POEntry, count: int) -> bool:

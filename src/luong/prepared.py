@@ -266,6 +266,33 @@ def _check_int(name: str, value: object, low: int, allow_none: bool = False) -> 
         raise LuongError(f"{name}: expected an int >= {low}, got {value!r}")
 
 
+@dataclass(frozen=True)
+class _Settings:
+    """What ``prepare_corpus`` was told (its parameters of those names), checked on
+    construction so that a bad one stops it before the corpus is read; one value handed to
+    its steps, and the settings its manifest records."""
+
+    src_tokens: Tokens
+    tgt_tokens: Tokens
+    vocab: VocabConfig
+    spm_model: str | os.PathLike[str] | None
+    max_src_len: int | None
+    max_tgt_len: int | None
+    workers: int
+    shard_pairs: int
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.vocab, VocabConfig):
+            raise LuongTypeError(f"vocab: expected a VocabConfig, got {type(self.vocab).__name__}")
+        for name, value in (("src_tokens", self.src_tokens), ("tgt_tokens", self.tgt_tokens)):
+            if value not in TOKENS:
+                raise LuongError(f"{name}: expected one of {', '.join(TOKENS)}, got {value!r}")
+        _check_int("workers", self.workers, 1)
+        _check_int("shard_pairs", self.shard_pairs, 1)
+        _check_int("max_src_len", self.max_src_len, 1, allow_none=True)
+        _check_int("max_tgt_len", self.max_tgt_len, 1, allow_none=True)
+
+
 def prepare_corpus(
     train: Split,
     out: str | os.PathLike[str],
@@ -312,23 +339,11 @@ def prepare_corpus(
     start = time.perf_counter()
     say = log or (lambda message: None)
     vocab = vocab if vocab is not None else VocabConfig()
-    if not isinstance(vocab, VocabConfig):
-        raise LuongTypeError(f"vocab: expected a VocabConfig, got {type(vocab).__name__}")
-    for name, value in (("src_tokens", src_tokens), ("tgt_tokens", tgt_tokens)):
-        if value not in TOKENS:
-            raise LuongError(f"{name}: expected one of {', '.join(TOKENS)}, got {value!r}")
-    _check_int("workers", workers, 1)
-    _check_int("shard_pairs", shard_pairs, 1)
-    _check_int("max_src_len", max_src_len, 1, allow_none=True)
-    _check_int("max_tgt_len", max_tgt_len, 1, allow_none=True)
+    settings = _Settings(
+        src_tokens, tgt_tokens, vocab, spm_model, max_src_len, max_tgt_len, workers, shard_pairs
+    )
     out = Path(out)
-    if out.exists() and not (
-        out.is_dir() and (not any(out.iterdir()) or (out / MANIFEST).is_file())
-    ):
-        raise LuongError(
-            f"{out}: exists and is not a prepared corpus (no {MANIFEST}); choose a new folder "
-            "for --out"
-        )
+    _check_out(out)
     src_vocab: Vocab
     tgt_vocab: Vocab
     if spm_model is not None:  # checked before the corpus is read
@@ -344,88 +359,160 @@ def prepare_corpus(
         say(f"learned the vocabularies from {pairs.name}")
     size = max(len(src_vocab), len(tgt_vocab))
     dtype = np.dtype("<u2") if size <= UINT16_LIMIT else np.dtype("<u4")
-    dropped = {BAD_LINE: 0, SOURCE_TOO_LONG: 0, TARGET_TOO_LONG: 0}
-    inputs = [
-        {"name": path.name, "bytes": path.stat().st_size, "sha256": _sha256_file(path)}
-        for path in _input_files(train)
-    ]
+    inputs = [{"name": path.name, **_file_entry(path)} for path in _input_files(train)]
+    manifest: dict[str, Any] = {}
 
     def fill(folder: Path) -> None:
-        src_vocab.save(folder / SRC_VOCAB)
-        tgt_vocab.save(folder / TGT_VOCAB)
-        src_path, tgt_path = str(folder / SRC_VOCAB), str(folder / TGT_VOCAB)
-        if src_vocab is tgt_vocab:
-            tgt_path = src_path
-        stream = iter(pairs)
-        chunks = iter(lambda: list(itertools.islice(stream, CHUNK)), [])
-        jobs = ((src_path, tgt_path, chunk) for chunk in chunks)
+        """Write the corpus into ``folder``, the temporary sibling ``write_folder`` renames."""
+        vocab_paths = _save_vocabularies(folder, src_vocab, tgt_vocab)
         writer = _ShardWriter(folder, shard_pairs, dtype)
-        read = 0
-        with _pool(workers) as segment:
-            for src, src_len, tgt, tgt_len in segment(_encode_chunk, jobs):
-                read += len(src_len)
-                keep = np.ones(len(src_len), dtype=bool)
-                if max_src_len is not None:
-                    long_src = src_len - 1 > max_src_len
-                    dropped[SOURCE_TOO_LONG] += int(long_src.sum())
-                    keep &= ~long_src
-                if max_tgt_len is not None:
-                    long_tgt = keep & (tgt_len - 2 > max_tgt_len)
-                    dropped[TARGET_TOO_LONG] += int(long_tgt.sum())
-                    keep &= ~long_tgt
-                if not keep.all():
-                    src, tgt = src[np.repeat(keep, src_len)], tgt[np.repeat(keep, tgt_len)]
-                    src_len, tgt_len = src_len[keep], tgt_len[keep]
-                writer.add(src, src_len, tgt, tgt_len)
-        writer.close()
-        dropped[BAD_LINE] = len(pairs.skipped)  # the pass is read to its end
-        say(f"read {read} pairs from {pairs.name}")
-        if not writer.shards:
+        written = _segment(pairs, vocab_paths, writer, settings)
+        say(f"read {written.read} pairs from {pairs.name}")
+        if not written.shards:
             raise LuongError(
                 f"{pairs.name}: no pairs left after the length limits (max_src_len="
-                f"{max_src_len}, max_tgt_len={max_tgt_len}: {dropped[SOURCE_TOO_LONG]} sources "
-                f"and {dropped[TARGET_TOO_LONG]} targets too long)"
+                f"{max_src_len}, max_tgt_len={max_tgt_len}: {written.dropped[SOURCE_TOO_LONG]} "
+                f"sources and {written.dropped[TARGET_TOO_LONG]} targets too long)"
             )
-        shards = []
-        for i, count in enumerate(writer.shards):
-            files = {
-                f"{i:05d}.{part}": _file_entry(folder / f"{i:05d}.{part}")
-                for part in ("src.ids", "tgt.ids", "lengths", "offsets")
-            }
-            shards.append({"pairs": count, "files": files})
-        vocab_files = sorted(
-            path.name
-            for path in folder.iterdir()
-            if path.name.startswith(("src_vocab", "tgt_vocab"))
-        )
-        manifest.update(
-            {
-                "format": FORMAT,
-                "luong": __version__,
-                "pairs": sum(writer.shards),
-                "read": read + len(pairs.skipped),
-                "dropped": dropped,
-                "inputs": inputs,
-                "src_tokens": src_tokens if spm_model is None else "subword",
-                "tgt_tokens": tgt_tokens if spm_model is None else "subword",
-                "vocab": {
-                    **vocab.to_json(),
-                    "spm_model": Path(spm_model).name if spm_model else None,
-                },
-                "vocab_sizes": {"src": len(src_vocab), "tgt": len(tgt_vocab)},
-                "vocab_files": {name: _sha256_file(folder / name) for name in vocab_files},
-                "limits": {"max_src_len": max_src_len, "max_tgt_len": max_tgt_len},
-                "dtype": dtype.name,
-                "shard_pairs": shard_pairs,
-                "shards": shards,
-            }
-        )
+        vocabs = (src_vocab, tgt_vocab)
+        manifest.update(_manifest(folder, settings, vocabs, dtype, inputs, written))
         write_json(folder / MANIFEST, manifest)
 
-    manifest: dict[str, Any] = {}
     write_folder(out, fill)
     seconds = time.perf_counter() - start
     return {**manifest, "seconds": round(seconds, 3)}
+
+
+def _check_out(out: Path) -> None:
+    """Refuse an ``out`` that exists and is neither an empty folder nor a prepared corpus
+    (one with a manifest): ``write_folder`` replaces what is there, and a folder of other
+    files is a user's mistake, not an older corpus to replace."""
+    if out.exists() and not (
+        out.is_dir() and (not any(out.iterdir()) or (out / MANIFEST).is_file())
+    ):
+        raise LuongError(
+            f"{out}: exists and is not a prepared corpus (no {MANIFEST}); choose a new folder "
+            "for --out"
+        )
+
+
+def _save_vocabularies(folder: Path, src_vocab: Vocab, tgt_vocab: Vocab) -> tuple[str, str]:
+    """Write the vocabularies into ``folder`` and return the paths the workers load them
+    from (``_encode_chunk``): the source's twice for a shared vocabulary, so that a worker
+    loads it once."""
+    src_vocab.save(folder / SRC_VOCAB)
+    tgt_vocab.save(folder / TGT_VOCAB)
+    src_path, tgt_path = str(folder / SRC_VOCAB), str(folder / TGT_VOCAB)
+    if src_vocab is tgt_vocab:
+        tgt_path = src_path
+    return src_path, tgt_path
+
+
+@dataclass(frozen=True)
+class _Written:
+    """What the segmenting pass (``_segment``) wrote and left out."""
+
+    shards: list[int]  # the pairs of each shard written
+    read: int  # the pairs read, the bad lines skipped not counted
+    dropped: dict[str, int]  # the pairs left out, by reason (BAD_LINE, SOURCE_TOO_LONG, ...)
+
+
+def _segment(
+    pairs: PairStream, vocab_paths: tuple[str, str], writer: _ShardWriter, settings: _Settings
+) -> _Written:
+    """The segmenting pass: the pairs cut into chunks of ``CHUNK`` as they are read, each
+    segmented by a worker (``_encode_chunk``, with the vocabularies at ``vocab_paths``), the
+    pairs over the length limits dropped, and the rest written by ``writer`` in the chunks'
+    order, so that the bytes do not depend on the number of workers."""
+    src_path, tgt_path = vocab_paths
+    stream = iter(pairs)
+    chunks = iter(lambda: list(itertools.islice(stream, CHUNK)), [])
+    jobs = ((src_path, tgt_path, chunk) for chunk in chunks)
+    dropped = {BAD_LINE: 0, SOURCE_TOO_LONG: 0, TARGET_TOO_LONG: 0}
+    read = 0
+    with _pool(settings.workers) as segment:
+        for src, src_len, tgt, tgt_len in segment(_encode_chunk, jobs):
+            read += len(src_len)
+            writer.add(*_drop_long(src, src_len, tgt, tgt_len, settings, dropped))
+    writer.close()
+    dropped[BAD_LINE] = len(pairs.skipped)  # the pass is read to its end
+    return _Written(writer.shards, read, dropped)
+
+
+def _drop_long(
+    src: np.ndarray,
+    src_len: np.ndarray,
+    tgt: np.ndarray,
+    tgt_len: np.ndarray,
+    settings: _Settings,
+    dropped: dict[str, int],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A segmented chunk (``_encode_chunk``'s arrays) without its pairs over the length
+    limits, each counted in ``dropped`` under one reason (the source's first). The limits
+    count symbols: a source's length holds its EOS, a target's its BOS and EOS."""
+    keep = np.ones(len(src_len), dtype=bool)
+    if settings.max_src_len is not None:
+        long_src = src_len - 1 > settings.max_src_len
+        dropped[SOURCE_TOO_LONG] += int(long_src.sum())
+        keep &= ~long_src
+    if settings.max_tgt_len is not None:
+        long_tgt = keep & (tgt_len - 2 > settings.max_tgt_len)
+        dropped[TARGET_TOO_LONG] += int(long_tgt.sum())
+        keep &= ~long_tgt
+    if keep.all():
+        return src, src_len, tgt, tgt_len
+    src, tgt = src[np.repeat(keep, src_len)], tgt[np.repeat(keep, tgt_len)]
+    return src, src_len[keep], tgt, tgt_len[keep]
+
+
+def _manifest(
+    folder: Path,
+    settings: _Settings,
+    vocabs: tuple[Vocab, Vocab],
+    dtype: np.dtype[Any],
+    inputs: list[dict[str, Any]],
+    written: _Written,
+) -> dict[str, Any]:
+    """The manifest of the corpus written into ``folder`` (the module docstring): what
+    ``PreparedData`` checks the files against, and what ``luong train --data`` reads of the
+    settings. Its keys' order is the file's."""
+    src_vocab, tgt_vocab = vocabs
+    subword = settings.spm_model is not None
+    vocab_files = sorted(
+        path.name for path in folder.iterdir() if path.name.startswith(("src_vocab", "tgt_vocab"))
+    )
+    return {
+        "format": FORMAT,
+        "luong": __version__,
+        "pairs": sum(written.shards),
+        "read": written.read + written.dropped[BAD_LINE],
+        "dropped": written.dropped,
+        "inputs": inputs,
+        "src_tokens": "subword" if subword else settings.src_tokens,
+        "tgt_tokens": "subword" if subword else settings.tgt_tokens,
+        "vocab": {
+            **settings.vocab.to_json(),
+            "spm_model": Path(settings.spm_model).name if settings.spm_model else None,
+        },
+        "vocab_sizes": {"src": len(src_vocab), "tgt": len(tgt_vocab)},
+        "vocab_files": {name: _sha256_file(folder / name) for name in vocab_files},
+        "limits": {"max_src_len": settings.max_src_len, "max_tgt_len": settings.max_tgt_len},
+        "dtype": dtype.name,
+        "shard_pairs": settings.shard_pairs,
+        "shards": _shard_entries(folder, written.shards),
+    }
+
+
+def _shard_entries(folder: Path, shards: list[int]) -> list[dict[str, Any]]:
+    """The manifest's ``shards``: each shard's pairs, and its four files' sizes and SHA-256."""
+    entries = []
+    for i, count in enumerate(shards):
+        files = {
+            f"{i:05d}.{part}": _file_entry(folder / f"{i:05d}.{part}")
+            for part in _ShardWriter.PARTS
+        }
+        entries.append({"pairs": count, "files": files})
+    return entries
 
 
 def _file_entry(path: Path) -> dict[str, Any]:
