@@ -21,7 +21,7 @@ from fastapi.testclient import TestClient
 from helpers import SRC_SPACE, small_model
 
 import luong.server
-from luong import Translator
+from luong import RequestOptions, Translator
 from luong.search import decode, source_symbols
 from luong.search_options import SearchOptions
 from luong.server import EXPLORER_FILES, ServedModel, ServeLimits, create_app
@@ -137,7 +137,10 @@ def test_models_health_schema_and_page(client: Any, models: list[ServedModel]) -
     }
     fields = schema["components"]["schemas"]["TranslateRequest"]["properties"]
     options = [f.name for f in dataclasses.fields(SearchOptions)]
-    assert list(fields) == ["sources", "model", "attention", "align", *options]  # every option
+    requested = [f.name for f in dataclasses.fields(RequestOptions)]
+    assert requested == ["attention", "align", "placeholders"]
+    assert list(fields) == ["sources", "model", *requested, *options]  # every option
+    assert fields["placeholders"]["enum"] == ["off", "mask", "constrain"]
     assert (fields["beam"]["minimum"], fields["beam"]["maximum"]) == (1, 1000)
     assert fields["temperature"]["exclusiveMinimum"] == 0
     assert fields["combine"]["enum"] == ["logprob", "prob"]
@@ -513,11 +516,11 @@ def test_health_answers_while_an_answer_is_written(monkeypatch: pytest.MonkeyPat
     1.3 s on the event loop, and /health waited: they are written on a worker thread."""
     model = served("one", 0)
     entered, release = threading.Event(), threading.Event()
-    record = luong.server.hypothesis_record
+    records = luong.server.translation_records
 
     on_the_loop: list[bool] = []
 
-    def held_record(*args: Any) -> Any:  # the answer's first record waits until released
+    def held_records(*args: Any) -> Any:  # the answer's first records wait until released
         try:
             asyncio.get_running_loop()  # only the event loop's thread has one
             on_the_loop.append(True)
@@ -525,9 +528,9 @@ def test_health_answers_while_an_answer_is_written(monkeypatch: pytest.MonkeyPat
             on_the_loop.append(False)
         entered.set()
         release.wait(timeout=5)  # (on the event loop, /health would wait this long)
-        return record(*args)
+        return records(*args)
 
-    monkeypatch.setattr(luong.server, "hypothesis_record", held_record)
+    monkeypatch.setattr(luong.server, "translation_records", held_records)
     answers: list[Any] = []
     with TestClient(create_app([model], max_wait_ms=0)) as client:
         asking = threading.Thread(
@@ -578,3 +581,32 @@ def test_align_gives_each_output_its_word_alignment(client: Any) -> None:
             assert all(0 <= i < len(source.split()) for i, _ in links)
     plain = client.post("/api/translate", json={"sources": sources}).json()
     assert "alignment" not in plain["results"][0]["hypotheses"][0]
+
+
+def test_a_request_field_reaches_the_api_from_request_options(
+    client: Any, models: list[ServedModel]
+) -> None:
+    # placeholders, a RequestOptions field: the API's answer is the Translator's, the one
+    # path every face takes, and the attention's columns are the masked source's symbols.
+    sources = ["ab %s cd", "j {name} k", "abc"]
+    translator = models[0].translator
+    for mode in ("off", "mask", "constrain"):
+        body = {"sources": sources, "placeholders": mode, "beam": 3, "attention": True}
+        answer = client.post("/api/translate", json=body)
+        assert answer.status_code == 200
+        request = RequestOptions(placeholders=mode)
+        offline = translator.translate(sources, SearchOptions(beam=3), request)
+        results = answer.json()["results"]
+        assert [r["hypotheses"][0]["text"] for r in results] == offline
+        for result in results:
+            widths = {len(row) for h in result["hypotheses"] for row in h["attention"]}
+            assert widths == {len(result["source_tokens"])}
+    masked = client.post("/api/translate", json={"sources": sources, "placeholders": "mask"})
+    assert "%s" in masked.json()["results"][0]["hypotheses"][0]["text"]
+    refused = client.post(
+        "/api/translate", json={"sources": sources, "placeholders": "mask", "align": True}
+    )
+    assert (refused.status_code, refused.json()) == (
+        422,
+        {"detail": "align: not with placeholders='mask'; expected 'off'"},
+    )

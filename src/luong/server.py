@@ -4,13 +4,15 @@ attention explorer page.
 ``create_app(models)`` builds a FastAPI app over loaded models (``ServedModel``: a name, a
 ``Translator``, the run's metrics). Its routes:
 
-- ``POST /api/translate``: ``TranslateRequest`` in (``sources``, ``model``, ``attention``
-  and a field per ``SearchOptions`` field, made from it by ``request_model``), ``{"model",
-  "results": [{"source", "source_tokens", "prefix_tokens", "hypotheses": [{"text", "score",
-  "tokens", "attention"?}]}]}`` out, one result per source, in order. Requests that share
-  their decoding options are decoded together (``luong.request_batcher``) on a worker
-  thread, and their answers are written there too, so the event loop (``/health``) stays
-  free while a batch decodes.
+- ``POST /api/translate``: ``TranslateRequest`` in (``sources``, ``model``, a field per
+  ``RequestOptions`` field: ``attention``, ``align``, ``placeholders``, and a field per
+  ``SearchOptions`` field, made from them by ``request_model``), ``{"model", "results":
+  [{"source", "source_tokens", "prefix_tokens", "hypotheses": [{"text", "score", "tokens",
+  "attention"?, "alignment"?, "searched_again"?}]}]}`` out, one result per source, in order.
+  Requests that share their options are decoded together (``luong.request_batcher``) on a
+  worker thread through ``Translator.translations``, the path every face takes, and their
+  answers are written there too, so the event loop (``/health``) stays free while a batch
+  decodes.
 - ``GET /api/models``: each model's name, config, vocabulary sizes and metrics.
 - ``GET /health``: ``{"status": "ok", "models", "batcher"}``, the batcher's counters.
 - ``POST /translate``, ``GET /languages``, ``GET /frontend/settings``: the LibreTranslate
@@ -512,7 +514,7 @@ def _answer(
         results.append(
             {
                 "source": translation.source,
-                "source_tokens": translator.source_symbols(translation.source),
+                "source_tokens": translator.source_symbols(translation.searched),
                 "prefix_tokens": len(prefix_tokens),
                 "hypotheses": records,
             }

@@ -131,13 +131,16 @@ class Translation:
     put back or kept (``RequestOptions.placeholders``); ``searched_again[k]``: output ``k``
     comes from a second, constrained search (placeholders ``"constrain"``), so its
     hypothesis' scores and attention are the first search's; ``alignments`` each output's
-    word links ``[(i, j), ...]`` (``RequestOptions.align``), else None."""
+    word links ``[(i, j), ...]`` (``RequestOptions.align``), else None; ``searched`` the
+    text the search read, whose symbols the attention's columns are: the source, or with
+    placeholders ``"mask"`` the source with its spans masked."""
 
     source: str
     hypotheses: list[Hypothesis]
     texts: list[str]
     searched_again: list[bool]
     alignments: list[list[tuple[int, int]]] | None = None
+    searched: str = ""
 
 
 def output_lines(
@@ -612,8 +615,9 @@ class _Job:
         model, source = self.translator.model, self.sources[index]
         copy_from = source if self.search.replace_unk else None
         if self.masked is not None:
-            texts = [restore_hypothesis(model, self.masked[index], h) for h in hyps]
-            return Translation(source, hyps, texts, [False] * len(hyps))
+            masked = self.masked[index]
+            texts = [restore_hypothesis(model, masked, h) for h in hyps]
+            return Translation(source, hyps, texts, [False] * len(hyps), searched=masked.text)
         texts = [hypothesis_text(model, h, copy_from) for h in hyps]
         searched_again = [False] * len(hyps)
         if self.request.placeholders == "constrain":
@@ -625,7 +629,7 @@ class _Job:
         if self.request.align:
             vocabs = model.src_vocab, model.tgt_vocab
             alignments = [hypothesis_alignment(h, source, *vocabs) for h in hyps]
-        return Translation(source, hyps, texts, searched_again, alignments)
+        return Translation(source, hyps, texts, searched_again, alignments, source)
 
 
 def load(
