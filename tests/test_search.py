@@ -16,24 +16,28 @@ from dataclasses import dataclass
 
 import pytest
 import torch
-from helpers import SRC_SPACE, small_model, source_batch
+from helpers import SRC_SPACE, TGT, small_model, source_batch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from luong import Seq2Seq, Vocab
+from luong.ensemble import encode_texts
 from luong.search import (
     Hypothesis,
     beam_search,
     coverage_penalty,
     decode,
     decode_batches,
+    default_max_len,
     greedy_search,
     hypothesis_symbols,
     hypothesis_text,
     length_penalty,
     replace_unknowns,
+    search_beams,
     source_symbols,
 )
+from luong.search.beam import Proposal, TopK
 from luong.search_options import SearchOptions
 from luong.translator import translate, translate_nbest
 
@@ -549,3 +553,38 @@ def test_per_sentence_limits_make_outputs_independent_of_the_batch() -> None:
         assert [len(h[0].tokens) for h in hyps] == [4, 9]
     with pytest.raises(ValueError, match=r"max_len: expected an int >= 1 or integers >= 1"):
         greedy_search(model, src, lengths, torch.tensor([4]))
+
+
+# -- the loop's strategy ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Without(TopK):
+    """Plain beam search that never proposes ``token``: a ``Strategy`` of beam search's
+    loop, as lexically constrained search is one."""
+
+    token: int
+
+    def propose(self, log_probs: torch.Tensor, live: torch.Tensor, k: int) -> Proposal:
+        log_probs[:, self.token] = float("-inf")
+        return super().propose(log_probs, live, k)
+
+
+def test_a_strategy_chooses_the_candidates_of_the_loop() -> None:
+    # Model 3 writes 3s all the way; kept from proposing them, it writes none.
+    model = small_model(3)
+    three = TGT.id("3")
+    options = SearchOptions(beam=3, nbest=2, alpha=0.6)
+    with torch.inference_mode():
+        memory, state, lengths = encode_texts(model, ["abc", "jihgfe", "a", "cafe"])
+        limits = default_max_len(lengths)
+        plain = search_beams(model, memory, state, lengths, limits, options, [])
+        top_k = search_beams(model, memory, state, lengths, limits, options, [], strategy=TopK())
+        without = search_beams(
+            model, memory, state, lengths, limits, options, [], strategy=Without(three)
+        )
+    assert [[h.tokens for h in hyps] for hyps in top_k] == [
+        [h.tokens for h in hyps] for hyps in plain
+    ]
+    assert all(three in hyps[0].tokens for hyps in plain)
+    assert all(len(hyps) == 2 and three not in h.tokens for hyps in without for h in hyps)

@@ -1,25 +1,57 @@
-"""Beam search, batched over sentences x beams.
+"""Beam search, batched over sentences x beams, with a pluggable choice of candidates.
 
 Shapes: ``B`` batch, ``S`` source length, ``V`` target vocabulary, ``k`` beam size, ``n`` the
-n-best size, ``R`` the decoder rows of a step, ``P`` the prefix length.
+n-best size, ``R`` the decoder rows of a step, ``M`` the candidates of a row, ``P`` the
+prefix length.
 
 Beam search keeps ``k`` hypotheses per sentence as rows of one decoder batch: the open beams'
 rows step the decoder, each sentence's beams attend to its keys together
 (``Memory.for_beams``: one batched product, no copy of the keys per beam), and
-``DecoderState.reorder`` follows the surviving beams after every step. Finished hypotheses
-leave the beam (their slot is refilled at the next step) and join a pool of the ``n`` best
-per sentence. Beams compete on log P (every open beam has the same length at a step, so lp
-does not change their order); finished hypotheses and the final n-best lists are ranked by
-``s(Y, X)`` (``luong.search.penalties``).
+``DecoderState.reorder`` follows the surviving beams after every step. Every step expands
+the open beams of a sentence and keeps ``k`` candidates. A kept candidate that ends in EOS
+is finished: it is scored with ``s(Y, X)`` (``luong.search.penalties``), joins the
+sentence's pool of the ``n`` best, and its slot is refilled from the other beams at the next
+step. At the first step only beam 0 of each sentence is open (the others are -inf), so the
+beams are distinct from the start. Beams compete on log P (every open beam has the same
+length at a step, so lp does not change their order); finished hypotheses and the final
+n-best lists are ranked by ``s(Y, X)``.
+
+Which candidates a step weighs and how it fills the ``k`` places is a ``Strategy``: plain
+beam search (``TopK``, the default) proposes each open beam's ``k`` best tokens and keeps
+the sentence's ``k`` best of them by log P (the ``k`` best of all ``k x V`` extensions);
+lexically constrained search (``luong.search.constrained``) proposes more and deals the
+places out otherwise. The rest of a step is the same for every strategy:
+
+- The greedy path is kept: when the argmax extension of the beam that holds greedy
+  search's prefix falls out of the ``k`` kept, it takes the ``k``-th place. So ``beam`` 1
+  is greedy search, and with ``alpha = beta = 0`` the best hypothesis never has a lower
+  log P than greedy search's (plain beam search may prune the greedy prefix and end
+  lower).
+- A sentence stops when its pool holds ``n`` hypotheses that no open beam can beat. An
+  open beam with log P = L <= 0 can at best end at ``L / lp(limit)`` (log P only falls, lp
+  grows with the length for alpha >= 0, and cp <= 0), so that is its bound; with alpha = 0
+  it is L itself. At its limit, a sentence's open beams join the pool as hypotheses
+  without EOS. Once half of the sentences still searched are done, their lists are
+  collected and they leave every tensor of the loop (``Beams.select``).
+- Only open beams are computed: the decoder runs on the rows of open beams of unfinished
+  sentences. With pruning and ``n`` 1, greedy search runs first on the same encoding
+  (``greedy_floor``); an open beam whose bound is below greedy's score cannot win, and is
+  dropped. Beams that cannot win only ever push out other beams that cannot win, so
+  dropping them leaves the best hypothesis as it is.
+- A prefix (target ids) is teacher-forced first (``luong.search.prefix``): every
+  hypothesis starts with it, and its log-probabilities, attention and length count in the
+  scores as any other token's. An output has at least one token after it.
 
 The loop's state is one ``Beams`` value (dense ``[B, k]`` slots per sentence, the pool, the
-steps taken, each sentence's memory and prefix); ``Beams.select(keep)`` gives the state of
-some of its sentences, so the sentences that are done leave the loop in one call.
+steps taken, each sentence's memory, prefix and strategy state); ``Beams.select(keep)``
+gives the state of some of its sentences, so the sentences that are done leave the loop in
+one call.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 import torch
 from torch import Tensor
@@ -46,7 +78,17 @@ from luong.search.prefix import Forced, force_prefix, search_inputs
 from luong.search_options import SearchOptions
 from luong.vocab import Vocab
 
-__all__ = ["Beams", "Pool", "Step", "beam_search", "greedy_floor", "search_beams"]
+__all__ = [
+    "Beams",
+    "Pool",
+    "Proposal",
+    "Step",
+    "Strategy",
+    "TopK",
+    "beam_search",
+    "greedy_floor",
+    "search_beams",
+]
 
 
 def beam_search(
@@ -98,37 +140,10 @@ def search_beams(
     prefix: list[int],
     *,
     prune: bool = True,
+    strategy: Strategy | None = None,
 ) -> list[list[Hypothesis]]:
     """Beam search from an encoded batch (``model.encode``); call it under
-    ``torch.inference_mode``.
-
-    Every step expands the open beams of a sentence by every token and keeps the ``k`` best
-    candidates by log P. A kept candidate that ends in EOS is finished: it is scored with
-    ``s(Y, X)``, joins the sentence's pool of the ``n`` best, and its slot is refilled from
-    the other beams at the next step. At the first step only beam 0 of each sentence is open
-    (the others are -inf), so the beams are distinct from the start.
-
-    The greedy path is kept: when the argmax extension of the beam that holds greedy
-    search's prefix falls out of the top ``k``, it takes the ``k``-th place. So ``beam`` 1 is
-    greedy search, and with ``alpha = beta = 0`` the best hypothesis never has a lower log P
-    than greedy search's (plain beam search may prune the greedy prefix and end lower).
-
-    A sentence stops when its pool holds ``n`` hypotheses that no open beam can beat. An
-    open beam with log P = L <= 0 can at best end at ``L / lp(limit)`` (log P only falls, lp
-    grows with the length for alpha >= 0, and cp <= 0), so that is its bound; with alpha = 0
-    it is L itself. At its limit, a sentence's open beams join the pool as hypotheses
-    without EOS. Once half of the sentences still searched are done, their lists are
-    collected and they leave every tensor of the loop (``Beams.select``).
-
-    Only open beams are computed: the decoder runs on the rows of open beams of unfinished
-    sentences. With ``prune`` and ``n`` 1, greedy search runs first on the same encoding
-    (``greedy_floor``); an open beam whose bound is below greedy's score cannot win, and is
-    dropped. Beams that cannot win only ever push out other beams that cannot win, so
-    dropping them leaves the best hypothesis as it is.
-
-    A ``prefix`` (target ids) is teacher-forced first (``luong.search.prefix``): every
-    hypothesis starts with it, and its log-probabilities, attention and length count in the
-    scores as any other token's. An output has at least one token after it.
+    ``torch.inference_mode``. The module docstring says how.
 
     Args:
         model, memory, state: the model (or ensemble) and its encoding of the batch.
@@ -136,8 +151,10 @@ def search_beams(
         limits: the most tokens of each output ``[B]``, prefix and EOS included.
         options: beam, nbest, alpha, beta, min_len (EOS is forbidden before it, up to each
             sentence's limit minus one) and combine are read.
-        prefix: the target ids every output starts with.
+        prefix: the target ids every output starts with (teacher-forced).
         prune: as ``beam_search``.
+        strategy: which candidates each step weighs and how it keeps ``k`` of them, with its
+            state for the batch (``Strategy``); None: plain beam search (``TopK``).
 
     Returns:
         per sentence, in order, its n-best list: distinct hypotheses sorted by score, best
@@ -149,18 +166,22 @@ def search_beams(
     Raises:
         ValueError: the model's scores are NaN (weights that overflow).
     """
+    strategy = TopK() if strategy is None else strategy
     batch, source_len = memory.mask.shape
     limits = limits.clamp(min=len(prefix) + 1)
     min_lens = limits.clamp(max=options.min_len + 1) - 1
+    off_greedy = strategy.off_greedy()
     floor = None
     if prune and options.nbest == 1 and options.beam > 1 and not prefix:
         floor = greedy_floor(model, memory, state, limits, min_lens, options)
+        if off_greedy is not None:  # greedy's hypothesis is no output there
+            floor = floor.masked_fill(off_greedy, float("-inf"))
     dtype = torch.promote_types(memory.dtype, torch.float32)  # the search's (next_token_...)
     coverage = torch.zeros(batch, source_len, dtype=memory.dtype, device=memory.mask.device)
     forced, state = force_prefix(
         model, memory, state.with_coverage(coverage), prefix, options.combine, dtype
     )
-    beams = Beams.start(options, src_lengths, limits, min_lens, floor, memory, forced)
+    beams = Beams.start(options, src_lengths, limits, min_lens, floor, memory, forced, strategy)
     return _run(model, beams, state, options)
 
 
@@ -205,6 +226,90 @@ def _run(
         live = next_live
     lists.update(zip(beams.ids.tolist(), beams.collect(options), strict=True))
     return [lists[i] for i in range(sentence_count)]
+
+
+class Proposal(Protocol):
+    """A strategy's candidates for one step: per open row ``[R, M]`` a token and its
+    log-probability (-inf: no candidate), a row's own best among them; how ``k`` of them
+    are kept per sentence; and the strategy's state after the step."""
+
+    @property
+    def token(self) -> Tensor: ...
+
+    @property
+    def log_prob(self) -> Tensor: ...
+
+    def allocate(self, score: Tensor, live: Tensor, k: int) -> tuple[Tensor, Tensor]:
+        """The ``k`` places of each sentence: from the candidates' log P ``[B, k x M]``
+        (slot-major, as the dense ``[B * k]`` slots; row r of the proposal is slot
+        ``live[r]``; -inf for a closed slot), the kept log P and their places ``[B, k]``,
+        in the order they take the slots."""
+        ...
+
+    def follow(self, row: Tensor, column: Tensor) -> tuple[Strategy, Tensor | None]:
+        """The strategy's state after the step, each slot ``[B, k]`` holding candidate
+        ``column`` of the proposal's row ``row``; and the slots whose hypotheses are not
+        complete ``[B, k]`` (ended there, they rank below every complete one), None for
+        none."""
+        ...
+
+
+class Strategy(Protocol):
+    """Which candidates a beam search weighs and how it keeps ``k`` of them
+    (``search_beams``), with whatever state per sentence that takes: it proposes each
+    step's candidates (``Proposal``), and ``select`` gives the state of some of its
+    sentences, as ``Beams.select``."""
+
+    def off_greedy(self) -> Tensor | None:
+        """The sentences ``[B]`` where greedy search's hypothesis is no output of this
+        search: no greedy path is kept there and greedy's bound prunes nothing; None for
+        none."""
+        ...
+
+    def propose(self, log_probs: Tensor, live: Tensor, k: int) -> Proposal:
+        """The candidates of the open rows, from their next-token ``log_probs`` ``[R, V]``
+        (row r is slot ``live[r]`` of the dense ``[B * k]`` layout); the tokens the strategy
+        forbids are set to -inf in ``log_probs`` first, in place."""
+        ...
+
+    def select(self, keep: Tensor) -> Strategy:
+        """The state of the sentences ``keep`` ``[B']``, in that order."""
+        ...
+
+
+@dataclass(frozen=True)
+class TopK:
+    """Plain beam search's strategy: each open row proposes its ``k`` best tokens, and each
+    sentence keeps the ``k`` best of its rows' by log P. Those are the ``k`` best of all its
+    ``k x V`` extensions (adding a row's log P keeps the row's order). It keeps no state
+    (nor need a subclass that changes ``propose``)."""
+
+    def off_greedy(self) -> None:
+        return None
+
+    def propose(self, log_probs: Tensor, live: Tensor, k: int) -> Proposal:
+        row_lp, row_token = log_probs.topk(min(k, log_probs.shape[-1]), dim=1)  # [R, w]
+        return _Best(row_token, row_lp, self)
+
+    def select(self, keep: Tensor) -> TopK:
+        return self
+
+
+@dataclass(frozen=True)
+class _Best:
+    """``TopK``'s proposal: each row's best tokens ``[R, w]`` and their log-probabilities;
+    the strategy it came from (a subclass of ``TopK`` stays itself)."""
+
+    token: Tensor
+    log_prob: Tensor
+    strategy: TopK
+
+    def allocate(self, score: Tensor, live: Tensor, k: int) -> tuple[Tensor, Tensor]:
+        values, index = score.topk(k, dim=1)
+        return values, index
+
+    def follow(self, row: Tensor, column: Tensor) -> tuple[TopK, None]:
+        return self.strategy, None
 
 
 def greedy_floor(
@@ -310,6 +415,20 @@ class Pool:
 
 
 @dataclass(frozen=True)
+class _Kept:
+    """The candidates a step keeps, per slot ``[B, k]``: log P, parent slot, token, the
+    parent's row in the step's batch, the column in the proposal; and each dense slot's row
+    ``[B * k]`` (None: row r is slot r)."""
+
+    score: Tensor
+    parent: Tensor
+    token: Tensor
+    row: Tensor
+    column: Tensor
+    position: Tensor | None
+
+
+@dataclass(frozen=True)
 class Beams:
     """The beam loop's state for the ``B`` sentences it still searches, ``k`` slots each.
 
@@ -320,7 +439,8 @@ class Beams:
     (the prefix's included), -inf for a closed slot; greedy ``[B]``: the slot that holds
     greedy search's path, -1 for none; floor ``[B]``: the pruning bound (``greedy_floor``),
     None for no pruning; pool: the ended hypotheses; history: the steps taken; memory: the
-    encoding, a row per sentence; forced: the prefix.
+    encoding, a row per sentence; forced: the prefix; strategy: the search's own way and
+    its state (``Strategy``).
     """
 
     ids: Tensor
@@ -335,6 +455,7 @@ class Beams:
     history: tuple[Step, ...]
     memory: AnyMemory
     forced: Forced
+    strategy: Strategy
 
     @staticmethod
     def start(
@@ -345,13 +466,19 @@ class Beams:
         floor: Tensor | None,
         memory: AnyMemory,
         forced: Forced,
+        strategy: Strategy,
     ) -> Beams:
-        """Beam 0 of each sentence open (with the prefix's log P), the others closed."""
+        """Beam 0 of each sentence open (with the prefix's log P), the others closed; the
+        greedy path in slot 0, except where the strategy is ``off_greedy``."""
         batch, k = limits.shape[0], options.beam
         dtype = forced.log_probs.dtype
         device = limits.device
         alive = torch.full((batch, k), float("-inf"), dtype=dtype, device=device)
         alive[:, 0] = forced.log_probs.sum(dim=1)
+        greedy = torch.zeros(batch, dtype=torch.long, device=device)
+        off_greedy = strategy.off_greedy()
+        if off_greedy is not None:
+            greedy = greedy.masked_fill(off_greedy, -1)
         return Beams(
             ids=torch.arange(batch, device=device),
             src_lengths=src_lengths,
@@ -359,12 +486,13 @@ class Beams:
             min_lens=min_lens,
             last_lp=length_penalties(limits, options.alpha, dtype),
             alive=alive,
-            greedy=torch.zeros(batch, dtype=torch.long, device=device),
+            greedy=greedy,
             floor=floor,
             pool=Pool.empty(batch, options.nbest, dtype, device),
             history=(),
             memory=memory,
             forced=forced,
+            strategy=strategy,
         )
 
     def select(self, keep: Tensor) -> Beams:
@@ -382,6 +510,7 @@ class Beams:
             history=tuple(step.select(keep) for step in self.history),
             memory=self.memory.select(keep),
             forced=self.forced.select(keep),
+            strategy=self.strategy.select(keep),
         )
 
     def advance(
@@ -395,39 +524,56 @@ class Beams:
     ) -> tuple[Beams, Tensor]:
         """One step: from the open beams' next-token ``log_probs`` ``[R, V]`` (row r is slot
         ``live[r]`` of the dense ``[B * k]`` layout), their attention ``weights`` ``[R, S]``
-        and ``coverage`` ``[R, S]`` after the step (with beta), the ``t + 1``-th tokens.
-        Returns the state after it and whether a score is NaN (a 0-dim bool tensor: the
-        caller checks it at its next sync)."""
-        batch, k = self.alive.shape
-        device = log_probs.device
-        rows_now, dense = live.shape[0], batch * k
-        sentences = torch.arange(batch, device=device)
+        and ``coverage`` ``[R, S]`` after the step (with beta), the ``t + 1``-th tokens: the
+        strategy's candidates, the ``k`` it keeps, the greedy path, the ends. Returns the
+        state after it and whether a score is NaN (a 0-dim bool tensor: the caller checks
+        it at its next sync)."""
+        k = self.alive.shape[1]
         early = t < self.min_lens[torch.div(live, k, rounding_mode="floor")]  # [R]
         log_probs[:, Vocab.eos_id] = log_probs[:, Vocab.eos_id].masked_fill(early, float("-inf"))
-        # The k best of the B x k x V extensions are among each row's own k best (adding the
-        # row's log P keeps the row's order): a top-k per row, then over [B, k x k].
-        width = min(k, log_probs.shape[-1])
-        row_lp, row_token = log_probs.topk(width, dim=1)  # [R, w]
-        candidates = self.alive.view(-1)[live][:, None] + row_lp
+        proposal = self.strategy.propose(log_probs, live, k)
+        kept = self._keep(proposal, live)
+        on_greedy = self._keep_greedy(kept, log_probs, live)
+        strategy, short = proposal.follow(kept.row, kept.column)
+        advanced = self._end(t, kept, on_greedy, log_probs, weights, coverage, options, short)
+        broken = torch.isnan(proposal.log_prob).any()  # top-k ranks NaN first
+        return replace(advanced, strategy=strategy), broken
+
+    def _keep(self, proposal: Proposal, live: Tensor) -> _Kept:
+        """The ``k`` candidates each sentence keeps (``Proposal.allocate``), each with its
+        parent slot, its row in this step's batch and its column in the proposal."""
+        batch, k = self.alive.shape
+        device = live.device
+        rows_now, dense = live.shape[0], batch * k
+        m = proposal.token.shape[1]
+        candidates = self.alive.view(-1)[live][:, None] + proposal.log_prob  # [R, M]
         if rows_now == dense:
             position = None  # row r is slot r
         else:
-            candidates = candidates.new_full((dense, width), float("-inf")).index_copy_(
+            candidates = candidates.new_full((dense, m), float("-inf")).index_copy_(
                 0, live, candidates
             )
             position = torch.zeros(dense, dtype=torch.long, device=device)
             position[live] = torch.arange(rows_now, device=device)
-        score, index = candidates.view(batch, k * width).topk(k, dim=1)  # [B, k]
-        parent = torch.div(index, width, rounding_mode="floor")
-        # Keep the greedy path: its argmax extension takes the last slot when it fell out.
+        score, index = proposal.allocate(candidates.view(batch, k * m), live, k)  # [B, k]
+        parent = torch.div(index, m, rounding_mode="floor")
+        column = index - parent * m
+        source = torch.arange(batch, device=device)[:, None] * k + parent  # dense
+        row = source if position is None else position[source]  # ... its row in this step
+        token = proposal.token[row, column]
+        return _Kept(score, parent, token, row, column, position)
+
+    def _keep_greedy(self, kept: _Kept, log_probs: Tensor, live: Tensor) -> Tensor:
+        """Keep the greedy path in ``kept`` (in place): its argmax extension takes the last
+        slot when it fell out. Returns which kept candidates follow it ``[B, k]``."""
+        batch, k = self.alive.shape
+        score, parent, token = kept.score, kept.parent, kept.token
+        row, column = kept.row, kept.column
         greedy = self.greedy
         g_slot = greedy.clamp(min=0)
-        g_dense = sentences * k + g_slot
-        g_row = g_dense if position is None else position[g_dense]
+        g_dense = torch.arange(batch, device=live.device) * k + g_slot
+        g_row = g_dense if kept.position is None else kept.position[g_dense]
         g_token = log_probs[g_row].argmax(dim=-1)  # [B]
-        source = sentences[:, None] * k + parent  # [B, k] each slot's parent, dense
-        row = source if position is None else position[source]  # ... its row in this step
-        token = row_token[row, index - parent * width]
         g_kept = (greedy >= 0)[:, None] & (parent == g_slot[:, None]) & (token == g_token[:, None])
         missing = (greedy >= 0) & ~g_kept.any(dim=1)
         g_score = self.alive.view(-1)[g_dense] + log_probs[g_row, g_token]
@@ -435,7 +581,28 @@ class Beams:
         parent[:, -1] = torch.where(missing, g_slot, parent[:, -1])
         token[:, -1] = torch.where(missing, g_token, token[:, -1])
         row[:, -1] = torch.where(missing, g_row, row[:, -1])
+        # The greedy path is kept only where the strategy asks nothing of the output (not
+        # ``Strategy.off_greedy``): any column's state will do.
+        column[:, -1] = torch.where(missing, 0, column[:, -1])
         g_kept[:, -1] |= missing
+        return g_kept
+
+    def _end(
+        self,
+        t: int,
+        kept: _Kept,
+        on_greedy: Tensor,
+        log_probs: Tensor,
+        weights: Tensor,
+        coverage: Tensor | None,
+        options: SearchOptions,
+        short: Tensor | None,
+    ) -> Beams:
+        """The state after the step that keeps ``kept`` (``on_greedy``: those on the greedy
+        path): the candidates that end (EOS, or the limit) scored into the pool, the rest
+        open unless pruned, the step recorded. ``short``: the slots whose hypotheses rank
+        below every complete one (``Proposal.follow``)."""
+        score, token, row = kept.score, kept.token, kept.row
         token_lp = log_probs[row, token]  # [B, k]
         live_slot = torch.isfinite(score)
         # At its limit, a sentence's open beams count as hypotheses without EOS.
@@ -445,19 +612,17 @@ class Beams:
             assert coverage is not None  # tracked from the start (search_beams)
             penalty = coverage_penalty(coverage[row], self.memory.mask[:, None, :], options.beta)
             final = final + penalty.to(final.dtype)
+        if short is not None:  # -inf: below every score, above an empty place of the pool
+            final = final.masked_fill(short, float("-inf"))
         step_index = len(self.history)
         pool = self.pool.add(torch.where(ends, final, float("-inf")), ends, step_index)
         alive = torch.where(ends, float("-inf"), score)
-        g_on = g_kept & ~ends
+        g_on = on_greedy & ~ends
         greedy = torch.where(g_on.any(dim=1), g_on.int().argmax(dim=1), -1)
         if self.floor is not None:  # beams that cannot beat greedy's hypothesis
             alive = alive.masked_fill((alive < self.floor[:, None]) & ~g_on, float("-inf"))
-        step = Step(token, parent, token_lp, row, weights)
-        broken = torch.isnan(row_lp).any()  # top-k ranks NaN first
-        advanced = replace(
-            self, alive=alive, greedy=greedy, pool=pool, history=(*self.history, step)
-        )
-        return advanced, broken
+        step = Step(token, kept.parent, token_lp, row, weights)
+        return replace(self, alive=alive, greedy=greedy, pool=pool, history=(*self.history, step))
 
     def done(self, t: int) -> Tensor:
         """Whether each sentence is done after ``t + 1`` tokens ``[B]``: its pool holds ``n``

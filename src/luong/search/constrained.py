@@ -22,7 +22,10 @@ over the banks, the bank that meets the most first, each bank giving its best ca
 log P in turn (an empty bank's turn passes to the next): so the hypotheses that advance the
 constraints keep places in the beam even when the model ranks them low. A sentence without
 constraints has one bank and is beam search exactly (``luong.search.beam``: the same
-candidates, the same greedy path, the same pruning, the same scores).
+candidates, the same greedy path, the same pruning, the same scores). The search is beam
+search's own loop with a strategy of its own (``Constrained``, a ``luong.search.beam
+.Strategy``): this module proposes the candidates, deals out the places and tracks the
+constraints; the loop does the rest.
 
 With ``exact``, a token that would complete an occurrence of a phrase beyond its listed count
 is forbidden too, so each phrase appears exactly as often as listed (occurrences counted in
@@ -42,22 +45,15 @@ from dataclasses import dataclass, replace
 import torch
 from torch import Tensor
 
-from luong.ensemble import Decodable, decoder_step
+from luong.ensemble import Decodable
 from luong.errors import LuongError, LuongTypeError
-from luong.search.beam import Beams, Step, greedy_floor
-from luong.search.hypothesis import (
-    NAN_SCORES,
-    AnyMemory,
-    AnyState,
-    Hypothesis,
-    next_token_log_probs,
-)
-from luong.search.penalties import coverage_penalty, length_penalty
-from luong.search.prefix import force_prefix
+from luong.search.beam import search_beams
+from luong.search.hypothesis import AnyMemory, AnyState, Hypothesis
 from luong.search_options import SearchOptions
 from luong.vocab import Vocab
 
 __all__ = [
+    "Constrained",
     "Phrases",
     "constrained_search",
     "constraint_ids",
@@ -267,13 +263,10 @@ class Tracks:
             torch.zeros(batch, k, phrases.end.shape[1], dtype=torch.long, device=device),
         )
 
-    def select(self, sentences: Tensor) -> Tracks:
-        return Tracks(
-            self.met[sentences],
-            self.progress[sentences],
-            self.recent[sentences],
-            self.occurs[sentences],
-        )
+    def select(self, *index: Tensor) -> Tracks:
+        """The tracks at ``index`` (the sentences ``[B']``; or, of the tracks of each
+        candidate ``[R, M, ...]``, the rows and columns ``[B, k]`` kept)."""
+        return Tracks(*(t[index] for t in (self.met, self.progress, self.recent, self.occurs)))
 
 
 def constrained_search(
@@ -291,7 +284,7 @@ def constrained_search(
 ) -> list[list[Hypothesis]]:
     """Constrained beam search from an encoded batch (``model.encode``, or an ensemble's
     ``encode_texts``); call it under ``torch.inference_mode``. The module docstring says
-    how; the rest is ``luong.search.beam.search_beams``.
+    how; the rest is ``luong.search.beam.search_beams``, with the ``Constrained`` strategy.
 
     A sentence's output limit is raised to hold its prefix, its constraint tokens and EOS.
     Should a sentence reach its limit with open beams that have not met every constraint,
@@ -312,8 +305,19 @@ def constrained_search(
             phrase, a token outside the target vocabulary, BOS, PAD or EOS in a phrase; the
             model's scores are NaN.
     """
-    batch, source_len = memory.mask.shape
-    vocab_size = len(model.tgt_vocab)
+    _check_constraints(constraints, memory.mask.shape[0], len(model.tgt_vocab))
+    phrases = Phrases.of(constraints, memory.mask.device, model.tgt_vocab)
+    limits = torch.maximum(limits, len(prefix) + phrases.total + 1)
+    strategy = Constrained(phrases, Tracks.start(phrases, options.beam), exact)
+    lists = search_beams(
+        model, memory, state, src_lengths, limits, options, prefix, prune=prune, strategy=strategy
+    )
+    return [_complete_first(hyps, c) for hyps, c in zip(lists, constraints, strict=True)]
+
+
+def _check_constraints(constraints: Constraints, batch: int, vocab_size: int) -> None:
+    """Raise unless ``constraints`` are ``batch`` lists of non-empty phrases of target ids
+    below ``vocab_size``, none PAD, BOS or EOS (``constrained_search``)."""
     if len(constraints) != batch:
         raise LuongError(
             f"constraints: expected one list per sentence ({batch}), got {len(constraints)}"
@@ -331,26 +335,6 @@ def constrained_search(
                     f"constraints[{i}]: expected no PAD, BOS or EOS in a phrase, got "
                     f"{list(phrase)!r:.80}"
                 )
-    device = memory.mask.device
-    phrases = Phrases.of(constraints, device, model.tgt_vocab)
-    constrained = phrases.total > 0
-    limits = torch.maximum(limits, len(prefix) + phrases.total + 1).clamp(min=len(prefix) + 1)
-    min_lens = limits.clamp(max=options.min_len + 1) - 1
-    floor = None
-    if prune and options.nbest == 1 and options.beam > 1 and not prefix:
-        floor = greedy_floor(model, memory, state, limits, min_lens, options)
-        floor = floor.masked_fill(constrained, float("-inf"))  # greedy ends unconstrained
-    dtype = torch.promote_types(memory.dtype, torch.float32)
-    coverage = torch.zeros(batch, source_len, dtype=memory.dtype, device=device)
-    forced, state = force_prefix(
-        model, memory, state.with_coverage(coverage), prefix, options.combine, dtype
-    )
-    beams = Beams.start(options, src_lengths, limits, min_lens, floor, memory, forced)
-    # No greedy path to keep where greedy search cannot meet the constraints.
-    beams = replace(beams, greedy=beams.greedy.masked_fill(constrained, -1))
-    tracks = Tracks.start(phrases, options.beam)
-    lists = _run(model, beams, tracks, phrases, state, options, exact)
-    return [_complete_first(hyps, c) for hyps, c in zip(lists, constraints, strict=True)]
 
 
 def _complete_first(hyps: list[Hypothesis], phrases: Sequence[Sequence[int]]) -> list[Hypothesis]:
@@ -366,64 +350,6 @@ def _complete_first(hyps: list[Hypothesis], phrases: Sequence[Sequence[int]]) ->
         return any(count_occurrences(h.tokens, p) < n for p, n in wanted.items())
 
     return sorted(hyps, key=short)
-
-
-def _run(
-    model: Decodable,
-    beams: Beams,
-    tracks: Tracks,
-    phrases: Phrases,
-    state: AnyState,
-    options: SearchOptions,
-    exact: bool,
-) -> list[list[Hypothesis]]:
-    """The search loop: ``luong.search.beam._run`` with the constraints' tracks."""
-    k = options.beam
-    sentence_count = beams.alive.shape[0]
-    lists: dict[int, list[Hypothesis]] = {}
-    live = torch.arange(sentence_count, device=beams.alive.device) * k
-    tokens = beams.forced.next
-    step_memory = beams.memory
-    first, last = beams.forced.length, int(beams.limits.max())
-    for t in range(first, last):
-        logits, state, weights = decoder_step(model, tokens, state, step_memory, options.combine)
-        coverage = state.coverage if options.beta else None
-        beams, tracks, broken = _advance(
-            beams,
-            tracks,
-            phrases,
-            t,
-            next_token_log_probs(logits),
-            weights,
-            coverage,
-            live,
-            options,
-            exact,
-        )
-        done = beams.done(t)
-        if t == last - 1 or bool(done.all() | broken):
-            if bool(broken):
-                raise LuongError(NAN_SCORES.format(step=t + 1))
-            break
-        beams = beams.close(done)
-        remaining = int((~done).sum())
-        if 2 * remaining <= done.shape[0]:
-            gone = done.nonzero().squeeze(1)
-            finished = beams.select(gone)
-            lists.update(zip(finished.ids.tolist(), finished.collect(options), strict=True))
-            keep = (~done).nonzero().squeeze(1)
-            beams, tracks, phrases = beams.select(keep), tracks.select(keep), phrases.select(keep)
-        next_live = torch.isfinite(beams.alive).view(-1).nonzero().squeeze(1)
-        if next_live.numel() == 0:
-            break
-        step = beams.history[-1]
-        state = state.reorder(step.row.view(-1)[next_live])
-        tokens = step.token.view(-1)[next_live]
-        everyone = next_live.shape[0] == beams.alive.numel()
-        step_memory = beams.memory.for_beams(k, None if everyone else next_live)
-        live = next_live
-    lists.update(zip(beams.ids.tolist(), beams.collect(options), strict=True))
-    return [lists[i] for i in range(sentence_count)]
 
 
 def _track(
@@ -499,126 +425,111 @@ def _matched(phrases: Phrases, sentence: Tensor, recent: Tensor) -> Tensor:
     return middle & opened & (phrases.end[sentence] >= 0)
 
 
-def _advance(
-    beams: Beams,
-    tracks: Tracks,
-    phrases: Phrases,
-    t: int,
-    log_probs: Tensor,
-    weights: Tensor,
-    coverage: Tensor | None,
-    live: Tensor,
-    options: SearchOptions,
-    exact: bool,
-) -> tuple[Beams, Tracks, Tensor]:
-    """``Beams.advance`` with the constraints: the candidates, their banks and the
-    round-robin allocation (module docstring)."""
-    batch, k = beams.alive.shape
-    device = log_probs.device
-    rows_now, dense = live.shape[0], batch * k
-    sentences = torch.arange(batch, device=device)
-    sentence = torch.div(live, k, rounding_mode="floor")  # [R]
-    early = t < beams.min_lens[sentence]
-    met_now = tracks.met.flatten(0, 1)[live]  # [R, C]
-    unmet = met_now.sum(dim=1) < phrases.total[sentence]
-    log_probs[:, Vocab.eos_id] = log_probs[:, Vocab.eos_id].masked_fill(
-        early | unmet, float("-inf")
-    )
-    if exact and phrases.end.shape[1]:
-        matched = _matched(phrases, sentence, tracks.recent.flatten(0, 1)[live])  # [R, D]
-        full = tracks.occurs.flatten(0, 1)[live] >= phrases.count[sentence]
-        ban = phrases.banned[sentence]  # [R, D, A]
-        at = ((matched & full)[:, :, None] & (ban >= 0)).nonzero()
-        log_probs[at[:, 0], ban[at[:, 0], at[:, 1], at[:, 2]]] = float("-inf")
-    width = min(k, log_probs.shape[-1])
-    row_lp, row_token = log_probs.topk(width, dim=1)  # [R, w]
-    # Each row's tokens that advance its constraints, less those already among its best.
+@dataclass(frozen=True)
+class Constrained:
+    """Constrained beam search as a strategy of beam search (``luong.search.beam
+    .Strategy``): the batch's phrases, what each slot has met of them, and ``exact``. A
+    step's candidates are each open row's ``k`` best tokens and the tokens that advance its
+    constraints; they are dealt into banks and the ``k`` places allocated round-robin
+    (``_allocate``). No greedy path is kept where a sentence has constraints."""
+
+    phrases: Phrases
+    tracks: Tracks
+    exact: bool
+
+    def off_greedy(self) -> Tensor:
+        return self.phrases.total > 0
+
+    def select(self, keep: Tensor) -> Constrained:
+        return Constrained(self.phrases.select(keep), self.tracks.select(keep), self.exact)
+
+    def propose(self, log_probs: Tensor, live: Tensor, k: int) -> _Banked:
+        """Forbids EOS before every constraint is met, and with ``exact`` a token that
+        completes a phrase once more than listed; proposes each row's ``k`` best tokens and
+        the tokens that advance its constraints, less those already among its best."""
+        phrases, tracks = self.phrases, self.tracks
+        sentence = torch.div(live, k, rounding_mode="floor")  # [R]
+        met_now = tracks.met.flatten(0, 1)[live]  # [R, C]
+        unmet = met_now.sum(dim=1) < phrases.total[sentence]
+        log_probs[:, Vocab.eos_id] = log_probs[:, Vocab.eos_id].masked_fill(unmet, float("-inf"))
+        if self.exact and phrases.end.shape[1]:
+            _ban_surplus(phrases, tracks, sentence, live, log_probs)
+        width = min(k, log_probs.shape[-1])
+        row_lp, row_token = log_probs.topk(width, dim=1)  # [R, w]
+        progress = tracks.progress.view(-1)[live]
+        advancing = _advancing(phrases, sentence, met_now, progress, row_token)  # [R, C]
+        extra = phrases.token[sentence].clamp(min=0)
+        extra_lp = torch.where(advancing, log_probs.gather(1, extra), float("-inf"))
+        token = torch.cat([row_token, extra], dim=1)  # [R, M]
+        met, progress, recent, occurs = _track(phrases, sentence, tracks, live, token)
+        follows = Tracks(met, progress, recent, occurs)
+        log_prob = torch.cat([row_lp, extra_lp], dim=1)
+        return _Banked(token, log_prob, met.sum(dim=2), follows, self)
+
+
+@dataclass(frozen=True)
+class _Banked:
+    """``Constrained``'s proposal: per open row ``[R, M]`` the candidates' tokens, their
+    log-probabilities, their banks (the constraint tokens they meet) and what each meets
+    (``Tracks`` per candidate ``[R, M, ...]``); and the strategy it came from."""
+
+    token: Tensor
+    log_prob: Tensor
+    bank: Tensor
+    follows: Tracks
+    strategy: Constrained
+
+    def allocate(self, score: Tensor, live: Tensor, k: int) -> tuple[Tensor, Tensor]:
+        """One bank: beam search's own choice; more: round-robin (``_allocate``)."""
+        total = self.strategy.phrases.total
+        banks = int(total.max().item()) + 1 if total.numel() else 1
+        if banks == 1:
+            values, index = score.topk(k, dim=1)
+            return values, index
+        batch, m = score.shape[0], self.token.shape[1]
+        bank = self.bank
+        if live.shape[0] != batch * k:
+            bank = bank.new_zeros(batch * k, m).index_copy_(0, live, bank)
+        return _allocate(score, bank.view(batch, k * m), k, banks)
+
+    def follow(self, row: Tensor, column: Tensor) -> tuple[Constrained, Tensor]:
+        """The kept candidates' tracks; the slots that have not met every constraint (at
+        the limit they rank below every one that has)."""
+        tracks = self.follows.select(row, column)
+        short = tracks.met.sum(dim=2) < self.strategy.phrases.total[:, None]
+        return replace(self.strategy, tracks=tracks), short
+
+
+def _ban_surplus(
+    phrases: Phrases, tracks: Tracks, sentence: Tensor, live: Tensor, log_probs: Tensor
+) -> None:
+    """Set to -inf in ``log_probs`` ``[R, V]`` each row's tokens that would complete a
+    phrase listed as often as the row holds it already (``exact``)."""
+    matched = _matched(phrases, sentence, tracks.recent.flatten(0, 1)[live])  # [R, D]
+    full = tracks.occurs.flatten(0, 1)[live] >= phrases.count[sentence]
+    ban = phrases.banned[sentence]  # [R, D, A]
+    at = ((matched & full)[:, :, None] & (ban >= 0)).nonzero()
+    log_probs[at[:, 0], ban[at[:, 0], at[:, 1], at[:, 2]]] = float("-inf")
+
+
+def _advancing(
+    phrases: Phrases, sentence: Tensor, met: Tensor, progress: Tensor, best: Tensor
+) -> Tensor:
+    """Which constraint places ``[R, C]`` hold a token that advances each row's
+    constraints: the next token of the phrase in progress, or else the first of each unmet
+    phrase, for rows that have met ``met`` ``[R, C]`` with ``progress`` ``[R]``; less the
+    tokens among its ``best`` ``[R, w]`` and those an earlier place holds already."""
     table = phrases.token[sentence]  # [R, C]
-    places = torch.arange(table.shape[1], device=device)
-    progress = tracks.progress.view(-1)[live]
+    places = torch.arange(table.shape[1], device=table.device)
     advancing = torch.where(
         (progress >= 0)[:, None],
         places == (progress + 1)[:, None],
-        phrases.first[sentence] & ~met_now,
+        phrases.first[sentence] & ~met,
     ) & (table >= 0)
-    seen = (table[:, :, None] == row_token[:, None, :]).any(dim=2)
+    seen = (table[:, :, None] == best[:, None, :]).any(dim=2)
     twice = (table[:, :, None] == table[:, None, :]) & advancing[:, None, :]
     twice = (twice & (places[None, :] < places[:, None])[None]).any(dim=2)  # an earlier one
-    advancing = advancing & ~seen & ~twice
-    extra = table.clamp(min=0)
-    extra_lp = torch.where(advancing, log_probs.gather(1, extra), float("-inf"))
-    cand_token = torch.cat([row_token, extra], dim=1)  # [R, M]
-    cand_lp = torch.cat([row_lp, extra_lp], dim=1)
-    m = cand_token.shape[1]
-    new_met, new_progress, new_recent, new_occurs = _track(
-        phrases, sentence, tracks, live, cand_token
-    )
-    bank = new_met.sum(dim=2)  # [R, M]
-    candidates = beams.alive.view(-1)[live][:, None] + cand_lp
-    if rows_now == dense:
-        position = None
-        dense_bank = bank
-    else:
-        candidates = candidates.new_full((dense, m), float("-inf")).index_copy_(0, live, candidates)
-        dense_bank = bank.new_zeros(dense, m).index_copy_(0, live, bank)
-        position = torch.zeros(dense, dtype=torch.long, device=device)
-        position[live] = torch.arange(rows_now, device=device)
-    flat = candidates.view(batch, k * m)
-    banks = phrases.total.max().item() + 1 if phrases.total.numel() else 1
-    if banks == 1:
-        score, index = flat.topk(k, dim=1)  # beam search's own choice
-    else:
-        score, index = _allocate(flat, dense_bank.view(batch, k * m), k, int(banks))
-    parent = torch.div(index, m, rounding_mode="floor")
-    column = index - parent * m
-    greedy = beams.greedy
-    g_slot = greedy.clamp(min=0)
-    g_dense = sentences * k + g_slot
-    g_row = g_dense if position is None else position[g_dense]
-    g_token = log_probs[g_row].argmax(dim=-1)
-    source = sentences[:, None] * k + parent
-    row = source if position is None else position[source]
-    token = cand_token[row, column]
-    g_kept = (greedy >= 0)[:, None] & (parent == g_slot[:, None]) & (token == g_token[:, None])
-    missing = (greedy >= 0) & ~g_kept.any(dim=1)
-    g_score = beams.alive.view(-1)[g_dense] + log_probs[g_row, g_token]
-    score[:, -1] = torch.where(missing, g_score, score[:, -1])
-    parent[:, -1] = torch.where(missing, g_slot, parent[:, -1])
-    token[:, -1] = torch.where(missing, g_token, token[:, -1])
-    row[:, -1] = torch.where(missing, g_row, row[:, -1])
-    # The greedy path is kept only in sentences without constraints, where every candidate
-    # has the same (empty) tracks: the column need not name its token.
-    column[:, -1] = torch.where(missing, 0, column[:, -1])
-    g_kept[:, -1] |= missing
-    token_lp = log_probs[row, token]
-    new_tracks = Tracks(
-        new_met[row, column],
-        new_progress[row, column],
-        new_recent[row, column],
-        new_occurs[row, column],
-    )
-    live_slot = torch.isfinite(score)
-    ends = live_slot & ((token == Vocab.eos_id) | (beams.limits <= t + 1)[:, None])
-    final = score / length_penalty(t + 1, options.alpha)
-    if options.beta:
-        assert coverage is not None
-        penalty = coverage_penalty(coverage[row], beams.memory.mask[:, None, :], options.beta)
-        final = final + penalty.to(final.dtype)
-    # At the limit, a beam that has not met every constraint ranks below every one that has
-    # (-inf: below every score, above an empty place of the pool).
-    short = new_tracks.met.sum(dim=2) < phrases.total[:, None]
-    final = final.masked_fill(short, float("-inf"))
-    step_index = len(beams.history)
-    pool = beams.pool.add(torch.where(ends, final, float("-inf")), ends, step_index)
-    alive = torch.where(ends, float("-inf"), score)
-    g_on = g_kept & ~ends
-    greedy = torch.where(g_on.any(dim=1), g_on.int().argmax(dim=1), -1)
-    if beams.floor is not None:
-        alive = alive.masked_fill((alive < beams.floor[:, None]) & ~g_on, float("-inf"))
-    step = Step(token, parent, token_lp, row, weights)
-    broken = torch.isnan(row_lp).any()
-    advanced = replace(beams, alive=alive, greedy=greedy, pool=pool, history=(*beams.history, step))
-    return advanced, new_tracks, broken
+    return advancing & ~seen & ~twice
 
 
 def _allocate(score: Tensor, bank: Tensor, k: int, banks: int) -> tuple[Tensor, Tensor]:
