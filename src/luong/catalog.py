@@ -48,7 +48,7 @@ import polib
 from babel.core import UnknownLocaleError
 from babel.messages.plurals import get_plural
 
-from luong.config import PLACEHOLDER_MODES
+from luong.config.faces import PLACEHOLDER_MODES
 from luong.errors import LuongError, LuongTypeError
 from luong.placeholders import translate_constrained, translate_masked
 from luong.search_options import SearchOptions

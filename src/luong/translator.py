@@ -18,7 +18,8 @@ from typing import Any
 import torch
 
 from luong.alignment import hypothesis_alignment, pharaoh
-from luong.config import FORMATS, PLACEHOLDER_MODES, Seq2SeqConfig
+from luong.config.faces import FORMATS, PLACEHOLDER_MODES
+from luong.config.model import Seq2SeqConfig
 from luong.ensemble import Decodable, Ensemble, members_of
 from luong.errors import LuongError, LuongTypeError
 from luong.model import Seq2Seq

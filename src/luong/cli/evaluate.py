@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from luong.cli.common import UsageError, say, search_options
-from luong.config import read_toml_tables
+from luong.config.run import read_toml_tables
 from luong.devices import autocast, check_precision, resolve_device
 from luong.ensemble import load_models
 from luong.evaluation import evaluate

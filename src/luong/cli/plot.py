@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from luong.cli.common import UsageError, search_options
-from luong.config import MAX_DPI, MAX_POSITIONS
+from luong.config.faces import MAX_DPI, MAX_POSITIONS
 from luong.devices import resolve_device
 from luong.model import Seq2Seq
 from luong.plot import (

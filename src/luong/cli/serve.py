@@ -12,7 +12,7 @@ from typing import Any
 import uvicorn
 
 from luong.cli.common import UsageError, say
-from luong.config import ServeLimits
+from luong.config.faces import ServeLimits
 from luong.devices import resolve_device
 from luong.files import read_json, read_text_lines
 from luong.server import ServedModel, create_app
