@@ -28,7 +28,7 @@ import polib
 
 from luong import SearchOptions, load
 from luong.catalog import fill_catalog, translate_messages
-from luong.config import PLACEHOLDER_MODES
+from luong.config.faces import PLACEHOLDER_MODES
 from luong.metrics import bleu_chrf
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "catalogs"

@@ -36,7 +36,7 @@ CHILD = """
 import json, resource, sys, time
 launched = float(sys.argv[4])
 from luong import Seq2Seq, Seq2SeqConfig, TrainConfig
-from luong.config import VocabConfig
+from luong.config.vocab import VocabConfig
 from luong.prepared import PreparedData, build_vocabularies
 from luong.tasks.data import TaskData
 from luong.tasks.tsv import read_pairs

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import torch
 
-from luong.config import INT8_PARTS
+from luong.config.choices import INT8_PARTS
 from luong.evaluation import comparable, group_references
 from luong.metrics import bleu_chrf
 from luong.model import WEIGHTS, Seq2Seq

@@ -30,6 +30,13 @@ FLOORS: list[tuple[str, set[str]]] = [
     ("files", {"luong.version", "luong.files", "luong.request_batcher", "luong.languages"}),
     ("search options", {"luong.search_options"}),
     ("vocabulary", {"luong.vocab"}),
+    ("configs: choices, faces' settings, fields", {
+        "luong.config.choices", "luong.config.faces", "luong.config.fields",
+    }),
+    ("configs: model, training, vocabularies", {
+        "luong.config.model", "luong.config.train", "luong.config.vocab",
+    }),
+    ("configs: a run and its TOML", {"luong.config.run"}),
     ("configs", {"luong.config"}),
     ("request options", {"luong.request_options"}),
     ("presets", {"luong.presets"}),

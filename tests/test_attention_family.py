@@ -37,7 +37,8 @@ from luong.attention import (
 )
 from luong.batching import ParallelData
 from luong.cli import build_parser
-from luong.config import Seq2SeqConfig
+from luong.config.choices import ATTENTIONS, LOCALS
+from luong.config.model import Seq2SeqConfig
 from luong.model import Seq2Seq
 from luong.search_options import SearchOptions
 from luong.trainer import loss_of
@@ -754,8 +755,8 @@ def test_config_local_fields_validate() -> None:
                 Seq2SeqConfig(**{name: value})  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="attention 'scaled_dot' needs keys as wide"):
         Seq2SeqConfig(attention="scaled_dot", dec_hidden=64)
-    assert set(luong.config.ATTENTIONS) == {*GLOBAL_SCORES, "bahdanau"}
-    assert luong.config.LOCALS == ("none", "monotonic", "predictive")
+    assert set(ATTENTIONS) == {*GLOBAL_SCORES, "bahdanau"}
+    assert LOCALS == ("none", "monotonic", "predictive")
 
 
 def test_cli_flags_come_from_the_config() -> None:

@@ -17,19 +17,13 @@ from pathlib import Path
 import pytest
 from helpers import small_config
 
-from luong.config import (
-    ATTENTIONS,
-    MAX_LAYERS,
-    MAX_SRC_LEN,
-    MAX_WIDTH,
-    RunConfig,
-    Seq2SeqConfig,
-    TrainConfig,
-    VocabConfig,
-    config_from_dict,
-    read_toml_tables,
-    run_toml,
-)
+import luong.config
+from luong.config.choices import ATTENTIONS
+from luong.config.fields import config_from_dict
+from luong.config.model import MAX_LAYERS, MAX_SRC_LEN, MAX_WIDTH, Seq2SeqConfig
+from luong.config.run import RunConfig, read_toml_tables, run_toml
+from luong.config.train import TrainConfig
+from luong.config.vocab import VocabConfig
 from luong.files import MAX_TEXT_BYTES
 from luong.search_options import MAX_ALPHA, MAX_BEAM, MAX_OUTPUT_LEN, SearchOptions
 
@@ -519,3 +513,15 @@ def test_config_sizes_are_bounded(field: str, most: int) -> None:
     with pytest.raises(ValueError, match=f"^{field}: expected at most {most}, got {most + 1}$"):
         small_config(**{field: most + 1})
     assert (MAX_WIDTH, MAX_LAYERS, MAX_SRC_LEN) == (16_384, 64, 1_048_576)
+
+
+def test_the_package_shows_the_four_configs_of_their_modules() -> None:
+    # ``from luong.config import TrainConfig`` (the package's face) is the class of its module.
+    assert (luong.config.Seq2SeqConfig, luong.config.TrainConfig) == (Seq2SeqConfig, TrainConfig)
+    assert (luong.config.VocabConfig, luong.config.RunConfig) == (VocabConfig, RunConfig)
+    assert sorted(luong.config.__all__) == [
+        "RunConfig",
+        "Seq2SeqConfig",
+        "TrainConfig",
+        "VocabConfig",
+    ]

@@ -27,7 +27,7 @@ from helpers import small_model, toy_pairs
 from torch.nn.utils.rnn import pad_sequence
 
 from luong import Seq2Seq, Seq2SeqConfig, Vocab
-from luong.config import TrainConfig
+from luong.config.train import TrainConfig
 from luong.evaluation import dev_loss, evaluate
 from luong.subword import SubwordVocab, train_subword
 from luong.trainer import Trainer

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from luong.config import VocabConfig
+from luong.config.vocab import VocabConfig
 from luong.tasks import TASKS, load_task, task_configs
 from luong.tasks.g2p import (
     MODEL_CONFIG,

@@ -20,7 +20,7 @@ from safetensors import safe_open
 import luong.int8 as int8_module
 from luong import Seq2SeqConfig, TrainConfig
 from luong.averaging import average_models
-from luong.config import INT8_PARTS
+from luong.config.choices import INT8_PARTS
 from luong.ensemble import Ensemble
 from luong.export.exporter import export_onnx
 from luong.int8 import (

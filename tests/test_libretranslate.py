@@ -27,7 +27,7 @@ from libretranslatepy import LibreTranslateAPI
 import luong.cli.serve as serve_command
 from luong.averaging import average_checkpoints
 from luong.cli import main as cli_main
-from luong.config import ServeLimits
+from luong.config.faces import ServeLimits
 from luong.ensemble import Ensemble
 from luong.model import Seq2Seq, record_language_pair
 from luong.placeholders import translate_masked

@@ -22,7 +22,7 @@ from safetensors.torch import load_file, save_file
 
 from luong import Seq2Seq, Vocab, greedy_search
 from luong.batching import encode_sources
-from luong.config import MAX_PARAMETERS
+from luong.config.model import MAX_PARAMETERS
 from luong.search_options import SearchOptions
 from luong.translator import translate
 
@@ -88,9 +88,9 @@ def test_the_model_checks_its_parameters_before_it_is_built(
     # With the limit lowered to this small model's size, exactly at it builds, one above it
     # is refused (with the real limit, a model that large would take 17 GB to try).
     count = sum(p.numel() for p in small_model(0, SRC_SPACE, TGT).parameters())
-    monkeypatch.setattr("luong.config.MAX_PARAMETERS", count)
+    monkeypatch.setattr("luong.config.model.MAX_PARAMETERS", count)
     small_model(0, SRC_SPACE, TGT)
-    monkeypatch.setattr("luong.config.MAX_PARAMETERS", count - 1)
+    monkeypatch.setattr("luong.config.model.MAX_PARAMETERS", count - 1)
     with pytest.raises(ValueError, match=f"^model: {count:,} parameters with vocabularies of "):
         small_model(0, SRC_SPACE, TGT)
 

@@ -34,7 +34,7 @@ from luong import Seq2Seq, Seq2SeqConfig, TrainConfig, Vocab
 from luong.batching import ParallelData, token_batches
 from luong.checkpoint import find_latest
 from luong.cli import main
-from luong.config import VocabConfig
+from luong.config.vocab import VocabConfig
 from luong.prepared import (
     BAD_LINE,
     SOURCE_TOO_LONG,

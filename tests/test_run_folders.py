@@ -13,7 +13,7 @@ from helpers import TINY_DATES_FLAGS, TINY_MODEL_FLAGS, assert_one_line_error, l
 from safetensors.torch import load_file
 
 from luong.cli import main
-from luong.config import read_toml_tables
+from luong.config.run import read_toml_tables
 from luong.run import configure
 
 # Two epochs of 7 steps (400 pairs, batches of 64): training records every 3 steps,

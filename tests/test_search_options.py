@@ -16,7 +16,7 @@ from helpers import SRC_SPACE, small_model
 import luong.server
 from luong import Translator
 from luong.cli.common import UsageError, add_search_flags, search_options
-from luong.config import TrainConfig
+from luong.config.train import TrainConfig
 from luong.search_options import (
     MAX_BEAM,
     MAX_SEED,

@@ -24,7 +24,10 @@ import pytest
 import luong
 import luong.cli
 from luong.cli import COMMANDS, build_parser, main
-from luong.config import Seq2SeqConfig, TrainConfig, VocabConfig, setting
+from luong.config.fields import setting
+from luong.config.model import Seq2SeqConfig
+from luong.config.train import TrainConfig
+from luong.config.vocab import VocabConfig
 from luong.presets import PRESETS, TASKS, task_configs
 from luong.search_options import option_specs
 

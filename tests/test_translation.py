@@ -16,7 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from luong.batching import ParallelData, token_batches
-from luong.config import Seq2SeqConfig, TrainConfig, VocabConfig
+from luong.config.model import Seq2SeqConfig
+from luong.config.train import TrainConfig
+from luong.config.vocab import VocabConfig
 from luong.evaluation import evaluate
 from luong.metrics import bleu_chrf
 from luong.model import Seq2Seq

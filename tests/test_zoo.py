@@ -15,7 +15,7 @@ from helpers import SRC, TGT, small_model
 from luong import zoo
 from luong.batching import ParallelData
 from luong.cli import main
-from luong.config import Seq2SeqConfig
+from luong.config.model import Seq2SeqConfig
 from luong.tasks import load_task
 from luong.trainer import loss_of
 from luong.zoo import VARIANTS, Variant, ZooRun, ZooSettings, dev_perplexity, summarize

@@ -44,7 +44,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from luong.config import GLOBAL_SCORES, LOCAL_MODES, LOCAL_SCORES, SAME_WIDTH_SCORES, SCORES
+from luong.config.choices import GLOBAL_SCORES, LOCAL_MODES, LOCAL_SCORES, SAME_WIDTH_SCORES, SCORES
 from luong.errors import LuongError, LuongTypeError
 from luong.int8 import Int8Linear
 
@@ -63,7 +63,7 @@ __all__ = [
 ]
 
 # The Literal aliases are read by the type checker only (no mutation can change behaviour).
-# The names as tuples (SCORES, GLOBAL_SCORES, ...) are plain data in luong.config, where the
+# The names as tuples (SCORES, GLOBAL_SCORES, ...) are plain data in luong.config.choices, where the
 # configs check them and the command line reads them without importing torch.
 Score = Literal["dot", "general", "concat"]  # pragma: no mutate
 GlobalScore = Literal["dot", "general", "concat", "location", "scaled_dot"]  # pragma: no mutate

@@ -234,7 +234,7 @@ def average_checkpoints(
             a model's files alone), which is replaced whole, atomically: a reader sees the
             old average or the new one.
         device: where the models load and the mean is taken (float64 sums: not on MPS): a
-            name (``luong.config.DEVICES``, resolved on this machine first,
+            name (``luong.config.choices.DEVICES``, resolved on this machine first,
             ``luong.devices.resolve_device``) or a ``torch.device``.
         device_name: what the messages call the device (a command line: ``--device``).
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from luong.config import PRECISIONS, device_form
+from luong.config.choices import PRECISIONS, device_form
 from luong.errors import LuongError, LuongTypeError
 
 __all__ = ["AUTOCAST_DTYPES", "autocast", "check_precision", "resolve_device"]
@@ -34,7 +34,7 @@ def resolve_device(device: str, name: str = "device") -> torch.device:
     ``"cuda:N"`` the one of index N; ``"mps"`` Apple's GPU.
 
     Args:
-        device: one of the forms of ``luong.config.DEVICES``.
+        device: one of the forms of ``luong.config.choices.DEVICES``.
         name: what the messages call it (the command line says ``"--device"``).
 
     Raises:

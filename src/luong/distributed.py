@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 import torch
 import torch.distributed as dist
 
-from luong.config import device_form
+from luong.config.choices import device_form
 from luong.devices import resolve_device
 from luong.errors import LuongError
 

@@ -40,7 +40,8 @@ from torch import Tensor, nn
 
 from luong.attention import BahdanauAttention, LocalAttention, LuongAttention
 from luong.batching import check_batch, source_mask
-from luong.config import INT8_PARTS, Seq2SeqConfig
+from luong.config.choices import INT8_PARTS
+from luong.config.model import Seq2SeqConfig
 from luong.decoder import Decoder, DecoderState, Memory
 from luong.encoder import Bridge, Encoder
 from luong.errors import LuongError, LuongTypeError
@@ -101,7 +102,7 @@ class Seq2Seq(nn.Module):
     Raises:
         TypeError: a config or a vocabulary of the wrong type.
         ValueError: tied embeddings with two vocabularies, or more than
-            ``luong.config.MAX_PARAMETERS`` parameters with these vocabularies (refused
+            ``luong.config.model.MAX_PARAMETERS`` parameters with these vocabularies (refused
             before anything is allocated).
     """
 

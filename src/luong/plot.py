@@ -24,7 +24,7 @@ from torch import Tensor
 
 from luong.attention import SCORES, LuongAttention, length_mask
 from luong.batching import encode_sources
-from luong.config import MAX_DPI, MAX_POSITIONS
+from luong.config.faces import MAX_DPI, MAX_POSITIONS
 from luong.errors import LuongError
 from luong.model import Seq2Seq, evaluating
 from luong.request_options import RequestOptions

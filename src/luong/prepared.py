@@ -68,7 +68,7 @@ from typing import Any
 import numpy as np
 
 from luong.batching import Batch, pad_batch
-from luong.config import VocabConfig
+from luong.config.vocab import VocabConfig
 from luong.errors import LuongError, LuongTypeError
 from luong.files import read_bounded, read_json, write_folder, write_json
 from luong.model import SRC_VOCAB, TGT_VOCAB

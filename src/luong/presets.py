@@ -22,7 +22,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from luong.config import Seq2SeqConfig, TrainConfig, VocabConfig
+from luong.config.model import Seq2SeqConfig
+from luong.config.train import TrainConfig
+from luong.config.vocab import VocabConfig
 from luong.errors import LuongError
 
 __all__ = [

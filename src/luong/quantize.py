@@ -14,7 +14,7 @@ import copy
 from collections.abc import Sequence
 from pathlib import Path
 
-from luong.config import INT8_PARTS
+from luong.config.choices import INT8_PARTS
 from luong.errors import LuongError, LuongTypeError
 from luong.files import write_folder
 from luong.model import Seq2Seq, is_int8_folder

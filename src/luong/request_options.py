@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from luong.config import PLACEHOLDER_MODES
+from luong.config.faces import PLACEHOLDER_MODES
 from luong.search_options import OptionError, check_field, option, option_specs
 
 __all__ = ["RequestOptions"]

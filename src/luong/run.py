@@ -24,15 +24,11 @@ from typing import Any
 
 import torch
 
-from luong.config import (
-    RunConfig,
-    Seq2SeqConfig,
-    TrainConfig,
-    VocabConfig,
-    config_from_dict,
-    read_toml_tables,
-    run_toml,
-)
+from luong.config.fields import config_from_dict
+from luong.config.model import Seq2SeqConfig
+from luong.config.run import RunConfig, read_toml_tables, run_toml
+from luong.config.train import TrainConfig
+from luong.config.vocab import VocabConfig
 from luong.distributed import pick_device, setup
 from luong.errors import LuongError
 from luong.evaluation import BLEU_SCORES, PAIR_SCORES, REFERENCE_SCORES, evaluate, prefixed

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from luong.config import read_toml_tables
+from luong.config.run import read_toml_tables
 from luong.errors import LuongError
 from luong.files import read_json
 from luong.model import CONFIG as MODEL_CONFIG

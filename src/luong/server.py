@@ -53,7 +53,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, create_model
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from luong.config import ServeLimits
+from luong.config.faces import ServeLimits
 from luong.errors import LuongError, LuongTypeError
 from luong.libretranslate import (
     BEAM,

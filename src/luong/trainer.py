@@ -31,7 +31,7 @@ from tqdm.auto import tqdm
 
 from luong.batching import Batch, ParallelData, TooLong, bucketed_batches, token_batches
 from luong.checkpoint import BEST, find_latest, read_checkpoint, write_checkpoint
-from luong.config import TrainConfig
+from luong.config.train import TrainConfig
 from luong.devices import autocast, check_precision
 from luong.distributed import World, shard
 from luong.errors import LuongError, LuongTypeError

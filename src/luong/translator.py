@@ -24,7 +24,8 @@ from typing import Any
 import torch
 
 from luong.alignment import hypothesis_alignment, pharaoh
-from luong.config import FORMATS, Seq2SeqConfig
+from luong.config.faces import FORMATS
+from luong.config.model import Seq2SeqConfig
 from luong.devices import autocast, check_precision, resolve_device
 from luong.ensemble import Decodable, Ensemble, members_of
 from luong.errors import LuongError, LuongTypeError
@@ -164,7 +165,7 @@ def output_lines(
         sources: the inputs (``fit_sources``' ``sources``).
         options: how to decode (default greedy search).
         request: what is asked beside the search (default ``RequestOptions()``): the
-            placeholders kept (``luong.config.PLACEHOLDER_MODES``), and with ``align`` each
+            placeholders kept (``luong.config.faces.PLACEHOLDER_MODES``), and with ``align`` each
             output's word alignment (``luong.alignment``): in text, the output then a tab and
             its Pharaoh links (``0-0 1-2``); in jsonl, each record's ``"alignment"``, a list
             of ``[i, j]`` pairs. jsonl writes the attention whatever ``request.attention``.
@@ -361,7 +362,7 @@ class Translator:
 
     Args:
         model: the ``Seq2Seq`` or ``Ensemble`` to translate with.
-        precision: ``luong.config.PRECISIONS``: ``"fp32"``, or ``"bf16"`` / ``"fp16"`` (fp16
+        precision: ``luong.config.choices.PRECISIONS``: ``"fp32"``, or ``"bf16"`` / ``"fp16"`` (fp16
             on CUDA only): the search under autocast.
     """
 
@@ -385,7 +386,7 @@ class Translator:
     ) -> Translator:
         """The one loader: a model folder (``Seq2Seq.from_pretrained``: a float or an int8
         folder), or a list of them as an ``Ensemble`` (a list of one too), on ``device``
-        (a name, ``luong.config.DEVICES``, resolved and checked on this machine before
+        (a name, ``luong.config.choices.DEVICES``, resolved and checked on this machine before
         anything is read: ``luong.devices.resolve_device``), computing in ``precision``.
         ``names``: what the messages call the device and the precision (a command line
         names its flags: ``("--device", "--precision")``).

@@ -13,7 +13,7 @@ import typing
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from luong.config import DEVICES, PRECISIONS, device_form
+from luong.config.choices import DEVICES, PRECISIONS, device_form
 from luong.files import read_text_lines, text_lines
 from luong.request_options import RequestOptions
 from luong.search_options import OptionError, SearchOptions, option_specs
@@ -52,7 +52,7 @@ def add_config_flags(
     parser: argparse.ArgumentParser, cls: type, title: str, defaults: object | None = None
 ) -> None:
     """One ``--flag`` per field of the config dataclass ``cls`` (``luong.config``), with the
-    field's help text and choices (``luong.config.setting``) and, as the default it shows,
+    field's help text and choices (``luong.config.fields.setting``) and, as the default it shows,
     the field's value in ``defaults`` (a ``cls``; default ``cls()``: a task's or preset's
     settings, ``luong train --preset P --help``). The flag's own default is None ("not
     given"): ``overrides`` reads what was typed."""

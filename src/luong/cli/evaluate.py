@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from luong.cli.common import UsageError, device_options, model_folders, say, search_options
-from luong.config import read_toml_tables
+from luong.config.run import read_toml_tables
 from luong.evaluation import evaluate
 from luong.presets import TASKS
 from luong.run import CONFIG

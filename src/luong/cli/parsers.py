@@ -4,7 +4,7 @@ Plain data only: this module imports no torch (nor anything that does), so ``luo
 and ``luong train --help`` answer at once. What runs a command is its own module
 (``luong.cli.train``, ...), imported by ``luong.cli.main`` only when that command runs
 (``luong.cli.COMMANDS``). A flag whose help shows a bound or a choice reads it from the plain
-modules below (``luong.config``, ``luong.presets``, ``luong.search_options``).
+modules below (``luong.config.faces``, ``luong.presets``, ``luong.search_options``, ...).
 """
 
 from __future__ import annotations
@@ -20,17 +20,11 @@ from luong.cli.common import (
     add_model_arguments,
     add_search_flags,
 )
-from luong.config import (
-    FORMATS,
-    INT8_PARTS,
-    MAX_DPI,
-    MAX_POSITIONS,
-    PLACEHOLDER_MODES,
-    Seq2SeqConfig,
-    ServeLimits,
-    TrainConfig,
-    VocabConfig,
-)
+from luong.config.choices import INT8_PARTS
+from luong.config.faces import FORMATS, MAX_DPI, MAX_POSITIONS, PLACEHOLDER_MODES, ServeLimits
+from luong.config.model import Seq2SeqConfig
+from luong.config.train import TrainConfig
+from luong.config.vocab import VocabConfig
 from luong.presets import OWN_DATA, PRESETS, SPLITS, TASKS, ZOO_PRESETS, Preset, task_configs
 from luong.vocab import TOKENS
 

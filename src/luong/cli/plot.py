@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from luong.cli.common import UsageError, device_options, search_options
-from luong.config import MAX_DPI, MAX_POSITIONS
+from luong.config.faces import MAX_DPI, MAX_POSITIONS
 from luong.plot import (
     fresh_score_panels,
     model_score_panel,

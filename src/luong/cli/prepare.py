@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from luong.cli.common import UsageError, overrides, say
-from luong.config import VocabConfig
+from luong.config.vocab import VocabConfig
 from luong.prepared import prepare_corpus
 
 __all__ = ["main"]

@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 
 from luong.cli.common import UsageError
-from luong.config import INT8_PARTS
+from luong.config.choices import INT8_PARTS
 from luong.model import WEIGHTS
 from luong.quantize import quantize_folder
 

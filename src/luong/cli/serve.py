@@ -12,7 +12,7 @@ from typing import Any
 import uvicorn
 
 from luong.cli.common import UsageError, device_options, say
-from luong.config import ServeLimits
+from luong.config.faces import ServeLimits
 from luong.files import read_json, read_text_lines
 from luong.server import ServedModel, create_app
 from luong.translator import load

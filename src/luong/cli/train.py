@@ -10,7 +10,9 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from luong.cli.common import UsageError, overrides
-from luong.config import Seq2SeqConfig, TrainConfig, VocabConfig
+from luong.config.model import Seq2SeqConfig
+from luong.config.train import TrainConfig
+from luong.config.vocab import VocabConfig
 from luong.languages import check_language
 from luong.presets import OWN_DATA, SPLITS
 from luong.run import CONFIG, configure, run

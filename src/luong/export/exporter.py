@@ -42,6 +42,7 @@ import torch
 from torch import Tensor, nn
 
 from luong.decoder import DecoderState, Memory
+from luong.errors import LuongError, LuongTypeError
 from luong.export import runtime
 from luong.files import write_folder, write_text
 from luong.model import SRC_VOCAB, TGT_VOCAB, Seq2Seq, evaluating, is_int8_folder
@@ -179,11 +180,11 @@ def check_out(out: str | Path) -> Path:
     """
     out = Path(out)
     if out.exists() and not out.is_dir():
-        raise ValueError(f"{out}: a file, not a folder; --out names a new or empty folder")
+        raise LuongError(f"{out}: a file, not a folder; --out names a new or empty folder")
     held = sorted(path.name for path in out.iterdir()) if out.is_dir() else []
     if held:
         shown = ", ".join(held[:3]) + (f" and {len(held) - 3} more" if len(held) > 3 else "")
-        raise ValueError(
+        raise LuongError(
             f"{out}: not empty (it holds {shown}); choose a new or empty folder for --out"
         )
     return out
@@ -200,7 +201,7 @@ def export_folder(directory: str | Path, out: str | Path) -> Path:
     """
     check_out(out)
     if is_int8_folder(directory):
-        raise ValueError(
+        raise LuongError(
             f"{directory}: an int8 model (luong quantize); export the float model it was made "
             "from (the ONNX graphs are float32)"
         )
@@ -222,9 +223,9 @@ def export_onnx(model: Seq2Seq, out: str | Path) -> Path:
         ModuleNotFoundError: onnx or onnxruntime is not installed.
     """
     if not isinstance(model, Seq2Seq):
-        raise TypeError(f"model: expected a Seq2Seq, got {type(model).__name__}")
+        raise LuongTypeError(f"model: expected a Seq2Seq, got {type(model).__name__}")
     if model.int8_parts:
-        raise ValueError(
+        raise LuongError(
             "model: an int8 model (luong quantize); export the float model it was made from "
             "(the ONNX graphs are float32)"
         )
@@ -265,7 +266,7 @@ def export_onnx(model: Seq2Seq, out: str | Path) -> Path:
         write_text(tmp / runtime.MANIFEST, json.dumps(manifest, indent=2) + "\n")
         difference = check_export(tmp, model)
         if not difference <= TOLERANCE:
-            raise ValueError(
+            raise LuongError(
                 f"the exported graphs differ from the model by {difference:.3g} (more than "
                 f"{TOLERANCE:g}); nothing was written"
             )
