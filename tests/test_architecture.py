@@ -437,15 +437,28 @@ def test_no_command_resolves_a_device_or_enters_autocast_itself() -> None:
 
 
 def shared_blocks(first: Path, second: Path, size: int = 6) -> list[str]:
-    """The runs of ``size`` lines (stripped; blank lines, comments and lone brackets left
-    out) that appear in both files."""
+    """The runs of ``size`` lines of code (stripped; blank lines, comments, lone brackets and
+    functions' signatures left out) that appear in both files. Signatures are left out: two
+    functions that take the same positional interface (``search_beams`` and
+    ``constrained_search``: a model, its encoding, the limits, the options, the prefix) list
+    the same parameters without repeating any code."""
 
     def windows(path: Path) -> dict[tuple[str, ...], int]:
-        lines = [
+        text = path.read_text(encoding="utf-8")
+        signature = {
+            line
+            for node in ast.walk(ast.parse(text))
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            for line in range(node.lineno, node.body[0].lineno)
+        }
+        kept = [
             (number, line.strip())
-            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+            for number, line in enumerate(text.splitlines(), 1)
+            if number not in signature
+            and line.strip()
+            and not line.strip().startswith("#")
+            and line.strip() not in ")]}"
         ]
-        kept = [(n, t) for n, t in lines if t and not t.startswith("#") and t not in ")]}"]
         return {
             tuple(t for _, t in kept[i : i + size]): kept[i][0] for i in range(len(kept) - size + 1)
         }
