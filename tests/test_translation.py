@@ -18,10 +18,11 @@ from hypothesis import strategies as st
 from luong.batching import ParallelData, token_batches
 from luong.config import Seq2SeqConfig, TrainConfig, VocabConfig
 from luong.evaluation import evaluate
+from luong.lines import LINE_BREAKS
 from luong.metrics import bleu_chrf
 from luong.model import Seq2Seq
 from luong.run import build_vocabularies
-from luong.search_options import LINE_BREAKS, SearchOptions
+from luong.search_options import SearchOptions
 from luong.subword import SubwordVocab, load_vocab, train_subword
 from luong.tasks.data import TaskData
 from luong.tasks.tsv import parse_parallel, read_parallel

@@ -30,13 +30,14 @@ from torch.nn.parallel import DistributedDataParallel
 from tqdm.auto import tqdm
 
 from luong.batching import Batch, ParallelData, TooLong, bucketed_batches, token_batches
-from luong.checkpoint import BEST, find_latest, read_checkpoint, write_checkpoint
+from luong.checkpoint import find_latest, read_checkpoint, write_checkpoint
 from luong.config import TrainConfig
 from luong.devices import autocast, check_precision
 from luong.distributed import World, shard
 from luong.errors import LuongError, LuongTypeError
 from luong.evaluation import dev_loss, evaluate
 from luong.files import write_text
+from luong.folder_files import BEST, CHECKPOINTS, RECORDS, STATE, TENSORBOARD
 from luong.model import Seq2Seq
 from luong.prepared import PreparedData
 from luong.search import default_max_len
@@ -55,8 +56,6 @@ __all__ = [
 ]
 
 Pair = tuple[str, str]
-LOG = "log.jsonl"  # a run folder's records: one per logging interval, one per evaluation
-TENSORBOARD = "tensorboard"  # a run folder's TensorBoard event files (--tensorboard)
 LOGGER = logging.getLogger("luong")
 
 
@@ -273,7 +272,7 @@ class Trainer:
 
     @property
     def checkpoints(self) -> Path | None:
-        return self.out / "checkpoints" if self.out is not None else None
+        return self.out / CHECKPOINTS if self.out is not None else None
 
     def _checkpoints_to_read(self) -> Path | None:
         # Every rank resumes from rank 0's files.
@@ -297,13 +296,13 @@ class Trainer:
         try:
             self.progress = Progress(**state["progress"])
         except (KeyError, TypeError) as error:
-            raise LuongError(f"{folder / 'state.json'}: no valid progress ({error})") from None
+            raise LuongError(f"{folder / STATE}: no valid progress ({error})") from None
         scaler = state.get("scaler", {})  # fp16's loss scale (none in an fp32 or bf16 run)
         try:
             if scaler and self.scaler.is_enabled():
                 self.scaler.load_state_dict(scaler)
         except (KeyError, TypeError, AttributeError) as error:
-            raise LuongError(f"{folder / 'state.json'}: no valid scaler state ({error})") from None
+            raise LuongError(f"{folder / STATE}: no valid scaler state ({error})") from None
         best = folder / BEST
         if best.is_file():
             self.best_state = read_tensors(best)
@@ -350,7 +349,7 @@ class Trainer:
         )
         self._session_start = self._interval_start = time.perf_counter()
         if self.out is not None:
-            _keep_records(self.out / LOG, p.step)  # a killed run's records after its checkpoint
+            _keep_records(self.out / RECORDS, p.step)  # a killed run's records after its checkpoint
             if cfg.tensorboard:
                 self._writer = _summary_writer(self.out / TENSORBOARD, p.step)
         if world.active:
@@ -474,7 +473,7 @@ class Trainer:
         """Append ``record`` to log.jsonl and its numbers to TensorBoard (rank 0)."""
         if self.out is None:
             return
-        with open(self.out / LOG, "a", encoding="utf-8") as file:
+        with open(self.out / RECORDS, "a", encoding="utf-8") as file:
             file.write(json.dumps(record) + "\n")
         if self._writer is not None:
             for key, value in record.items():

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from luong.averaging import CHECKPOINTS, average_checkpoints, run_checkpoints
+from luong.averaging import average_checkpoints, run_checkpoints
 from luong.cli.common import UsageError
 from luong.devices import resolve_device
+from luong.folder_files import CHECKPOINTS
 
 __all__ = ["main"]
 

@@ -15,12 +15,11 @@ from luong.cli.common import UsageError, say
 from luong.config import ServeLimits
 from luong.devices import resolve_device
 from luong.files import read_json, read_text_lines
+from luong.folder_files import METRICS
 from luong.server import ServedModel, create_app
 from luong.translator import Translator
 
 __all__ = ["main", "model_names", "read_api_keys", "server_config"]
-
-METRICS = "metrics.json"  # a run folder's scores (luong.run writes it beside the model)
 
 
 def server_config(app: Any, args: argparse.Namespace) -> uvicorn.Config:
