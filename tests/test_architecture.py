@@ -64,6 +64,13 @@ FLOORS: list[tuple[str, set[str]]] = [
     }),
     ("evaluation, task dispatch, catalogs", {"luong.evaluation", "luong.tasks", "luong.catalog"}),
     ("prepared corpora", {"luong.prepared"}),
+    ("training: the loss and the schedule, signals, records, data", {
+        "luong.training", "luong.training.objective", "luong.training.signals",
+        "luong.training.records", "luong.training.data",
+    }),
+    ("training: checkpoints and resume, dev evaluation", {
+        "luong.training.state", "luong.training.dev",
+    }),
     ("trainer", {"luong.trainer"}),
     ("run", {"luong.run"}),
     ("plot, zoo, run folders", {
