@@ -41,7 +41,7 @@ from luong import Ensemble, Seq2Seq, Seq2SeqConfig, TrainConfig, Vocab
 from luong.batching import Batch, ParallelData, bucketed_batches, encode_sources, token_batches
 from luong.search_options import SearchOptions
 from luong.tasks import load_task, translation
-from luong.trainer import loss_of
+from luong.training.objective import loss_of
 from luong.translator import translate
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -26,7 +26,7 @@ from torch.profiler import ProfilerActivity, profile
 
 from luong import Seq2Seq
 from luong.tasks import load_task, translation
-from luong.trainer import loss_of
+from luong.training.objective import loss_of
 from luong.translator import translate
 
 

@@ -30,8 +30,9 @@ import torch
 from luong.export import runtime
 from luong.export.exporter import export_onnx
 from luong.files import read_text_lines
+from luong.folder_files import WEIGHTS
 from luong.metrics import bleu_chrf
-from luong.model import WEIGHTS, Seq2Seq
+from luong.model import Seq2Seq
 from luong.search import decode, hypothesis_text
 from luong.search_options import SearchOptions
 from luong.vocab import one_line

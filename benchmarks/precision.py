@@ -29,7 +29,7 @@ from luong.devices import autocast, resolve_device
 from luong.metrics import exact_match
 from luong.search_options import SearchOptions
 from luong.tasks import load_task
-from luong.trainer import loss_of
+from luong.training.objective import loss_of
 from luong.translator import translate
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -39,8 +39,9 @@ import torch
 
 from luong.config.choices import INT8_PARTS
 from luong.evaluation import comparable, group_references
+from luong.folder_files import WEIGHTS
 from luong.metrics import bleu_chrf
-from luong.model import WEIGHTS, Seq2Seq
+from luong.model import Seq2Seq
 from luong.quantize import quantize, quantize_folder
 from luong.search_options import SearchOptions
 from luong.tasks import load_task

@@ -26,6 +26,7 @@ PACKAGE = SRC / "luong"
 # goes onto a floor here and there.
 FLOORS: list[tuple[str, set[str]]] = [
     ("the ONNX runtime", {"luong.export", "luong.export.runtime"}),
+    ("folder files, line breaks", {"luong.folder_files", "luong.lines"}),
     ("errors", {"luong.errors"}),
     ("files", {"luong.version", "luong.files", "luong.request_batcher", "luong.languages"}),
     ("search options", {"luong.search_options"}),
@@ -71,6 +72,13 @@ FLOORS: list[tuple[str, set[str]]] = [
     }),
     ("evaluation, task dispatch, catalogs", {"luong.evaluation", "luong.tasks", "luong.catalog"}),
     ("prepared corpora", {"luong.prepared"}),
+    ("training: the loss and the schedule, signals, records, data", {
+        "luong.training", "luong.training.objective", "luong.training.signals",
+        "luong.training.records", "luong.training.data",
+    }),
+    ("training: checkpoints and resume, dev evaluation", {
+        "luong.training.state", "luong.training.dev",
+    }),
     ("trainer", {"luong.trainer"}),
     ("run", {"luong.run"}),
     ("plot, zoo, run folders", {
@@ -476,3 +484,63 @@ def test_one_beam_loop() -> None:
     assert shared_blocks(search / "beam.py", search / "constrained.py") == []
     # the check sees a block that is there
     assert shared_blocks(search / "beam.py", search / "beam.py") != []
+
+
+# -- rules that the floors alone would allow -------------------------------------------------
+
+# (module, module it must not import): what each reads lives on a floor below them both.
+NOT_IMPORTED = [
+    ("luong.vocab", "luong.search_options"),  # LINE_BREAKS: luong.lines
+    ("luong.prepared", "luong.model"),  # the vocabularies' file names: luong.folder_files
+    ("luong.run_folders", "luong.trainer"),  # log.jsonl's name: luong.folder_files
+]
+
+
+@pytest.mark.parametrize(("module", "target"), NOT_IMPORTED)
+def test_a_module_imports_nothing_of_another_for_a_name(module: str, target: str) -> None:
+    assert [line for line, imported_, _ in imports(module) if imported_ == target] == []
+
+
+def strings(tree: ast.Module) -> list[ast.Constant]:
+    """The string constants of a module that are not docstrings (an f-string's pieces
+    included)."""
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    return [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+        and id(node) not in docstrings
+    ]  # fmt: skip
+
+
+# The file names of luong.folder_files that have a dot (the others, "checkpoints",
+# "tensorboard", "latest", are words other strings mean too: a setting, a package).
+FILE_NAMES = {
+    value
+    for name in assigned("luong.folder_files", "__all__")  # type: ignore[union-attr]
+    if isinstance(value := assigned("luong.folder_files", name), str) and "." in value
+}
+
+
+def test_the_names_of_folder_files_are_spelled_in_luong_folder_files_alone() -> None:
+    assert {"metrics.json", "config.json", "config.toml", "log.jsonl", ".lock"} <= FILE_NAMES
+    spelled = [
+        f"{module}:{node.lineno} spells {node.value!r}"
+        for module, tree in TREES.items()
+        if module != "luong.folder_files"
+        for node in strings(tree)
+        if node.value in FILE_NAMES
+    ]
+    assert spelled == []
+
+
+def test_the_spelling_check_sees_a_file_name_and_skips_docstrings() -> None:
+    tree = ast.parse('"""metrics.json"""\ndef f():\n    """log.jsonl"""\n    return "log.jsonl"\n')
+    assert [node.value for node in strings(tree)] == ["log.jsonl"]

@@ -41,7 +41,7 @@ from luong.config.choices import ATTENTIONS, LOCALS
 from luong.config.model import Seq2SeqConfig
 from luong.model import Seq2Seq
 from luong.search_options import SearchOptions
-from luong.trainer import loss_of
+from luong.training.objective import loss_of
 from luong.translator import translate
 
 D = 3  # query width of the module tests

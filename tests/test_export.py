@@ -22,8 +22,9 @@ from luong.cli import main
 from luong.decoder import DecoderState, Memory
 from luong.export import runtime
 from luong.export.exporter import check_export, export_onnx, graph_names
+from luong.lines import LINE_BREAKS
 from luong.search.text import SEARCH_ROWS
-from luong.search_options import LINE_BREAKS, MAX_ALPHA, MAX_BEAM, MAX_BETA, MAX_OUTPUT_LEN
+from luong.search_options import MAX_ALPHA, MAX_BEAM, MAX_BETA, MAX_OUTPUT_LEN
 from luong.search_options import SearchOptions as LuongOptions
 from luong.subword import train_subword
 

@@ -28,7 +28,6 @@ from safetensors import safe_open
 
 from luong.files import (
     BOM,
-    LOCK,
     MAX_JSON_BYTES,
     MAX_LINE_BYTES,
     FolderLocked,
@@ -44,6 +43,7 @@ from luong.files import (
     write_json,
     write_text,
 )
+from luong.folder_files import LOCK
 from luong.tensor_files import read_tensor_shapes, read_tensors, write_tensors
 
 

@@ -26,7 +26,8 @@ from luong import Seq2Seq, Seq2SeqConfig, TrainConfig, train
 from luong.batching import ParallelData
 from luong.cli import main
 from luong.recurrence import Recurrence, recur
-from luong.trainer import Trainer, TrainingDiverged, loss_of
+from luong.trainer import Trainer, TrainingDiverged
+from luong.training.objective import loss_of
 
 # -- bf16 through the fused recurrence --------------------------------------------------------
 

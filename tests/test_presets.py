@@ -14,7 +14,8 @@ from helpers import SRC, TGT, small_config, toy_pairs
 from luong import Seq2Seq, TrainConfig, Vocab
 from luong.cli import main
 from luong.presets import PRESETS, WMT14, task_configs
-from luong.trainer import Trainer, lr_factor
+from luong.trainer import Trainer
+from luong.training.objective import lr_factor
 
 # Section 4.1 of the paper, as the preset's fields say it.
 PAPER_MODEL = {

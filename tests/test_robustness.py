@@ -29,8 +29,9 @@ from safetensors.torch import load_file, save_file
 
 from luong import LuongAttention, Seq2Seq, Seq2SeqConfig, TrainConfig, train
 from luong.evaluation import evaluate
+from luong.lines import LINE_BREAKS
 from luong.search import decode
-from luong.search_options import LINE_BREAKS, SearchOptions
+from luong.search_options import SearchOptions
 from luong.subword import train_subword
 from luong.translator import translate as translate_texts
 

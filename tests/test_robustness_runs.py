@@ -100,10 +100,10 @@ def test_checkpoints_past_step_9999999_are_kept_by_step_number(tmp_path) -> None
 # limit stands in for a full disk; safetensors reports both the same way).
 FILL_THE_DISK = """
     import resource, signal, sys
-    import luong.trainer as trainer
+    import luong.training.state as state
     from luong.cli import main
 
-    real = trainer.write_checkpoint
+    real = state.write_checkpoint
 
     def write_then_fill_the_disk(*args, **kwargs):
         folder = real(*args, **kwargs)
@@ -112,7 +112,7 @@ FILL_THE_DISK = """
         resource.setrlimit(resource.RLIMIT_FSIZE, (512, hard))
         return folder
 
-    trainer.write_checkpoint = write_then_fill_the_disk
+    state.write_checkpoint = write_then_fill_the_disk
     sys.exit(main(sys.argv[1:]))
 """
 
@@ -498,11 +498,13 @@ def test_a_resume_after_the_data_changed_is_refused_without_hashes_too(
 # the CALL-th time (loss_of: once per step; evaluate: once per dev evaluation).
 SIGNAL_AT = """
     import os, signal, sys
-    import luong.trainer as trainer
+    import luong.training.dev, luong.training.objective
     from luong.cli import main
 
     name, call, sig = sys.argv[1], int(sys.argv[2]), getattr(signal, sys.argv[3])
-    real, calls = getattr(trainer, name), [0]
+    # The module the trainer's parts look NAME up in.
+    module = {"loss_of": luong.training.objective, "evaluate": luong.training.dev}[name]
+    real, calls = getattr(module, name), [0]
 
     def signal_then_call(*args, **kwargs):
         calls[0] += 1
@@ -510,7 +512,7 @@ SIGNAL_AT = """
             os.kill(os.getpid(), sig)
         return real(*args, **kwargs)
 
-    setattr(trainer, name, signal_then_call)
+    setattr(module, name, signal_then_call)
     sys.exit(main(sys.argv[4:]))
 """
 
@@ -630,10 +632,10 @@ def test_sigint_during_the_final_evaluation_stops_the_run(tmp_path: Path) -> Non
 # stderr as that evaluation starts.
 ENDLESS_EVALUATION = """
     import sys
-    import luong.trainer as trainer
+    import luong.training.dev as dev
     from luong.cli import main
 
-    call, real, calls = int(sys.argv[1]), trainer.evaluate, [0]
+    call, real, calls = int(sys.argv[1]), dev.evaluate, [0]
 
     def endless(*args, **kwargs):
         calls[0] += 1
@@ -643,7 +645,7 @@ ENDLESS_EVALUATION = """
                 real(*args, **kwargs)
         return real(*args, **kwargs)
 
-    trainer.evaluate = endless
+    dev.evaluate = endless
     sys.exit(main(sys.argv[2:]))
 """
 

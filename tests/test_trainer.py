@@ -15,10 +15,12 @@ import pytest
 import torch
 from helpers import SRC, TGT, TINY_SRC, TINY_TGT, small_model, toy_pairs
 
-import luong.trainer as trainer_module
+import luong.training.data
+import luong.training.objective
 from luong import Seq2Seq, Seq2SeqConfig, TrainConfig, train
 from luong.batching import Batch, ParallelData, bucketed_batches, token_batches
-from luong.trainer import Trainer, loss_of, lr_factor
+from luong.trainer import Trainer
+from luong.training.objective import loss_of, lr_factor
 from luong.vocab import Vocab
 
 SMALL_MODEL = Seq2SeqConfig(emb_dim=16, enc_hidden=32, enc_layers=1, dec_hidden=64)
@@ -210,8 +212,8 @@ def test_select_loss_keeps_the_weights_of_the_lowest_dev_loss(
         weights_at[trainer.progress.step] = model.decoder.out.weight.detach().clone()
         return next(losses)
 
-    monkeypatch.setattr("luong.trainer.evaluate", evaluate)
-    monkeypatch.setattr("luong.trainer.dev_loss", dev_loss)
+    monkeypatch.setattr("luong.training.dev.evaluate", evaluate)
+    monkeypatch.setattr("luong.training.dev.dev_loss", dev_loss)
     config = TrainConfig(epochs=6, batch_size=40, select="loss", patience=2, progress=False)
     trainer = Trainer(model, pairs, pairs[:4], config, log=lambda m: None)
     metrics = trainer.run()
@@ -304,7 +306,7 @@ def test_the_trainer_steps_on_the_smoothed_loss(monkeypatch: pytest.MonkeyPatch)
         seen.append((batch, loss.item()))
         return loss
 
-    monkeypatch.setattr(trainer_module, "loss_of", recording_loss_of)
+    monkeypatch.setattr(luong.training.objective, "loss_of", recording_loss_of)
     config = TrainConfig(epochs=1, batch_size=16, label_smoothing=0.1, progress=False)
     Trainer(model, pairs, pairs[:2], config, log=lambda m: None).run()
     assert len(seen) == 1  # one step: the initial weights on a batch of all 12 pairs
@@ -325,7 +327,7 @@ def test_each_epochs_batches_are_built_once(monkeypatch: pytest.MonkeyPatch) -> 
         built.append([len(b) for b in batches])
         return batches
 
-    monkeypatch.setattr(trainer_module, "bucketed_batches", counting_batches)
+    monkeypatch.setattr(luong.training.data, "bucketed_batches", counting_batches)
     config = small_train_config(epochs=3, batch_size=16, warmup_steps=1)
     trainer = Trainer(small_model(), pairs, pairs[:2], config, log=lambda m: None)
     assert len(built) == 3  # one build an epoch, to count the schedule's steps

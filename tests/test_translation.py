@@ -20,14 +20,16 @@ from luong.config.model import Seq2SeqConfig
 from luong.config.train import TrainConfig
 from luong.config.vocab import VocabConfig
 from luong.evaluation import evaluate
+from luong.lines import LINE_BREAKS
 from luong.metrics import bleu_chrf
 from luong.model import Seq2Seq
 from luong.run import build_vocabularies
-from luong.search_options import LINE_BREAKS, SearchOptions
+from luong.search_options import SearchOptions
 from luong.subword import SubwordVocab, load_vocab, train_subword
 from luong.tasks.data import TaskData
 from luong.tasks.tsv import parse_parallel, read_parallel
-from luong.trainer import Trainer, loss_of
+from luong.trainer import Trainer
+from luong.training.objective import loss_of
 from luong.vocab import one_line
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "data" / "gettext-en-de"
@@ -223,7 +225,7 @@ def test_select_bleu_keeps_the_weights_of_the_best_dev_bleu(
         weights_at[trainer.progress.step] = model.decoder.out.weight.detach().clone()
         return {"exact_match": next(exact), "char_accuracy": 0.0, "bleu": next(curve), "chrf": 1.0}
 
-    monkeypatch.setattr("luong.trainer.evaluate", evaluate)
+    monkeypatch.setattr("luong.training.dev.evaluate", evaluate)
     train = TrainConfig(epochs=6, batch_size=40, select="bleu", patience=2, progress=False)
     trainer = Trainer(model, pairs, pairs[:4], train)
     metrics = trainer.run()

@@ -17,7 +17,7 @@ from luong.batching import ParallelData
 from luong.cli import main
 from luong.config.model import Seq2SeqConfig
 from luong.tasks import load_task
-from luong.trainer import loss_of
+from luong.training.objective import loss_of
 from luong.zoo import VARIANTS, Variant, ZooRun, ZooSettings, dev_perplexity, summarize
 
 

@@ -33,26 +33,20 @@ from luong.checkpoint import list_checkpoints
 from luong.devices import resolve_device
 from luong.errors import LuongError, LuongTypeError
 from luong.files import folder_list, write_folder, write_text
-from luong.model import CONFIG, SRC_VOCAB, TGT_VOCAB, WEIGHTS, Seq2Seq, load_checked
+from luong.folder_files import AVERAGED, CHECKPOINTS, MODEL_CONFIG, SRC_VOCAB, TGT_VOCAB, WEIGHTS
+from luong.model import Seq2Seq, load_checked
 
 __all__ = [
-    "AVERAGED",
-    "CHECKPOINTS",
     "average_checkpoints",
     "average_models",
     "run_checkpoints",
     "run_of",
 ]
 
-AVERAGED = "averaged.json"
-"""The file of an averaged model folder that names its checkpoints."""
-
-CHECKPOINTS = "checkpoints"  # a run folder's checkpoints: RUN/checkpoints/step-*
-
 # Every file an averaged model folder may hold (a subword vocabulary's .model beside its JSON):
 # a folder holding these alone is an earlier average, which ``force`` may replace.
 AVERAGE_FILES = frozenset(
-    [AVERAGED, WEIGHTS, CONFIG, SRC_VOCAB, TGT_VOCAB]
+    [AVERAGED, WEIGHTS, MODEL_CONFIG, SRC_VOCAB, TGT_VOCAB]
     + [Path(vocab).with_suffix(".model").name for vocab in (SRC_VOCAB, TGT_VOCAB)]
 )
 

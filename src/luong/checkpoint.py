@@ -26,18 +26,22 @@ from torch import Tensor
 
 from luong.errors import LuongError
 from luong.files import read_json, write_folder, write_text
-from luong.model import SRC_VOCAB, TGT_VOCAB, WEIGHTS, Seq2Seq, load_checked
+from luong.folder_files import (
+    CHECKPOINT_PREFIX,
+    LATEST,
+    OPTIMIZER,
+    SRC_VOCAB,
+    STATE,
+    TGT_VOCAB,
+    WEIGHTS,
+)
+from luong.model import Seq2Seq, load_checked
 from luong.subword import load_vocab
 from luong.tensor_files import read_tensors, save_tensors
 from luong.vocab import Vocab
 
-__all__ = ["BEST", "find_latest", "list_checkpoints", "read_checkpoint", "write_checkpoint"]
+__all__ = ["find_latest", "list_checkpoints", "read_checkpoint", "write_checkpoint"]
 
-OPTIMIZER = "optimizer.safetensors"
-BEST = "best.safetensors"
-STATE = "state.json"
-LATEST = "latest"
-PREFIX = "step-"
 FORMAT = 1
 
 
@@ -91,7 +95,7 @@ def write_checkpoint(
         payload = {"format": FORMAT, "step": step, "param_groups": groups, **state}
         (tmp / STATE).write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
 
-    target = checkpoints / f"{PREFIX}{step:07d}"
+    target = checkpoints / f"{CHECKPOINT_PREFIX}{step:07d}"
     try:
         folder = write_folder(target, fill)
         write_text(checkpoints / LATEST, folder.name + "\n")
@@ -120,14 +124,15 @@ def list_checkpoints(checkpoints: str | Path) -> list[Path]:
     number: the names are padded to 7 digits, so past step 9,999,999 the text order is not
     the step order); none when it does not exist."""
     checkpoints = Path(checkpoints)
-    found = [(_step_of(p), p) for p in checkpoints.glob(f"{PREFIX}*") if p.is_dir()]
+    found = [(_step_of(p), p) for p in checkpoints.glob(f"{CHECKPOINT_PREFIX}*") if p.is_dir()]
     return [p for step, p in sorted(found) if step >= 0]
 
 
 def _step_of(folder: Path) -> int:
     """The step in a checkpoint folder's name (``step-0000123`` -> 123); -1 for other names."""
-    digits = folder.name.removeprefix(PREFIX)
-    if not folder.name.startswith(PREFIX) or not digits.isascii() or not digits.isdigit():
+    name = folder.name
+    digits = name.removeprefix(CHECKPOINT_PREFIX)
+    if not name.startswith(CHECKPOINT_PREFIX) or not digits.isascii() or not digits.isdigit():
         return -1
     return int(digits)
 

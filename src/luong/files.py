@@ -35,11 +35,11 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from luong.errors import LuongError, LuongTypeError
+from luong.folder_files import LOCK
 
 __all__ = [
     "folder_list",
     "BOM",
-    "LOCK",
     "MAX_JSON_BYTES",
     "MAX_LINE_BYTES",
     "MAX_TEXT_BYTES",
@@ -275,9 +275,6 @@ def write_folder(folder: str | os.PathLike[str], fill: Callable[[Path], None]) -
         raise
     fsync_dir(folder.parent)
     return folder
-
-
-LOCK = ".lock"
 
 
 class FolderLocked(OSError):

@@ -46,6 +46,7 @@ from luong.decoder import Decoder, DecoderState, Memory
 from luong.encoder import Bridge, Encoder
 from luong.errors import LuongError, LuongTypeError
 from luong.files import MAX_JSON_BYTES, read_bounded, write_text
+from luong.folder_files import MODEL_CONFIG, SRC_VOCAB, TGT_VOCAB, WEIGHTS
 from luong.int8 import Int8Cells, Int8Linear
 from luong.languages import check_language
 from luong.subword import load_vocab
@@ -54,15 +55,11 @@ from luong.version import __version__
 from luong.vocab import Vocab
 
 __all__ = [
-    "CONFIG",
     "INT8",
     "QUANTIZED",
     "SRC_LANG",
     "TGT_LANG",
-    "SRC_VOCAB",
-    "TGT_VOCAB",
     "VOCAB_SHA256",
-    "WEIGHTS",
     "Seq2Seq",
     "check_sizes",
     "check_vocab_hashes",
@@ -74,10 +71,6 @@ __all__ = [
     "record_language_pair",
 ]
 
-WEIGHTS = "model.safetensors"
-CONFIG = "config.json"
-SRC_VOCAB = "src_vocab.json"
-TGT_VOCAB = "tgt_vocab.json"
 # The key of config.json that records each vocabulary file's SHA-256, by file name.
 VOCAB_SHA256 = "vocab_sha256"
 # config.json's keys of an int8 model: QUANTIZED: "int8", and INT8: the parts in int8.
@@ -317,7 +310,7 @@ class Seq2Seq(nn.Module):
         for key, code in ((SRC_LANG, self.src_lang), (TGT_LANG, self.tgt_lang)):
             if code is not None:
                 config[key] = check_language(code, key)
-        write_text(path / CONFIG, json.dumps(config, indent=2) + "\n")
+        write_text(path / MODEL_CONFIG, json.dumps(config, indent=2) + "\n")
         return path
 
     def weights(self) -> dict[str, Tensor]:
@@ -354,19 +347,19 @@ class Seq2Seq(nn.Module):
         path = Path(directory)
         if not path.is_dir():
             raise FileNotFoundError(f"{path}: no such model folder")
-        for name in (WEIGHTS, CONFIG, SRC_VOCAB, TGT_VOCAB):
+        for name in (WEIGHTS, MODEL_CONFIG, SRC_VOCAB, TGT_VOCAB):
             if not (path / name).is_file():
                 raise FileNotFoundError(f"{path / name}: missing (is {path} a luong model folder?)")
-        text = read_bounded(path / CONFIG, MAX_JSON_BYTES)
+        text = read_bounded(path / MODEL_CONFIG, MAX_JSON_BYTES)
         try:
             raw = json.loads(text.decode("utf-8"))
             config = Seq2SeqConfig.from_json(raw.get("model") if isinstance(raw, dict) else raw)
         except (ValueError, TypeError, UnicodeDecodeError) as error:
-            raise LuongError(f"{path / CONFIG}: not a valid model config: {error}") from None
+            raise LuongError(f"{path / MODEL_CONFIG}: not a valid model config: {error}") from None
         except RecursionError:
-            raise LuongError(f"{path / CONFIG}: not valid JSON (nested too deep)") from None
-        parts = int8_parts(raw, path / CONFIG)
-        src_lang, tgt_lang = language_pair(raw, path / CONFIG)
+            raise LuongError(f"{path / MODEL_CONFIG}: not valid JSON (nested too deep)") from None
+        parts = int8_parts(raw, path / MODEL_CONFIG)
+        src_lang, tgt_lang = language_pair(raw, path / MODEL_CONFIG)
         if parts and torch.device(device).type != "cpu":
             raise LuongError(
                 f"{path}: an int8 model (luong quantize) decodes on the CPU only, got device "
@@ -432,7 +425,7 @@ def record_language_pair(folder: str | Path, src_lang: str, tgt_lang: str) -> Pa
     """
     check_language(src_lang, "src_lang")
     check_language(tgt_lang, "tgt_lang")
-    path = Path(folder) / CONFIG
+    path = Path(folder) / MODEL_CONFIG
     if not path.is_file():
         raise FileNotFoundError(f"{path}: missing (is {folder} a luong model folder?)")
     try:
@@ -474,7 +467,7 @@ def int8_parts(raw: object, source: Path) -> tuple[str, ...]:
 def is_int8_folder(folder: str | Path) -> bool:
     """Whether ``folder`` holds an int8 model (its ``config.json`` says so); False for any
     other folder, a missing one or an unreadable config."""
-    path = Path(folder) / CONFIG
+    path = Path(folder) / MODEL_CONFIG
     try:
         raw = json.loads(read_bounded(path, MAX_JSON_BYTES).decode("utf-8"))
     except (OSError, ValueError, UnicodeDecodeError, RecursionError):
@@ -497,14 +490,14 @@ def check_vocab_hashes(folder: Path, recorded: object) -> None:
         and all(isinstance(v, str) and re.fullmatch("[0-9a-f]{64}", v) for v in recorded.values())
     ):
         raise LuongError(
-            f"{folder / CONFIG}: {VOCAB_SHA256}: expected the SHA-256 (64 hex digits) of "
+            f"{folder / MODEL_CONFIG}: {VOCAB_SHA256}: expected the SHA-256 (64 hex digits) of "
             f"{' and '.join(names)}, got {recorded!r:.80}"
         )
     for name in names:
         if _sha256(folder / name) != recorded[name]:
             raise LuongError(
                 f"{folder / name}: changed since the model was saved (its SHA-256 is not the "
-                f"one {CONFIG} records); the weights were trained with the vocabulary as "
+                f"one {MODEL_CONFIG} records); the weights were trained with the vocabulary as "
                 "saved: restore the file"
             )
 

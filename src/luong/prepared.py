@@ -71,7 +71,7 @@ from luong.batching import Batch, pad_batch
 from luong.config.vocab import VocabConfig
 from luong.errors import LuongError, LuongTypeError
 from luong.files import read_bounded, read_json, write_folder, write_json
-from luong.model import SRC_VOCAB, TGT_VOCAB
+from luong.folder_files import SRC_VOCAB, TGT_VOCAB
 from luong.subword import SubwordVocab, load_vocab, train_subword
 from luong.tasks.data import Pair, TaskData
 from luong.tasks.tsv import PairStream, Split, read_split

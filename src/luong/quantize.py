@@ -17,12 +17,13 @@ from pathlib import Path
 from luong.config.choices import INT8_PARTS
 from luong.errors import LuongError, LuongTypeError
 from luong.files import write_folder
+from luong.folder_files import CHECKPOINTS, METRICS, RUN, RUN_CONFIG
 from luong.model import Seq2Seq, is_int8_folder
 
 __all__ = ["quantize", "quantize_folder"]
 
 # The files a folder that --force may replace holds: a model's, and nothing of a run.
-RUN_FILES = ("run.json", "checkpoints", "config.toml", "metrics.json")
+RUN_FILES = (RUN, CHECKPOINTS, RUN_CONFIG, METRICS)
 
 
 def quantize(model: Seq2Seq, parts: Sequence[str] = INT8_PARTS) -> Seq2Seq:

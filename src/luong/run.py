@@ -32,9 +32,9 @@ from luong.config.vocab import VocabConfig
 from luong.distributed import pick_device, setup
 from luong.errors import LuongError
 from luong.evaluation import BLEU_SCORES, PAIR_SCORES, REFERENCE_SCORES, evaluate, prefixed
-from luong.files import LOCK, FolderLocked, locked, read_json, write_json, write_text
+from luong.files import FolderLocked, locked, read_json, write_json, write_text
+from luong.folder_files import LOCK, METRICS, MODEL_CONFIG, RUN, RUN_CONFIG, TRAIN_LOG
 from luong.languages import check_language
-from luong.model import CONFIG as MODEL_CONFIG
 from luong.model import Seq2Seq, is_int8_folder, language_pair
 from luong.prepared import PreparedData, build_vocabularies, prepared_task
 from luong.tasks import OWN_DATA, TaskData, load_task, task_configs
@@ -51,9 +51,6 @@ __all__ = [
     "train",
 ]
 
-RUN = "run.json"  # what a run folder's run was made of; a folder without it is no run
-CONFIG = "config.toml"  # the run's settings, resolved: luong train --config RUN/config.toml
-TRAIN_LOG = "train.log"  # the messages of the run (the "luong" logger)
 LOGGER = logging.getLogger("luong")
 # Your own data's options that name files (``luong.tasks.load_task``): a TSV file, or a
 # [source, target] pair of files.
@@ -251,8 +248,8 @@ def run(
                 folder.mkdir(parents=True, exist_ok=True)
                 _lock_run_folder(folder, lock)
                 _check_or_write_run(folder, description)
-                if not (folder / CONFIG).is_file():
-                    write_text(folder / CONFIG, run_toml(_as_kept_in(folder, config)))
+                if not (folder / RUN_CONFIG).is_file():
+                    write_text(folder / RUN_CONFIG, run_toml(_as_kept_in(folder, config)))
                 lock.enter_context(_log_to_file(folder / TRAIN_LOG))
             if not trainer.resume() and resume:
                 raise LuongError(f"--resume: {out} holds no checkpoint to resume from")
@@ -290,7 +287,7 @@ def _finish(
     }
     if out is not None:
         model.save_pretrained(out)
-        write_json(out / "metrics.json", metrics)
+        write_json(out / METRICS, metrics)
     return TrainResult(model, metrics)
 
 
@@ -374,7 +371,7 @@ def _file_of_config(config_file: Path, key: str, value: Any) -> Any:
         return _from_here(joined)
     # A run folder's config.toml written before paths were kept relative to the folder held
     # them as given, relative to where that run was started.
-    old_run = config_file.name == CONFIG and (config_file.parent / RUN).is_file()
+    old_run = config_file.name == RUN_CONFIG and (config_file.parent / RUN).is_file()
     if old_run and not Path(value).is_absolute() and Path(value).exists():
         LOGGER.warning(
             f"warning: {config_file}: [data] {key} = {value!r} is not in {config_file.parent}; "

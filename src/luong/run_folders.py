@@ -13,11 +13,9 @@ from typing import Any
 from luong.config.run import read_toml_tables
 from luong.errors import LuongError
 from luong.files import read_json
-from luong.model import CONFIG as MODEL_CONFIG
+from luong.folder_files import METRICS, MODEL_CONFIG, RECORDS, RUN, RUN_CONFIG
 from luong.model import language_pair
-from luong.run import CONFIG, RUN
 from luong.tasks import OWN_DATA
-from luong.trainer import LOG
 
 __all__ = ["RunFolder", "compare", "find_runs", "format_table", "read_records", "read_run"]
 
@@ -64,8 +62,8 @@ def read_run(path: str | Path) -> RunFolder:
     run = read_json(path / RUN)
     if not isinstance(run, dict):
         raise LuongError(f"{path / RUN}: expected a JSON object, got {type(run).__name__}")
-    if (path / CONFIG).is_file():
-        tables = read_toml_tables(path / CONFIG)
+    if (path / RUN_CONFIG).is_file():
+        tables = read_toml_tables(path / RUN_CONFIG)
     else:
         tables = {
             "task": run.get("task"),
@@ -82,13 +80,13 @@ def read_run(path: str | Path) -> RunFolder:
         for table in ("data", "model", "train", "vocab")
         for key, value in (tables.get(table) or {}).items()
     }
-    metrics = read_json(path / "metrics.json") if (path / "metrics.json").is_file() else None
+    metrics = read_json(path / METRICS) if (path / METRICS).is_file() else None
     pair = None
     if (path / MODEL_CONFIG).is_file():
         src_lang, tgt_lang = language_pair(read_json(path / MODEL_CONFIG), path / MODEL_CONFIG)
         if src_lang or tgt_lang:
             pair = f"{src_lang or '?'}-{tgt_lang or '?'}"
-    return RunFolder(path, task, settings, metrics, read_records(path / LOG), pair)
+    return RunFolder(path, task, settings, metrics, read_records(path / RECORDS), pair)
 
 
 def read_records(path: Path) -> list[dict[str, Any]]:

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from luong.errors import LuongError, LuongTypeError
+from luong.lines import LINE_BREAKS
 
 __all__ = [
     "COMBINE",
@@ -42,7 +43,6 @@ __all__ = [
     "MAX_PREFIX_CHARS",
     "MAX_SEED",
     "MAX_TEMPERATURE",
-    "LINE_BREAKS",
     "OptionError",
     "OptionSpec",
     "OptionTypeError",
@@ -75,10 +75,6 @@ MAX_SEED = 2**64 - 1
 
 COMBINE: tuple[str, ...] = ("logprob", "prob")
 """How an ensemble combines its members' next-token distributions (``luong.ensemble``)."""
-
-LINE_BREAKS = frozenset("\n\r\t\v\f\x1c\x1d\x1e\x85\u2028\u2029\x00")
-"""Characters that would split one output into several lines or fields (``str.splitlines``'
-breaks, the tab that separates n-best outputs, NUL): never in a prefix."""
 
 
 class OptionError(LuongError):

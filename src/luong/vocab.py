@@ -49,7 +49,7 @@ from typing import Any, ClassVar, Literal
 
 from luong.errors import LuongError, LuongTypeError
 from luong.files import MAX_JSON_BYTES, read_bounded, write_json
-from luong.search_options import LINE_BREAKS
+from luong.lines import LINE_BREAKS
 
 __all__ = [
     "NORMALIZATIONS",
@@ -490,7 +490,7 @@ def join_symbols(symbols: Iterable[str], tokens: str) -> str:
 
 
 def one_line(text: str) -> str:
-    """``text`` with each line break, tab and NUL (``luong.search_options.LINE_BREAKS``: what
+    """``text`` with each line break, tab and NUL (``luong.lines.LINE_BREAKS``: what
     ``str.splitlines`` breaks at, the tab that separates n-best outputs, NUL) replaced by a
     space: what every output goes through (``Vocab.join``), so that N lines in give N lines
     out and an output is one field of a tab-separated line, whatever the model emits.

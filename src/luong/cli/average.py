@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from luong.averaging import CHECKPOINTS, average_checkpoints, run_checkpoints
+from luong.averaging import average_checkpoints, run_checkpoints
 from luong.cli.common import UsageError
+from luong.folder_files import CHECKPOINTS
 
 __all__ = ["main"]
 

@@ -10,8 +10,8 @@ from typing import Any
 from luong.cli.common import UsageError, device_options, model_folders, say, search_options
 from luong.config.run import read_toml_tables
 from luong.evaluation import evaluate
+from luong.folder_files import RUN_CONFIG
 from luong.presets import TASKS
-from luong.run import CONFIG
 from luong.search_options import SearchOptions
 from luong.subword import SubwordVocab
 from luong.tasks import load_task
@@ -26,11 +26,11 @@ Pair = tuple[str, str]
 def _recorded_task(folder: Path) -> str:
     """The built-in task a run folder was trained on (its ``config.toml``), for ``luong eval
     DIR`` without --task or --data."""
-    path = folder / CONFIG
+    path = folder / RUN_CONFIG
     if not path.is_file():
         raise UsageError(
             f"expected --task TASK, --data FILE.tsv or --data-src/--data-tgt, got neither "
-            f"(and {folder} has no {CONFIG} to read its task from)"
+            f"(and {folder} has no {RUN_CONFIG} to read its task from)"
         )
     task = read_toml_tables(path).get("task")
     if task not in TASKS:

@@ -7,8 +7,9 @@ import argparse
 
 from luong.cli.common import UsageError
 from luong.files import read_json
+from luong.folder_files import MODEL_CONFIG
 from luong.languages import check_language
-from luong.model import CONFIG, language_pair, record_language_pair
+from luong.model import language_pair, record_language_pair
 
 __all__ = ["main"]
 
@@ -17,7 +18,7 @@ def main(args: argparse.Namespace) -> int:
     given = (args.src_lang, args.tgt_lang)
     if (given[0] is None) != (given[1] is None):
         raise UsageError("--src-lang and --tgt-lang: give both (a pair), or neither to show it")
-    path = args.model / CONFIG
+    path = args.model / MODEL_CONFIG
     if not path.is_file():
         raise UsageError(f"{path}: missing (is {args.model} a luong model folder?)")
     if given[0] is not None and given[1] is not None:

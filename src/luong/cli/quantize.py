@@ -8,7 +8,7 @@ from pathlib import Path
 
 from luong.cli.common import UsageError
 from luong.config.choices import INT8_PARTS
-from luong.model import WEIGHTS
+from luong.folder_files import WEIGHTS
 from luong.quantize import quantize_folder
 
 __all__ = ["main"]

@@ -14,12 +14,11 @@ import uvicorn
 from luong.cli.common import UsageError, device_options, say
 from luong.config.faces import ServeLimits
 from luong.files import read_json, read_text_lines
+from luong.folder_files import METRICS
 from luong.server import ServedModel, create_app
 from luong.translator import load
 
 __all__ = ["main", "model_names", "read_api_keys", "server_config"]
-
-METRICS = "metrics.json"  # a run folder's scores (luong.run writes it beside the model)
 
 
 def server_config(app: Any, args: argparse.Namespace) -> uvicorn.Config:

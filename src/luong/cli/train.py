@@ -13,9 +13,10 @@ from luong.cli.common import UsageError, overrides
 from luong.config.model import Seq2SeqConfig
 from luong.config.train import TrainConfig
 from luong.config.vocab import VocabConfig
+from luong.folder_files import RUN_CONFIG
 from luong.languages import check_language
 from luong.presets import OWN_DATA, SPLITS
-from luong.run import CONFIG, configure, run
+from luong.run import configure, run
 
 __all__ = ["log_to_stderr", "main"]
 
@@ -155,7 +156,7 @@ def _with_saved_config(args: argparse.Namespace) -> argparse.Namespace:
     would give them (flags still override them); otherwise ``args`` as they are."""
     if not args.resume or args.task is not None or _own_data(args) or args.config is not None:
         return args
-    saved = args.out / CONFIG
+    saved = args.out / RUN_CONFIG
     return argparse.Namespace(**{**vars(args), "config": saved}) if saved.is_file() else args
 
 

@@ -45,7 +45,8 @@ from luong.decoder import DecoderState, Memory
 from luong.errors import LuongError, LuongTypeError
 from luong.export import runtime
 from luong.files import write_folder, write_text
-from luong.model import SRC_VOCAB, TGT_VOCAB, Seq2Seq, evaluating, is_int8_folder
+from luong.folder_files import SRC_VOCAB, TGT_VOCAB
+from luong.model import Seq2Seq, evaluating, is_int8_folder
 from luong.version import __version__
 from luong.vocab import Vocab
 
