@@ -258,7 +258,19 @@ class Decoder(nn.Module):
         self, embedded: Tensor, state: DecoderState, memory: Memory
     ) -> tuple[Tensor, Tensor]:
         start = state.hidden if state.cell is None else (state.hidden, state.cell)
-        outputs, _ = self.rnn(embedded, start)  # [B, T, d], the top layer
+        cpu = embedded.device.type == "cpu"
+        if isinstance(self.rnn, nn.LSTM) and cpu and torch.is_autocast_enabled("cpu"):
+            # oneDNN has no bfloat16 LSTM primitive on CPUs without AVX-512 (an AMD EPYC here
+            # raised "could not create a primitive descriptor for the LSTM"): on the CPU the
+            # LSTM runs in its weights' float32, as the fused recurrence does, the rest under
+            # autocast. (CUDA's cuDNN has its own half-precision LSTM.)
+            with torch.autocast("cpu", enabled=False):
+                cast = (
+                    start.float() if isinstance(start, Tensor) else tuple(x.float() for x in start)
+                )
+                outputs, _ = self.rnn(embedded.float(), cast)  # [B, T, d], the top layer
+        else:
+            outputs, _ = self.rnn(embedded, start)  # [B, T, d], the top layer
         context, weights = self.attention.attend_unchecked(
             outputs, memory.keys, memory.mask, memory.proj, state.step
         )
