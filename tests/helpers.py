@@ -1,8 +1,10 @@
 """What the tests share: tiny vocabularies, a small model, a random batch, and the helpers
-for the tests that run the ``luong`` command in a subprocess."""
+for the tests that run the ``luong`` command (in this process, or in a subprocess)."""
 
 from __future__ import annotations
 
+import io
+import logging
 import os
 import random
 import subprocess
@@ -13,6 +15,7 @@ import torch
 from torch import Tensor
 
 from luong import Seq2Seq, Seq2SeqConfig, Vocab
+from luong.cli import main
 
 # -- tiny vocabularies, a small model, a random batch ----------------------------------------
 
@@ -107,7 +110,7 @@ def _sources(
     return ids, torch.tensor(lengths)
 
 
-# -- the command line in a subprocess --------------------------------------------------------
+# -- the command line ----------------------------------------------------------------------
 
 # A model small enough to train in a second or two (in a few steps: no warm-up, whose 100
 # steps would outlast the run and make it warn).
@@ -130,7 +133,40 @@ TINY_DATES_FLAGS = ["--n-train", "400", "--n-dev", "40", "--n-test", "60", *TINY
 
 
 def luong(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    """Run ``python -m luong ARGS`` (one thread; PYTHONPATH, when set, is kept)."""
+    """Run ``luong ARGS`` in this process, as ``python -m luong ARGS`` runs it: the exit
+    status (``main``'s, or its ``SystemExit``'s: argparse's 2), and stdout and stderr as the
+    bytes a subprocess would write to pipes. No torch import to wait for (two to three
+    seconds a command); what stays with the process is put back: the "luong" logger that
+    ``luong train`` configures, and the random number generators' states."""
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)
+    err = io.TextIOWrapper(
+        io.BytesIO(), encoding="utf-8", errors="backslashreplace", write_through=True
+    )
+    given = io.TextIOWrapper(io.BytesIO(stdin or b""), encoding="utf-8")
+    logger = logging.getLogger("luong")
+    kept = (logger.handlers[:], logger.level, logger.propagate)
+    states = (random.getstate(), torch.get_rng_state())
+    streams = (sys.stdin, sys.stdout, sys.stderr)
+    sys.stdin, sys.stdout, sys.stderr = given, out, err
+    try:
+        status = main(list(args))
+    except SystemExit as exit_:
+        status = exit_.code if isinstance(exit_.code, int) else 0 if exit_.code is None else 1
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = streams
+        logger.handlers[:], logger.level, logger.propagate = kept
+        random.setstate(states[0])
+        torch.set_rng_state(states[1])
+    out.flush()
+    err.flush()
+    return subprocess.CompletedProcess(
+        ["luong", *args], status, out.buffer.getvalue(), err.buffer.getvalue()
+    )
+
+
+def luong_process(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    """Run ``python -m luong ARGS`` in a subprocess (one thread; PYTHONPATH, when set, is
+    kept): the command as a person runs it, interpreter and exit included."""
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     return subprocess.run(
         [sys.executable, "-m", "luong", *args],
