@@ -3,12 +3,16 @@ for the tests that run the ``luong`` command (in this process, or in a subproces
 
 from __future__ import annotations
 
+import atexit
 import io
+import json
 import logging
 import os
 import random
+import select
 import subprocess
 import sys
+import tempfile
 from collections.abc import Sequence
 
 import torch
@@ -209,27 +213,94 @@ resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 """
 _LIMITED = _LIMIT + "sys.exit(luong.cli.main(sys.argv[2:]))\n"
 
+# The children of luong_limited and python_limited come from one process per test process
+# that has imported what _LIMIT imports: for each request (a line of JSON on its stdin) it
+# forks a child that runs the script as ``python -c SCRIPT ARGS`` would, its stdin, stdout
+# and stderr on the files named, in the working directory and environment given, and
+# answers the child's exit status. A fork starts where a fresh interpreter stands once
+# those imports end, in milliseconds instead of the two to three seconds of torch's import.
+_FORK_SERVER = """
+import json, os, sys, traceback
+import luong.cli, luong.plot
+
+def run(request):
+    pid = os.fork()
+    if pid:
+        return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    status = 1
+    try:
+        for fd, name, flags in ((0, "stdin", os.O_RDONLY), (1, "stdout", os.O_WRONLY),
+                                (2, "stderr", os.O_WRONLY)):
+            os.dup2(os.open(request[name], flags), fd)
+            old = getattr(sys, "__" + name + "__")
+            setattr(sys, name, open(fd, "w" if fd else "r", encoding=old.encoding,
+                                    errors=old.errors, closefd=False))
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(request["env"])
+        sys.argv = ["-c", *request["args"]]
+        try:
+            exec(compile(request["script"], "<string>", "exec"), {"__name__": "__main__"})
+            status = 0
+        except SystemExit as done:
+            status = done.code if isinstance(done.code, int) else int(done.code is not None)
+            if isinstance(done.code, str):
+                print(done.code, file=sys.stderr)
+        except BaseException:
+            traceback.print_exc()
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(status)
+
+for line in sys.stdin:
+    print(run(json.loads(line)), flush=True)
+"""
+_server: list[subprocess.Popen[str]] = []
+
+
+def _forked(
+    script: str, args: Sequence[str], stdin: bytes | None
+) -> subprocess.CompletedProcess[bytes]:
+    """``python -c script ARGS`` (stdin: ``stdin``, or nothing), forked from the server."""
+    if not _server or _server[0].poll() is not None:
+        env = {**os.environ, "OMP_NUM_THREADS": "1"}
+        server = subprocess.Popen(
+            [sys.executable, "-c", _FORK_SERVER],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            text=True,
+        )
+        atexit.register(server.communicate, "", 60)
+        _server[:] = [server]
+    server = _server[0]
+    assert server.stdin is not None and server.stdout is not None
+    with tempfile.TemporaryDirectory() as folder:
+        files = {name: os.path.join(folder, name) for name in ("stdin", "stdout", "stderr")}
+        for name, path in files.items():
+            with open(path, "wb") as file:
+                file.write((stdin or b"") if name == "stdin" else b"")
+        request = {"script": script, "args": list(args), "cwd": os.getcwd(), **files}
+        server.stdin.write(json.dumps({**request, "env": dict(os.environ)}) + "\n")
+        server.stdin.flush()
+        if not select.select([server.stdout], [], [], 300)[0]:
+            server.kill()
+            raise subprocess.TimeoutExpired(["python", "-c", script, *args], 300)
+        status = int(server.stdout.readline())
+        with open(files["stdout"], "rb") as out, open(files["stderr"], "rb") as err:
+            return subprocess.CompletedProcess(
+                ["python", "-c", script, *args], status, out.read(), err.read()
+            )
+
 
 def luong_limited(
     budget: int, *args: str, stdin: bytes | None = None
 ) -> subprocess.CompletedProcess[bytes]:
     """``luong ARGS`` with at most ``budget`` more bytes of memory than luong takes to start."""
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    return subprocess.run(
-        [sys.executable, "-c", _LIMITED, str(budget), *args],
-        input=stdin,
-        capture_output=True,
-        env=env,
-        timeout=300,
-    )
+    return _forked(_LIMITED, [str(budget), *args], stdin)
 
 
 def python_limited(budget: int, code: str) -> subprocess.CompletedProcess[bytes]:
     """Run Python ``code`` with at most ``budget`` more bytes of memory than luong takes."""
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    return subprocess.run(
-        [sys.executable, "-c", _LIMIT + code, str(budget)],
-        capture_output=True,
-        env=env,
-        timeout=300,
-    )
+    return _forked(_LIMIT + code, [str(budget)], None)
