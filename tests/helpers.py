@@ -213,12 +213,13 @@ resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 """
 _LIMITED = _LIMIT + "sys.exit(luong.cli.main(sys.argv[2:]))\n"
 
-# The children of luong_limited and python_limited come from one process per test process
-# that has imported what _LIMIT imports: for each request (a line of JSON on its stdin) it
-# forks a child that runs the script as ``python -c SCRIPT ARGS`` would, its stdin, stdout
-# and stderr on the files named, in the working directory and environment given, and
-# answers the child's exit status. A fork starts where a fresh interpreter stands once
-# those imports end, in milliseconds instead of the two to three seconds of torch's import.
+# The children of forked_python (luong_limited, python_limited, ...) come from one process
+# per test process that has imported what _LIMIT imports: for each request (a line of JSON
+# on its stdin) it forks a child that runs the script as ``python -c SCRIPT ARGS`` would, its
+# stdin, stdout and stderr on the files named, in the working directory and environment
+# given, and answers the child's exit status. A fork starts where a fresh interpreter stands
+# once those imports end, in milliseconds instead of the two to three seconds of torch's
+# import.
 _FORK_SERVER = """
 import json, os, sys, traceback
 import luong.cli, luong.plot
@@ -259,10 +260,11 @@ for line in sys.stdin:
 _server: list[subprocess.Popen[str]] = []
 
 
-def _forked(
-    script: str, args: Sequence[str], stdin: bytes | None
+def forked_python(
+    script: str, *args: str, stdin: bytes | None = None
 ) -> subprocess.CompletedProcess[bytes]:
-    """``python -c script ARGS`` (stdin: ``stdin``, or nothing), forked from the server."""
+    """What ``python -c SCRIPT ARGS`` (one thread) does, its stdin ``stdin`` (or nothing):
+    run in a child forked from a process that has imported luong and torch already."""
     if not _server or _server[0].poll() is not None:
         env = {**os.environ, "OMP_NUM_THREADS": "1"}
         server = subprocess.Popen(
@@ -298,9 +300,9 @@ def luong_limited(
     budget: int, *args: str, stdin: bytes | None = None
 ) -> subprocess.CompletedProcess[bytes]:
     """``luong ARGS`` with at most ``budget`` more bytes of memory than luong takes to start."""
-    return _forked(_LIMITED, [str(budget), *args], stdin)
+    return forked_python(_LIMITED, str(budget), *args, stdin=stdin)
 
 
 def python_limited(budget: int, code: str) -> subprocess.CompletedProcess[bytes]:
     """Run Python ``code`` with at most ``budget`` more bytes of memory than luong takes."""
-    return _forked(_LIMIT + code, [str(budget)], None)
+    return forked_python(_LIMIT + code, str(budget))
