@@ -219,10 +219,13 @@ _LIMITED = _LIMIT + "sys.exit(luong.cli.main(sys.argv[2:]))\n"
 # stdin, stdout and stderr on the files named, in the working directory and environment
 # given, and answers the child's exit status. A fork starts where a fresh interpreter stands
 # once those imports end, in milliseconds instead of the two to three seconds of torch's
-# import.
+# import. The server imports torch._dynamo too, which the first optimizer of a training
+# run imports (seconds more, where bytecode is not cached) and no command run under a
+# memory limit here reaches: a limit's room above the child's size stays the budget.
 _FORK_SERVER = """
 import json, os, sys, traceback
 import luong.cli, luong.plot
+import torch._dynamo
 
 def run(request):
     pid = os.fork()
