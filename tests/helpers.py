@@ -1,18 +1,25 @@
 """What the tests share: tiny vocabularies, a small model, a random batch, and the helpers
-for the tests that run the ``luong`` command in a subprocess."""
+for the tests that run the ``luong`` command (in this process, or in a subprocess)."""
 
 from __future__ import annotations
 
+import atexit
+import io
+import json
+import logging
 import os
 import random
+import select
 import subprocess
 import sys
+import tempfile
 from collections.abc import Sequence
 
 import torch
 from torch import Tensor
 
 from luong import Seq2Seq, Seq2SeqConfig, Vocab
+from luong.cli import main
 
 # -- tiny vocabularies, a small model, a random batch ----------------------------------------
 
@@ -107,7 +114,7 @@ def _sources(
     return ids, torch.tensor(lengths)
 
 
-# -- the command line in a subprocess --------------------------------------------------------
+# -- the command line ----------------------------------------------------------------------
 
 # A model small enough to train in a second or two (in a few steps: no warm-up, whose 100
 # steps would outlast the run and make it warn).
@@ -130,7 +137,40 @@ TINY_DATES_FLAGS = ["--n-train", "400", "--n-dev", "40", "--n-test", "60", *TINY
 
 
 def luong(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    """Run ``python -m luong ARGS`` (one thread; PYTHONPATH, when set, is kept)."""
+    """Run ``luong ARGS`` in this process, as ``python -m luong ARGS`` runs it: the exit
+    status (``main``'s, or its ``SystemExit``'s: argparse's 2), and stdout and stderr as the
+    bytes a subprocess would write to pipes. No torch import to wait for (two to three
+    seconds a command); what stays with the process is put back: the "luong" logger that
+    ``luong train`` configures, and the random number generators' states."""
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)
+    err = io.TextIOWrapper(
+        io.BytesIO(), encoding="utf-8", errors="backslashreplace", write_through=True
+    )
+    given = io.TextIOWrapper(io.BytesIO(stdin or b""), encoding="utf-8")
+    logger = logging.getLogger("luong")
+    kept = (logger.handlers[:], logger.level, logger.propagate)
+    states = (random.getstate(), torch.get_rng_state())
+    streams = (sys.stdin, sys.stdout, sys.stderr)
+    sys.stdin, sys.stdout, sys.stderr = given, out, err
+    try:
+        status = main(list(args))
+    except SystemExit as exit_:
+        status = exit_.code if isinstance(exit_.code, int) else 0 if exit_.code is None else 1
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = streams
+        logger.handlers[:], logger.level, logger.propagate = kept
+        random.setstate(states[0])
+        torch.set_rng_state(states[1])
+    out.flush()
+    err.flush()
+    return subprocess.CompletedProcess(
+        ["luong", *args], status, out.buffer.getvalue(), err.buffer.getvalue()
+    )
+
+
+def luong_process(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    """Run ``python -m luong ARGS`` in a subprocess (one thread; PYTHONPATH, when set, is
+    kept): the command as a person runs it, interpreter and exit included."""
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     return subprocess.run(
         [sys.executable, "-m", "luong", *args],
@@ -173,27 +213,99 @@ resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 """
 _LIMITED = _LIMIT + "sys.exit(luong.cli.main(sys.argv[2:]))\n"
 
+# The children of forked_python (luong_limited, python_limited, ...) come from one process
+# per test process that has imported what _LIMIT imports: for each request (a line of JSON
+# on its stdin) it forks a child that runs the script as ``python -c SCRIPT ARGS`` would, its
+# stdin, stdout and stderr on the files named, in the working directory and environment
+# given, and answers the child's exit status. A fork starts where a fresh interpreter stands
+# once those imports end, in milliseconds instead of the two to three seconds of torch's
+# import. The server imports torch._dynamo too, which the first optimizer of a training
+# run imports (seconds more, where bytecode is not cached) and no command run under a
+# memory limit here reaches: a limit's room above the child's size stays the budget.
+_FORK_SERVER = """
+import json, os, sys, traceback
+import luong.cli, luong.plot
+import torch._dynamo
+
+def run(request):
+    pid = os.fork()
+    if pid:
+        return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    status = 1
+    try:
+        for fd, name, flags in ((0, "stdin", os.O_RDONLY), (1, "stdout", os.O_WRONLY),
+                                (2, "stderr", os.O_WRONLY)):
+            os.dup2(os.open(request[name], flags), fd)
+            old = getattr(sys, "__" + name + "__")
+            setattr(sys, name, open(fd, "w" if fd else "r", encoding=old.encoding,
+                                    errors=old.errors, closefd=False))
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(request["env"])
+        sys.argv = ["-c", *request["args"]]
+        try:
+            exec(compile(request["script"], "<string>", "exec"), {"__name__": "__main__"})
+            status = 0
+        except SystemExit as done:
+            status = done.code if isinstance(done.code, int) else int(done.code is not None)
+            if isinstance(done.code, str):
+                print(done.code, file=sys.stderr)
+        except BaseException:
+            traceback.print_exc()
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(status)
+
+for line in sys.stdin:
+    print(run(json.loads(line)), flush=True)
+"""
+_server: list[subprocess.Popen[str]] = []
+
+
+def forked_python(
+    script: str, *args: str, stdin: bytes | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """What ``python -c SCRIPT ARGS`` (one thread) does, its stdin ``stdin`` (or nothing):
+    run in a child forked from a process that has imported luong and torch already."""
+    if not _server or _server[0].poll() is not None:
+        env = {**os.environ, "OMP_NUM_THREADS": "1"}
+        server = subprocess.Popen(
+            [sys.executable, "-c", _FORK_SERVER],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            text=True,
+        )
+        atexit.register(server.communicate, "", 60)
+        _server[:] = [server]
+    server = _server[0]
+    assert server.stdin is not None and server.stdout is not None
+    with tempfile.TemporaryDirectory() as folder:
+        files = {name: os.path.join(folder, name) for name in ("stdin", "stdout", "stderr")}
+        for name, path in files.items():
+            with open(path, "wb") as file:
+                file.write((stdin or b"") if name == "stdin" else b"")
+        request = {"script": script, "args": list(args), "cwd": os.getcwd(), **files}
+        server.stdin.write(json.dumps({**request, "env": dict(os.environ)}) + "\n")
+        server.stdin.flush()
+        if not select.select([server.stdout], [], [], 300)[0]:
+            server.kill()
+            raise subprocess.TimeoutExpired(["python", "-c", script, *args], 300)
+        status = int(server.stdout.readline())
+        with open(files["stdout"], "rb") as out, open(files["stderr"], "rb") as err:
+            return subprocess.CompletedProcess(
+                ["python", "-c", script, *args], status, out.read(), err.read()
+            )
+
 
 def luong_limited(
     budget: int, *args: str, stdin: bytes | None = None
 ) -> subprocess.CompletedProcess[bytes]:
     """``luong ARGS`` with at most ``budget`` more bytes of memory than luong takes to start."""
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    return subprocess.run(
-        [sys.executable, "-c", _LIMITED, str(budget), *args],
-        input=stdin,
-        capture_output=True,
-        env=env,
-        timeout=300,
-    )
+    return forked_python(_LIMITED, str(budget), *args, stdin=stdin)
 
 
 def python_limited(budget: int, code: str) -> subprocess.CompletedProcess[bytes]:
     """Run Python ``code`` with at most ``budget`` more bytes of memory than luong takes."""
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    return subprocess.run(
-        [sys.executable, "-c", _LIMIT + code, str(budget)],
-        capture_output=True,
-        env=env,
-        timeout=300,
-    )
+    return forked_python(_LIMIT + code, str(budget))

@@ -1,4 +1,5 @@
-"""The ``luong`` command through subprocesses: each command, and each error as one line."""
+"""The ``luong`` command: each command, and each error as one line (in this process, and the
+usage errors, which import no torch, through ``python -m luong`` too)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import TINY_DATES_FLAGS, assert_one_line_error, luong
+from helpers import TINY_DATES_FLAGS, assert_one_line_error, luong, luong_process
 
 
 @pytest.fixture(scope="module")
@@ -87,14 +88,14 @@ def test_translate_keeps_every_line_in_order(model_dir: Path, tmp_path: Path) ->
 
 
 def test_unknown_task_is_a_usage_error() -> None:
-    result = luong("train", "poems", "--out", "x")
+    result = luong_process("train", "poems", "--out", "x")
     assert result.returncode == 2
     assert "invalid choice: 'poems'" in result.stderr.decode()
     assert "Traceback" not in result.stderr.decode()
 
 
 def test_unknown_option_is_a_usage_error() -> None:
-    result = luong("train", "dates", "--out", "x", "--attention", "magic")
+    result = luong_process("train", "dates", "--out", "x", "--attention", "magic")
     assert result.returncode == 2
     err = result.stderr.decode()
     assert "invalid choice: 'magic'" in err and "bahdanau" in err

@@ -1,5 +1,5 @@
-"""``luong train --train/--dev/--test``, ``luong eval --data`` and translate on own data,
-through subprocesses; bad lines and usage errors as one line on stderr."""
+"""``luong train --train/--dev/--test``, ``luong eval --data`` and translate on own data;
+bad lines and usage errors as one line on stderr."""
 
 from __future__ import annotations
 

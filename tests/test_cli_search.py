@@ -1,5 +1,5 @@
-"""The ``luong`` command's search and plot forms through subprocesses: ``translate`` with beam
-search, n-best lists and jsonl, ``plot`` and ``plot-scores``, and their one-line errors."""
+"""The ``luong`` command's search and plot forms: ``translate`` with beam search, n-best
+lists and jsonl, ``plot`` and ``plot-scores``, and their one-line errors."""
 
 from __future__ import annotations
 

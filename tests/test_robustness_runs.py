@@ -21,7 +21,7 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-from helpers import TINY_DATES_FLAGS, TINY_MODEL_FLAGS
+from helpers import TINY_DATES_FLAGS, TINY_MODEL_FLAGS, forked_python
 from safetensors.torch import load_file, save_file
 
 from luong import Seq2Seq, Seq2SeqConfig, TrainConfig, Vocab, train
@@ -49,17 +49,12 @@ def one_error_line(err: str) -> str:
     return lines[0]
 
 
-def child(script: str, *args: str, **popen: object) -> subprocess.CompletedProcess[str]:
-    """Run a Python ``script`` with ``args`` in a child process (one thread)."""
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    return subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(script), *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-        **popen,  # type: ignore[arg-type]
-    )
+def child(script: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run a Python ``script`` with ``args`` in a child process (one thread), its output as
+    text."""
+    result = forked_python(textwrap.dedent(script), *args)
+    out, err = (stream.decode() for stream in (result.stdout, result.stderr))
+    return subprocess.CompletedProcess(result.args, result.returncode, out, err)
 
 
 @pytest.fixture(scope="module")
