@@ -41,9 +41,10 @@ typecheck: setup
 # Bytecode is written for the test run even where the environment says not to
 # (PYTHONDONTWRITEBYTECODE=1, as some sandboxes set): the suite starts many processes that
 # import torch, and without cached bytecode each compiles it again (8 s instead of 4 per
-# process here; with torch._dynamo, which an optimizer loads, 19.5 s instead of 7.5).
+# process here; with torch._dynamo, which an optimizer loads, 19.5 s instead of 7.5). The 30
+# slowest tests are listed at the end.
 pytest: setup
-	PYTHONDONTWRITEBYTECODE= $(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadfile
+	PYTHONDONTWRITEBYTECODE= $(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadfile --durations=30
 
 test: lint typecheck pytest
 

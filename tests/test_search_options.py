@@ -14,6 +14,7 @@ from fastapi.testclient import TestClient
 from helpers import SRC_SPACE, small_model
 
 import luong.server
+import luong.translator
 from luong import Translator
 from luong.cli.common import UsageError, add_search_flags, search_options
 from luong.config.train import TrainConfig
@@ -210,13 +211,13 @@ def test_a_new_option_reaches_the_flags_the_schema_and_the_search(
     assert schema["default"] == 1.0 and schema["description"].startswith("with sample")
 
     seen: list[SearchOptions] = []
-    decode = luong.server.decode
+    decode_batches = luong.translator.decode_batches  # the server decodes through Translator
 
     def spy(model: Any, sources: Any, options: SearchOptions, **kwargs: Any) -> Any:
         seen.append(options)
-        return decode(model, sources, options, **kwargs)
+        return decode_batches(model, sources, options, **kwargs)
 
-    monkeypatch.setattr(luong.server, "decode", spy)
+    monkeypatch.setattr(luong.translator, "decode_batches", spy)
     served = ServedModel("one", Translator(small_model(src=SRC_SPACE)))
     with TestClient(create_app([served], max_wait_ms=0, options=WithTopP)) as client:
         body = {"sources": ["abc"], "sample": True, "seed": 1, "top_p": 0.5}
