@@ -235,7 +235,12 @@ def translation_records(
     search's)."""
     records = []
     for k, hypothesis in enumerate(translation.hypotheses):
-        record = hypothesis_record(model, hypothesis, translation.source, replace_unk, align)
+        # the links the translation holds already (request.align): not aligned a second time
+        links = translation.alignments[k] if translation.alignments is not None else None
+        again = align and links is None
+        record = hypothesis_record(model, hypothesis, translation.source, replace_unk, again)
+        if align and links is not None:
+            record["alignment"] = [[i, j] for i, j in links]
         if translation.texts[k] != record["text"]:
             record["text"] = translation.texts[k]
             if translation.searched_again[k]:
