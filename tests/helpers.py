@@ -141,7 +141,8 @@ def luong(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess
     status (``main``'s, or its ``SystemExit``'s: argparse's 2), and stdout and stderr as the
     bytes a subprocess would write to pipes. No torch import to wait for (two to three
     seconds a command); what stays with the process is put back: the "luong" logger that
-    ``luong train`` configures, and the random number generators' states."""
+    ``luong train`` configures, the random number generators' states and torch's thread
+    count (``--threads``)."""
     out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)
     err = io.TextIOWrapper(
         io.BytesIO(), encoding="utf-8", errors="backslashreplace", write_through=True
@@ -150,6 +151,7 @@ def luong(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess
     logger = logging.getLogger("luong")
     kept = (logger.handlers[:], logger.level, logger.propagate)
     states = (random.getstate(), torch.get_rng_state())
+    threads = torch.get_num_threads()  # --threads N sets the process's threads
     streams = (sys.stdin, sys.stdout, sys.stderr)
     sys.stdin, sys.stdout, sys.stderr = given, out, err
     try:
@@ -161,6 +163,7 @@ def luong(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess
         logger.handlers[:], logger.level, logger.propagate = kept
         random.setstate(states[0])
         torch.set_rng_state(states[1])
+        torch.set_num_threads(threads)
     out.flush()
     err.flush()
     return subprocess.CompletedProcess(

@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # the names of PUBLIC, for type checkers (tests/test_architec
     )
     from luong.config import RunConfig, Seq2SeqConfig, TrainConfig
     from luong.decoder import DecoderState, Memory
+    from luong.devices import use_threads
     from luong.ensemble import Ensemble
     from luong.errors import LuongError, LuongTypeError
     from luong.evaluation import evaluate
@@ -53,6 +54,7 @@ PUBLIC: dict[str, tuple[str, ...]] = {
     ),
     "luong.config": ("RunConfig", "Seq2SeqConfig", "TrainConfig"),
     "luong.decoder": ("DecoderState", "Memory"),
+    "luong.devices": ("use_threads",),
     "luong.ensemble": ("Ensemble",),
     "luong.errors": ("LuongError", "LuongTypeError"),
     "luong.evaluation": ("evaluate",),
@@ -104,6 +106,7 @@ __all__ = [
     "run",
     "train",
     "translate",
+    "use_threads",
 ]
 
 

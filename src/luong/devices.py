@@ -1,5 +1,5 @@
-"""Where and in what precision a model computes: a device name resolved on this machine, and
-the autocast context of a precision.
+"""Where, on how many threads and in what precision a model computes: a device name resolved
+on this machine, the CPU threads of the process, and the autocast context of a precision.
 
     resolve_device("auto")     # CUDA when present, else the CPU
     resolve_device("cuda:1")   # on a machine with one GPU: ValueError, "device cuda:1: only
@@ -10,10 +10,20 @@ the autocast context of a precision.
 Every command that loads a model resolves its ``--device`` here first, so a device the
 machine lacks is one line before anything is read (``luong translate --device cuda``:
 ``--device cuda: no CUDA device here (torch.cuda.is_available() is False)``).
+
+Threads: every command that computes takes ``--threads N`` (``use_threads``); without it, a
+process computes on ``OMP_NUM_THREADS`` threads when that is set, else on one
+(``default_threads``). One, because these machines are shared: on two idle cores a second
+thread made a training step 1.2x (dates) to 1.5x (the translation preset) faster, but beside
+two busy processes it made the translation preset's step 15x slower (OpenMP's threads spin
+while they wait for each other, and each loses its core in turn), one thread 1.6x slower
+(``benchmarks/threads.py``, docs/performance.md).
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
@@ -22,7 +32,18 @@ import torch
 from luong.config.choices import PRECISIONS, device_form
 from luong.errors import LuongError, LuongTypeError
 
-__all__ = ["AUTOCAST_DTYPES", "autocast", "check_precision", "resolve_device"]
+__all__ = [
+    "AUTOCAST_DTYPES",
+    "THREADS_VARIABLE",
+    "autocast",
+    "check_precision",
+    "default_threads",
+    "resolve_device",
+    "use_threads",
+]
+
+THREADS_VARIABLE = "OMP_NUM_THREADS"
+"""The environment variable whose value is the default thread count (OpenMP's own)."""
 
 # The dtype autocast computes in for each precision but fp32 (which runs without autocast).
 AUTOCAST_DTYPES: dict[str, torch.dtype] = {"bf16": torch.bfloat16, "fp16": torch.float16}
@@ -96,3 +117,42 @@ def autocast(precision: str, device: torch.device) -> AbstractContextManager[Any
     if precision == "fp32":
         return nullcontext()
     return torch.autocast(device.type, AUTOCAST_DTYPES[precision])
+
+
+def default_threads(environ: Mapping[str, str] | None = None) -> int:
+    """The CPU threads a luong process computes on unless told: ``OMP_NUM_THREADS`` of
+    ``environ`` (default ``os.environ``) when it is set (the first number of an OpenMP list
+    such as ``4,2``), else 1.
+
+    Raises:
+        ValueError: ``OMP_NUM_THREADS`` set to something other than a positive integer.
+    """
+    value = (os.environ if environ is None else environ).get(THREADS_VARIABLE, "").strip()
+    if not value:
+        return 1
+    first = value.split(",")[0].strip()
+    if not first.isascii() or not first.isdigit() or int(first) < 1:
+        raise LuongError(f"{THREADS_VARIABLE}: expected a positive integer, got {value!r}")
+    return int(first)
+
+
+def use_threads(threads: int | None = None) -> int:
+    """Compute on ``threads`` CPU threads from now on (torch's intra-op threads, for the
+    whole process); None: ``default_threads()``. Returns the number set.
+
+        luong.use_threads(2)   # a quiet machine of your own: the translation preset's
+                               # training step 1.5x faster on two cores than on one
+
+    Raises:
+        TypeError: ``threads`` not an integer.
+        ValueError: ``threads`` below 1.
+    """
+    if threads is None:
+        threads = default_threads()
+    if isinstance(threads, bool) or not isinstance(threads, int):
+        raise LuongTypeError(f"threads: expected an integer, got {type(threads).__name__}")
+    if threads < 1:
+        raise LuongError(f"threads: expected a positive integer, got {threads}")
+    if torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
+    return threads

@@ -41,7 +41,7 @@ from luong.training.dev import (
     selected,
 )
 from luong.training.objective import lr_factor, make_optimizer, step_gradients
-from luong.training.records import Progress, Records, progress_bar
+from luong.training.records import Progress, Records, StepProgress
 from luong.training.signals import Cut, SignalFlag, TrainingInterrupted
 from luong.training.state import clear_leftovers, restore, rng_state, save
 
@@ -110,7 +110,7 @@ class Trainer:
         self.forward: torch.nn.Module = model  # DistributedDataParallel(model) while training
         self.progress = Progress()
         self.best_state: dict[str, torch.Tensor] | None = None
-        self._bar: Any = None  # the progress bar of a run under way
+        self._bar: Any = None  # the progress (a StepProgress) of a run under way
         self._session_start = time.perf_counter()
 
     def _count_steps(self) -> None:
@@ -201,7 +201,7 @@ class Trainer:
                 f"{self.total_steps}/{cfg.warmup_steps} of lr={cfg.lr:g} and never decays; "
                 f"lower --warmup-steps (to {max(1, self.total_steps // 10)}, say) or train longer"
             )
-        self._bar = progress_bar(self.total_steps, p.step, bool(cfg.progress and world.main))
+        self._bar = StepProgress(self.total_steps, p.step, bool(cfg.progress and world.main))
         self._session_start = time.perf_counter()
         self.records.open(p.step, self._session_start)
         if world.active:
@@ -257,10 +257,11 @@ class Trainer:
         """
         cfg, p = self.config, self.progress
         for group in steps[p.batch :]:
-            stop_now = self._step(self._batches(group), interrupted)
+            batches = self._batches(group)
+            stop_now = self._step(batches, interrupted)
             p.step += 1
             p.batch += 1
-            self._bar.update(1)
+            self._bar.step(sum(b.target_tokens for b in batches) * self.world.size)
             if p.step % cfg.log_every == 0:
                 self._record_interval()
             p.eval_due = p.step % cfg.eval_every == 0 and p.batch < len(steps)
@@ -389,7 +390,7 @@ class Trainer:
         log.jsonl and logged."""
         p = self.progress
         shown = "dev_bleu" if self.bleu else "dev_exact_match"
-        self._bar.set_postfix(loss=f"{mean_loss:.3f}", **{shown: f"{point[shown]:.4f}"})
+        self._bar.show(loss=f"{mean_loss:.3f}", **{shown: f"{point[shown]:.4f}"})
         if on_eval is not None:
             on_eval(point)
         self.records.write({"kind": "eval", **point})

@@ -60,6 +60,7 @@ __all__ = [
     "BUG_STATUS",
     "COMMANDS",
     "EXTRAS",
+    "USE_THREADS",
     "Command",
     "build_parser",
     "main",
@@ -71,6 +72,10 @@ BUG = (
     "the traceback above"
 )
 BUG_STATUS = 70  # EX_SOFTWARE (sysexits.h): an internal error, not a usage or data error
+
+USE_THREADS = "luong.devices:use_threads"
+"""What sets a computing command's ``--threads`` (or its default) before the command runs:
+resolved by name, as the handlers are, since it imports torch."""
 
 
 class Command(NamedTuple):
@@ -149,6 +154,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(missing, file=sys.stderr)
             return 1
         handler = pkgutil.resolve_name(COMMANDS[args.command].handler)
+        if hasattr(args, "threads"):  # a command that computes: torch is imported by now
+            pkgutil.resolve_name(USE_THREADS)(args.threads)
         status = int(handler(args))
         sys.stdout.flush()  # a reader that went away shows here, not at exit
         return status

@@ -19,6 +19,7 @@ from luong.cli.common import (
     add_device_flags,
     add_model_arguments,
     add_search_flags,
+    add_threads_flag,
 )
 from luong.config.choices import INT8_PARTS
 from luong.config.faces import FORMATS, MAX_DPI, MAX_POSITIONS, PLACEHOLDER_MODES, ServeLimits
@@ -189,6 +190,7 @@ def train_arguments(parser: argparse.ArgumentParser, preset: Preset, name: str =
     add_config_flags(parser, Seq2SeqConfig, f"model (overrides --config{of})", preset.model)
     add_config_flags(parser, TrainConfig, f"training (overrides --config{of})", preset.train)
     add_config_flags(parser, VocabConfig, f"vocabulary (overrides --config{of})", preset.vocab)
+    add_threads_flag(parser)
 
 
 def add_prepare(commands: Any) -> None:
@@ -529,6 +531,7 @@ def add_zoo(commands: Any) -> None:
     own.add_argument(
         "--vocab-size", type=int, default=0, help="subword pieces (default 0: the preset's)"
     )
+    add_threads_flag(zoo)
 
 
 def add_average(commands: Any) -> None:
@@ -569,7 +572,8 @@ def add_average(commands: Any) -> None:
 def add_quantize(commands: Any) -> None:
     parser = commands.add_parser(
         "quantize",
-        help="write a model's int8 form, for faster decoding on the CPU",
+        help="write a model's int8 form: half the size on disk, decoding at about float32's "
+        "speed on this CPU (docs/performance.md)",
         description="Write the int8 form of a model folder (int8 weights with a float scale "
         "per row, in safetensors): the decoder's output layer, cells and attentional layer "
         "multiply in int8 on the CPU. luong translate, eval, serve, ensembles and luong.load "
@@ -593,6 +597,7 @@ def add_quantize(commands: Any) -> None:
         help="replace --out if it holds an earlier int8 model (in one step); any other folder "
         "is still refused",
     )
+    add_threads_flag(parser)
 
 
 def add_pair(commands: Any) -> None:
@@ -690,3 +695,4 @@ def add_export(commands: Any) -> None:
         required=True,
         help="the export folder to write: a new or empty folder (written all or nothing)",
     )
+    add_threads_flag(parser)

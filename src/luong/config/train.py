@@ -122,7 +122,11 @@ class TrainConfig:
         "gradient scaler (CUDA only)",
         choices=PRECISIONS,
     )
-    progress: bool = setting(True, "a progress bar on stderr (when stderr is a terminal)")
+    progress: bool = setting(
+        True,
+        "progress on stderr: a bar on a terminal, elsewhere (a log file, a pipe) a line every "
+        "30 s (step/total, tokens/s, ETA)",
+    )
     tensorboard: bool = setting(
         False, "TensorBoard event files in RUN/tensorboard (needs luong[tensorboard])"
     )
