@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import tomli_w
 import torch
 from helpers import TINY_DATES_FLAGS, TINY_MODEL_FLAGS, assert_one_line_error, luong, toy_pairs
 from safetensors.torch import load_file
@@ -356,3 +357,75 @@ def test_a_folder_that_is_not_a_run_is_one_line(three_runs: Path, tmp_path: Path
         luong("curves", str(three_runs / "x"), str(missing), "--out", str(tmp_path / "c.png")),
         f"{missing}: no such folder",
     )
+
+
+def test_one_bad_run_folder_is_skipped_and_named_and_the_rest_are_listed(
+    three_runs: Path, tmp_path: Path
+) -> None:
+    root = tmp_path / "runs"
+    for name in "xyz":
+        shutil.copytree(three_runs / name, root / name)
+    config = root / "y" / "config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "tgt_lang": "Deutsch"}))
+    (root / "z" / "run.json").write_text("{not json")
+    result = luong("runs", str(root), "--format", "json")
+    assert result.returncode == 0, result.stderr.decode()
+    assert [row["run"] for row in json.loads(result.stdout)] == ["x"]
+    lines = result.stderr.decode().splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith(f"luong: skipped {config}: tgt_lang: expected an ISO 639")
+    assert lines[1].startswith(f"luong: skipped {root / 'z' / 'run.json'}: ")
+    # None readable: each named, then one error
+    shutil.rmtree(root / "x")
+    result = luong("runs", str(root))
+    assert result.returncode == 1 and result.stdout == b""
+    assert result.stderr.decode().splitlines()[2:] == [
+        f"luong: error: {root}: none of its 2 run folders could be read"
+    ]
+
+
+def test_the_table_fits_120_columns_and_wide_shows_every_setting(
+    three_runs: Path, tmp_path: Path
+) -> None:
+    root = tmp_path / "runs"
+    changed = ("lr", "clip_norm", "eval_every", "log_every", "warmup_steps", "batch_size")
+    for i in range(5):
+        folder = root / f"run-{i}"
+        shutil.copytree(three_runs / "x", folder)
+        tables = read_toml_tables(folder / "config.toml")
+        for key in changed:  # six settings differing between the runs
+            tables["train"][key] = tables["train"][key] + i + 1
+        (folder / "config.toml").write_text(tomli_w.dumps(tables))
+        # your own data, given through a long path (and kept relative to the run folder)
+        given = "data/" + "d" * 50 + f"/train-{i}.tsv"
+        run = json.loads((folder / "run.json").read_text())
+        run.update(task="tsv", task_options={"train": given})
+        (folder / "run.json").write_text(json.dumps(run))
+        tables.update(task="tsv", data={"train": "../../" * 4 + given})
+        (folder / "config.toml").write_text(tomli_w.dumps(tables))
+    result = luong("runs", str(root))
+    assert result.returncode == 0, result.stderr.decode()
+    lines = result.stdout.decode().splitlines()
+    assert len(lines) == 6 and max(map(len, lines)) <= 120
+    # the path as given, its middle cut to fit: "data/ddd...ddd/train-0.tsv"
+    task = lines[1].split()[1]
+    assert len(task) == 30 and task.startswith("data/ddd") and task.endswith("/train-0.tsv")
+    shown = lines[0].split()
+    rows = json.loads(luong("runs", str(root), "--format", "json").stdout)
+    differing = [key for key in rows[0] if "." in key]
+    assert differing == ["data.train", *(f"train.{key}" for key in sorted(changed))]
+    left_out = [key for key in differing if key not in shown]
+    assert left_out and len(left_out) < len(differing)
+    assert result.stderr.decode() == (
+        f"luong: {len(left_out)} more setting{'s' * (len(left_out) > 1)} differ between the "
+        f"runs ({', '.join(left_out)}): --wide or --format json shows "
+        f"{'them' if len(left_out) > 1 else 'it'}\n"
+    )
+    wide = luong("runs", str(root), "--wide")
+    assert wide.returncode == 0 and wide.stderr == b""
+    wide_lines = wide.stdout.decode().splitlines()
+    assert max(map(len, wide_lines)) > 120
+    assert all(f"train.{key}" in wide_lines[0] for key in changed)
+    assert wide_lines[1].split()[1] == "data/" + "d" * 50 + "/train-0.tsv"
+    assert rows[0]["task"] == "data/" + "d" * 50 + "/train-0.tsv"
+    assert all(f"train.{key}" in rows[0] for key in changed)

@@ -17,7 +17,27 @@ from luong.folder_files import METRICS, MODEL_CONFIG, RECORDS, RUN, RUN_CONFIG
 from luong.model import language_pair
 from luong.tasks import OWN_DATA
 
-__all__ = ["RunFolder", "compare", "find_runs", "format_table", "read_records", "read_run"]
+__all__ = [
+    "TABLE_WIDTH",
+    "RunFolder",
+    "compare",
+    "find_runs",
+    "format_table",
+    "read_records",
+    "read_run",
+    "read_runs",
+]
+
+TABLE_WIDTH = 120
+"""The columns ``luong runs``' table fits in unless told ``--wide``."""
+# The longest cell of the fitted table; a longer one keeps its start and end around "...".
+CELL_WIDTH = 30
+# The text table's shorter names of the rows' longest keys (the JSON keeps the keys).
+HEADERS = {
+    "test_exact_match": "test_em",
+    "test_char_accuracy": "test_chars",
+    "train_seconds": "seconds",
+}
 
 # The dev figure each selection means (TrainConfig.select, resolved in metrics.json).
 DEV_KEYS = {"exact": "dev_exact_match", "bleu": "dev_bleu", "chrf": "dev_chrf", "loss": "dev_loss"}
@@ -72,6 +92,12 @@ def read_run(path: str | Path) -> RunFolder:
         }
     task = str(tables.get("task", "?"))
     data = tables.get("data") or {}
+    recorded = run.get("task_options")
+    if isinstance(recorded, dict) and run.get("task") == task:
+        # the data options as the run was given them (config.toml keeps your own data's
+        # files relative to the run folder, through any links: ../../../ chains)
+        data = {**data, **recorded}
+        tables = {**tables, "data": data}
     if task == OWN_DATA:
         train = data.get("train")
         task = str(train[0] if isinstance(train, list) else train)
@@ -120,6 +146,24 @@ def find_runs(root: str | Path) -> list[Path]:
     return found
 
 
+def read_runs(root: str | Path) -> tuple[list[RunFolder], list[str]]:
+    """Every run folder at or under ``root`` that reads (``find_runs``, ``read_run``), and a
+    line for each that does not: ``"PATH: why"`` (a damaged file, a setting no longer
+    valid), so that one bad folder does not hide the others.
+
+    Raises:
+        ValueError: ``root`` is not a folder, or holds no run folder.
+    """
+    runs, skipped = [], []
+    for path in find_runs(root):
+        try:
+            runs.append(read_run(path))
+        except (LuongError, OSError) as error:
+            reason = str(error)
+            skipped.append(reason if reason.startswith(str(path)) else f"{path}: {reason}")
+    return runs, skipped
+
+
 def compare(runs: Sequence[RunFolder], root: Path | None = None) -> list[dict[str, Any]]:
     """One row per run: its name (the path under ``root``), task or data, the settings that
     differ between the runs, its language pair (``"en-de"``; None: unknown), the best dev
@@ -146,20 +190,41 @@ def compare(runs: Sequence[RunFolder], root: Path | None = None) -> list[dict[st
     return rows
 
 
-def format_table(rows: Sequence[dict[str, Any]]) -> str:
-    """``rows`` as an aligned text table (a column per key of any row; "-" where none)."""
+def format_table(
+    rows: Sequence[dict[str, Any]], width: int | None = TABLE_WIDTH
+) -> tuple[str, list[str]]:
+    """``rows`` as an aligned text table (a column per key of any row; "-" where none), and
+    the columns left out (the longest keys shown shorter: ``HEADERS``). With ``width``
+    (None: no limit) the table fits in that many characters a line: a cell longer than 30
+    characters keeps its start and end around "...", and the settings that differ between
+    the runs (the keys with a dot, such as ``train.lr``) are kept from the first while they
+    fit; the run, its task and its figures always stay."""
     columns = list(dict.fromkeys(key for row in rows for key in row))
 
     def cell(value: Any) -> str:
         if value is None:
-            return "-"
-        if isinstance(value, float):
-            return f"{value:.4g}"
-        return str(value)
+            text = "-"
+        elif isinstance(value, float):
+            text = f"{value:.4g}"
+        else:
+            text = str(value)
+        if width is not None and len(text) > CELL_WIDTH:
+            half = (CELL_WIDTH - 3) // 2
+            text = f"{text[:half]}...{text[-(CELL_WIDTH - 3 - half) :]}"
+        return text
 
-    table = [columns, *([cell(row.get(key)) for key in columns] for row in rows)]
-    widths = [max(len(line[i]) for line in table) for i in range(len(columns))]
-    return "\n".join(
-        "  ".join(text.ljust(width) for text, width in zip(line, widths, strict=True)).rstrip()
-        for line in table
+    cells = {key: [HEADERS.get(key, key), *(cell(row.get(key)) for row in rows)] for key in columns}
+    widths = {key: max(map(len, texts)) for key, texts in cells.items()}
+    kept = [key for key in columns if "." not in key]
+    left_out = []
+    for key in (key for key in columns if "." in key):
+        if width is None or sum(widths[k] + 2 for k in [*kept, key]) - 2 <= width:
+            kept.append(key)
+        else:
+            left_out.append(key)
+    kept.sort(key=columns.index)
+    lines = (
+        "  ".join(cells[key][i].ljust(widths[key]) for key in kept).rstrip()
+        for i in range(len(rows) + 1)
     )
+    return "\n".join(lines), left_out

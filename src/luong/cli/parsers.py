@@ -475,9 +475,10 @@ def add_runs(commands: Any) -> None:
     runs = commands.add_parser(
         "runs",
         help="a table of the run folders under DIR",
-        description="One row per run folder under DIR: task or data, the settings that "
-        "differ between the runs, the best dev figure, the test figures, training time, "
-        "steps.",
+        description="One row per run folder under DIR: task or data (paths as the run was "
+        "given them), the settings that differ between the runs, the best dev figure, the "
+        "test figures, training time, steps. A folder that cannot be read is skipped, with "
+        "a line on stderr saying why.",
     )
     runs.add_argument("root", type=Path, metavar="DIR", help="a folder of run folders")
     runs.add_argument(
@@ -485,6 +486,12 @@ def add_runs(commands: Any) -> None:
         choices=("text", "json"),
         default="text",
         help="text: a table; json: the rows as a JSON list (default text)",
+    )
+    runs.add_argument(
+        "--wide",
+        action="store_true",
+        help="text: every column and whole cells (default: the table fits 120 columns; the "
+        "settings left out are named on stderr)",
     )
 
 

@@ -5,18 +5,32 @@ from __future__ import annotations
 import argparse
 import json
 
+from luong.cli.common import say
+from luong.errors import LuongError
 from luong.plot import CurveRun, plot_curves
-from luong.run_folders import compare, find_runs, format_table, read_run
+from luong.run_folders import TABLE_WIDTH, compare, format_table, read_run, read_runs
 
 __all__ = ["main_curves", "main_runs"]
 
 
 def main_runs(args: argparse.Namespace) -> int:
-    rows = compare([read_run(path) for path in find_runs(args.root)], root=args.root)
+    runs, skipped = read_runs(args.root)
+    for reason in skipped:
+        say(f"skipped {reason}")
+    if not runs:
+        raise LuongError(f"{args.root}: none of its {len(skipped)} run folders could be read")
+    rows = compare(runs, root=args.root)
     if args.format == "json":
         print(json.dumps(rows, indent=1))
-    else:
-        print(format_table(rows))
+        return 0
+    table, left_out = format_table(rows, width=None if args.wide else TABLE_WIDTH)
+    print(table)
+    if left_out:
+        say(
+            f"{len(left_out)} more setting{'s' * (len(left_out) != 1)} differ between the runs "
+            f"({', '.join(left_out)}): --wide or --format json shows "
+            f"{'them' if len(left_out) != 1 else 'it'}"
+        )
     return 0
 
 
