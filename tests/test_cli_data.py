@@ -197,6 +197,8 @@ def test_a_translation_runs_summary_gives_bleu_and_chrf(
     assert main(["train", *files, *subwords, "--out", str(tmp_path / "run"), *TINY]) == 0
     test, dev, written = capsys.readouterr().out.splitlines()
     # Not "test WER 100.00% PER 95.63%": the figures of a translation run.
-    assert re.fullmatch(r"test BLEU \d+\.\d\d  chrF \d+\.\d\d  \(greedy; nrefs:1\|.+\)", test)
+    assert re.fullmatch(
+        r"test BLEU \d+\.\d\d  chrF \d+\.\d\d  \(greedy; BLEU nrefs:1\|.+; chrF nrefs:1\|.+\)", test
+    )
     assert re.fullmatch(r"dev BLEU \d+\.\d\d \(selected on bleu\); trained 3 steps in .+", dev)
     assert written == f"model and metrics.json written to {tmp_path / 'run'}"

@@ -99,7 +99,7 @@ def main(args: argparse.Namespace) -> int:
     if "bleu" in scores:
         print(
             f"BLEU {scores['bleu']:.2f}  chrF {scores['chrf']:.2f}  ({scores['sources']} sources; "
-            f"{scores['bleu_signature']}; {scores['chrf_signature']})"
+            f"BLEU {scores['bleu_signature']}; chrF {scores['chrf_signature']})"
         )
     elif not references:
         print(

@@ -200,7 +200,8 @@ def main(args: argparse.Namespace) -> int:
         beam = m["train_config"]["test_beam"]
         print(
             f"test BLEU {m['test_bleu']:.2f}  chrF {m['test_chrf']:.2f}  "
-            f"({'greedy' if beam == 1 else f'beam {beam}'}; {m['test_bleu_signature']})"
+            f"({'greedy' if beam == 1 else f'beam {beam}'}; BLEU {m['test_bleu_signature']}; "
+            f"chrF {m['test_chrf_signature']})"
         )
     elif "test_wer" in m:
         print(
