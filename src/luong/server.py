@@ -15,10 +15,10 @@ attention explorer page.
   decodes.
 - ``GET /api/models``: each model's name, config, vocabulary sizes and metrics.
 - ``GET /health``: ``{"status": "ok", "models", "batcher"}``, the batcher's counters.
-- ``POST /translate``, ``GET /languages``, ``GET /frontend/settings``: the LibreTranslate
-  API (``luong.libretranslate``: its requests, answers and errors), routed by each model's
-  language pair (``Translator.src_lang``, ``tgt_lang``), decoded through the same batcher
-  and limits as ``/api/translate``.
+- ``POST /translate``, ``POST /detect``, ``GET /languages``, ``GET /frontend/settings``: the
+  LibreTranslate API (``luong.libretranslate``: its requests, answers and errors), routed by
+  each model's language pair (``Translator.src_lang``, ``tgt_lang``), each line of a text
+  decoded apart through the same batcher and limits as ``/api/translate``.
 - ``GET /``: the explorer (``luong/explorer/``, package data: no CDN); FastAPI's own
   ``/openapi.json`` and ``/docs``.
 
@@ -60,10 +60,13 @@ from luong.libretranslate import (
     PATHS,
     LibreError,
     check_key,
+    detect_refusal,
     frontend_settings,
+    join_lines,
     language_list,
     parse_request,
     route,
+    split_lines,
     translate_answer,
 )
 from luong.request_batcher import Batcher
@@ -368,7 +371,7 @@ def _add_api_routes(app: FastAPI, service: _Service) -> None:
 
 def _add_libretranslate_routes(app: FastAPI, service: _Service) -> None:
     """The LibreTranslate API (``luong.libretranslate``): ``POST /translate``,
-    ``/languages``, ``/frontend/settings``, routed by language pair."""
+    ``/detect``, ``/languages``, ``/frontend/settings``, routed by language pair."""
     pairs, api_keys, limits = service.pairs, service.api_keys, service.limits
 
     @app.post("/translate", tags=["LibreTranslate"])
@@ -377,7 +380,7 @@ def _add_libretranslate_routes(app: FastAPI, service: _Service) -> None:
         try:
             body = await request.body()
             asked = parse_request(
-                request.headers.get("content-type", ""), body, request.query_params
+                request.headers.get("content-type", ""), body, request.query_params.multi_items()
             )
             check_key(api_keys, asked.api_key)
             name, source = route(pairs, asked.source, asked.target)
@@ -387,25 +390,34 @@ def _add_libretranslate_routes(app: FastAPI, service: _Service) -> None:
             # the output word the attention aligns to it (RequestOptions.placeholders "mask"),
             # so each tag comes through exactly as often as it was sent.
             wanted = RequestOptions(placeholders="mask" if asked.format == "html" else "off")
+            # Each line is a source of its own (the limits count lines), its break kept.
+            split = split_lines(asked.texts)
             try:
                 search = service.options(beam=max(n, min(BEAM, limits.max_beam)), nbest=n)
-                _check_request(asked.texts, search, served, limits, wanted)
+                _check_request(split.lines, search, served, limits, wanted, split.names)
             except OptionError as error:
                 raise LibreError(400, f"Invalid request: {error}") from None
             except HTTPException as error:  # a limit, as /api/translate words it
                 raise LibreError(400, f"Invalid request: {error.detail}") from None
             try:
-                future = service.batcher.submit(DecodeOptions(name, search, wanted), asked.texts)
+                future = service.batcher.submit(DecodeOptions(name, search, wanted), split.lines)
             except RuntimeError as error:  # closed: the server is shutting down
                 raise LibreError(503, str(error)) from None
             try:
                 translations = await asyncio.wrap_future(future)
             except LuongError as error:
                 raise LibreError(500, f"Cannot translate text: {error}") from None
-            outputs = [translation.texts for translation in translations]
+            outputs = join_lines(split, [translation.texts for translation in translations])
             return JSONResponse(translate_answer(asked, outputs, source))
         except LibreError as error:
             return JSONResponse({"error": error.message}, status_code=error.status)
+
+    @app.post("/detect", tags=["LibreTranslate"])
+    async def libre_detect() -> JSONResponse:
+        """LibreTranslate's ``/detect``: this server detects no languages, so a 400 in
+        LibreTranslate's shape that names the source languages it serves."""
+        error = detect_refusal(pairs)
+        return JSONResponse({"error": error.message}, status_code=error.status)
 
     @app.get("/languages", tags=["LibreTranslate"])
     async def libre_languages() -> list[dict[str, Any]]:
@@ -529,30 +541,34 @@ def _check_request(
     served: ServedModel,
     limits: ServeLimits,
     request: RequestOptions,
+    names: Sequence[str] | None = None,
 ) -> None:
     """The limits, as HTTP errors that name them (a source's length as the request decodes
-    it: its placeholders masked with ``placeholders="mask"``)."""
+    it: its placeholders masked with ``placeholders="mask"``); ``names`` name each source in
+    them (default ``source I``)."""
+    if names is None:
+        names = [f"source {i}" for i in range(len(sources))]
     if len(sources) > limits.max_sources:
         raise HTTPException(
             413, f"max_sources: {len(sources)} sources, above the limit of {limits.max_sources}"
         )
-    for i, source in enumerate(sources):
+    for name, source in zip(names, sources, strict=True):
         try:
             source.encode("utf-8")
         except UnicodeEncodeError as error:
             raise HTTPException(
                 422,
-                f"sources: source {i} is not valid Unicode (a lone surrogate at "
+                f"sources: {name} is not valid Unicode (a lone surrogate at "
                 f"character {error.start})",
             ) from None
     own = served.translator.config.max_src_len
     longest = min(limits.max_source_len, own)
-    for i, source in enumerate(sources):
+    for name, source in zip(names, sources, strict=True):
         length = served.translator.source_length(source, request)
         if length > longest:
             raise HTTPException(
                 413,
-                f"max_source_len: source {i} has {length} symbols, above the limit of {longest}",
+                f"max_source_len: {name} has {length} symbols, above the limit of {longest}",
             )
     if search.beam > limits.max_beam:
         raise HTTPException(
