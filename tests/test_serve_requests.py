@@ -8,6 +8,9 @@ Chromium."""
 from __future__ import annotations
 
 import json
+import math
+import os
+import shutil
 import threading
 import time
 import urllib.error
@@ -36,6 +39,19 @@ from luong.translator import Translator, translate, translate_nbest
 
 KEY = "k1"
 LIMITS = ServeLimits(max_sources=4, max_source_len=12)
+# What a run's metrics.json holds beside its figures: the host's paths, command and versions.
+METRICS = {
+    "task": "tsv",
+    "test_exact_match": 0.5,
+    "test_bleu": math.nan,
+    "steps": 12,
+    "stopped_early": False,
+    "command": ["/home/ann/.venv/bin/luong", "train", "tsv", "--out", "/srv/runs/ende"],
+    "data": {"train": "/srv/corpora/train.tsv"},
+    "task_options": {"train": "/srv/corpora/train.tsv"},
+    "versions": {"luong": "0.1.0", "torch": "2.13.0+cpu", "python": "3.11.7"},
+    "data_sha256": {"train": "ab2f6bf1"},
+}
 
 
 def model() -> Seq2Seq:
@@ -73,7 +89,7 @@ def serving(app: Any) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def url() -> Iterator[str]:
-    served = [ServedModel("ende", Translator(MODEL))]
+    served = [ServedModel("ende", Translator(MODEL), METRICS)]
     yield from serving(create_app(served, max_wait_ms=0, limits=LIMITS, api_keys={KEY}))
 
 
@@ -171,6 +187,69 @@ def test_join_lines_takes_a_lines_last_translation_where_it_has_fewer() -> None:
     assert split.names == ["source 0 line 1", "source 0 line 2", "source 0 line 4", "source 1"]
     joined = join_lines(split, [["A1", "A2", "A3"], ["B1"], [], ["D1", "D2"]])
     assert joined == [["A1\nB1\n\n", "A2\nB1\n\n", "A3\nB1\n\n"], ["D1", "D2"]]
+
+
+# -- keys on every translating route; /api/models shows no host's paths --------------------
+
+
+def test_api_translate_and_the_explorers_requests_need_a_key(url: str) -> None:
+    body = {"sources": ["abc"], "beam": 16, "nbest": 16}
+    missing = httpx.post(f"{url}/api/translate", json=body, timeout=60)
+    assert (missing.status_code, missing.json()) == (
+        401,
+        {"detail": "api key: this server needs one, as the header Authorization: Bearer KEY"},
+    )
+    assert missing.headers["www-authenticate"] == "Bearer"
+    for header in (b"Bearer k2", b"Bearer \xff\xfe", b"Basic azE6", KEY.encode()):
+        wrong = httpx.post(
+            f"{url}/api/translate", json=body, headers={"Authorization": header}, timeout=60
+        )
+        assert wrong.status_code == 401, header
+    right = httpx.post(
+        f"{url}/api/translate", json=body, headers={"Authorization": f"Bearer {KEY}"}, timeout=60
+    )
+    assert right.status_code == 200
+    texts = [h["text"] for h in right.json()["results"][0]["hypotheses"]]
+    assert texts == translate_nbest(MODEL, ["abc"], SearchOptions(beam=16, nbest=16))[0]
+    # The key is checked before the body: no field error for a keyless client.
+    assert httpx.post(f"{url}/api/translate", json={}, timeout=60).status_code == 401
+    schema = httpx.get(f"{url}/openapi.json", timeout=60).json()
+    assert schema["paths"]["/api/translate"]["post"]["security"] == [{"HTTPBearer": []}]
+    # Routes that translate nothing need no key.
+    for path in ("/", "/api/models", "/health", "/languages", "/frontend/settings"):
+        assert httpx.get(f"{url}{path}", timeout=60).status_code == 200, path
+    status, _ = libre(url, {"q": "abc", "source": "en", "target": "de"})
+    assert status == 403
+
+
+def test_api_models_shows_what_a_client_needs_and_nothing_of_the_host(url: str) -> None:
+    listed = httpx.get(f"{url}/api/models", timeout=60).json()
+    assert listed == {
+        "models": [
+            {
+                "name": "ende",
+                "src_lang": "en",
+                "tgt_lang": "de",
+                "config": MODEL.config.to_json(),
+                "src_vocab_size": len(SRC_SPACE),
+                "tgt_vocab_size": len(MODEL.tgt_vocab),
+                # metrics.json's numbers only (NaN as null): no command, path or version
+                "metrics": {"test_exact_match": 0.5, "test_bleu": None, "steps": 12},
+            }
+        ],
+        "limits": {
+            "max_sources": 4,
+            "max_source_len": 12,
+            "max_beam": 16,
+            "max_nbest": 16,
+            "max_prefix_len": 200,
+            "max_output_len": 512,
+            "max_body_bytes": 1_000_000,
+        },
+        "key_required": True,
+    }
+    text = json.dumps(listed)
+    assert not any(word in text for word in ("/srv", "/home", "torch", "python", "3.11"))
 
 
 # -- bad fields: 400 in LibreTranslate's shape, never 500 ----------------------------------
@@ -303,3 +382,70 @@ def test_alternatives_from_the_server_never_repeat_the_translation(url: str) -> 
     assert status == 200
     for best, others in zip(answer["translatedText"], answer["alternatives"], strict=True):
         assert others and best not in others and len(set(others)) == len(others)
+
+
+# -- the explorer page with keys, in a browser ----------------------------------------------
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+DRIVER = shutil.which("chromedriver")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    missing = None
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        missing = "selenium is not installed (pip install -e '.[dev]')"
+    if missing is None and (CHROMIUM is None or DRIVER is None):
+        missing = "no chromium and chromedriver on PATH (apt-get install chromium chromium-driver)"
+    if missing is not None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true and the browser test cannot run: {missing}")
+        pytest.skip(missing)
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(options=options, service=Service(executable_path=str(DRIVER)))
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def wait(driver: Any, script: str) -> Any:
+    for _ in range(600):
+        value = driver.execute_script(script)
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"never true in the page: {script}")
+
+
+def test_the_explorer_asks_for_the_key_and_sends_it(url: str, browser: Any) -> None:
+    from selenium.webdriver.common.by import By
+
+    browser.get(url + "/")
+    wait(browser, "return document.body.dataset.ready")
+    box = browser.find_element(By.ID, "api-key")
+    assert box.is_displayed()
+    time.sleep(0.3)
+    # Without a key the example is not sent (it would only be refused).
+    assert browser.execute_script("return document.body.dataset.done") is None
+    source = browser.find_element(By.ID, "source")
+    source.clear()
+    source.send_keys("abc hij")
+    for key, done in (("k2", "1"), (KEY, "2")):
+        box.clear()
+        box.send_keys(key)
+        browser.find_element(By.ID, "translate").click()
+        wait(browser, f"return document.body.dataset.done === '{done}'")
+        if key != KEY:  # the server's message, in the panel and the status line
+            message = "api key: not one of this server's keys"
+            assert browser.find_element(By.CSS_SELECTOR, ".panel .error").text == message
+            assert browser.find_element(By.ID, "status").text == f"ende: {message}"
+    output = browser.find_element(By.CSS_SELECTOR, ".panel .output").text
+    assert output == translate(MODEL, ["abc hij"], SearchOptions())[0]
+    assert browser.find_element(By.ID, "status").text == ""

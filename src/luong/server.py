@@ -13,7 +13,9 @@ attention explorer page.
   worker thread through ``Translator.translations``, the path every face takes, and their
   answers are written there too, so the event loop (``/health``) stays free while a batch
   decodes.
-- ``GET /api/models``: each model's name, config, vocabulary sizes and metrics.
+- ``GET /api/models``: what a client needs: each model's name, language pair, config
+  (architecture and longest source), vocabulary sizes and its run's figures (numbers only);
+  the limits; ``key_required``. No path, command line or version of the host.
 - ``GET /health``: ``{"status": "ok", "models", "batcher"}``, the batcher's counters.
 - ``POST /translate``, ``POST /detect``, ``GET /languages``, ``GET /frontend/settings``: the
   LibreTranslate API (``luong.libretranslate``: its requests, answers and errors), routed by
@@ -21,6 +23,11 @@ attention explorer page.
   decoded apart through the same batcher and limits as ``/api/translate``.
 - ``GET /``: the explorer (``luong/explorer/``, package data: no CDN); FastAPI's own
   ``/openapi.json`` and ``/docs``.
+
+With ``api_keys``, every route that translates needs one of them: ``POST /translate`` as
+its ``api_key`` (403 in LibreTranslate's shape without), ``POST /api/translate`` (and so
+the explorer's page, which asks for it) as the header ``Authorization: Bearer KEY`` (401
+``{"detail"}`` without). The other routes translate nothing and need none.
 
 A request names no file: models are loaded by the command, before the app exists. Limits
 (``ServeLimits``) bound the work one request can ask for: too many sources or a source too
@@ -41,15 +48,17 @@ import asyncio
 import dataclasses
 import itertools
 import json
+import math
 from collections.abc import AsyncIterator, Collection, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field, create_model
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -62,6 +71,7 @@ from luong.libretranslate import (
     check_key,
     detect_refusal,
     frontend_settings,
+    is_known_key,
     join_lines,
     language_list,
     parse_request,
@@ -148,7 +158,10 @@ def request_model(options: type[SearchOptions] = SearchOptions) -> type[BaseMode
 TranslateRequest = request_model()
 """The body of ``POST /api/translate`` for ``SearchOptions``."""
 
-REQUEST_FIELDS = ("sources", "model", *(f.name for f, _, _ in option_specs(RequestOptions)))
+REQUEST_OPTIONS = tuple(f.name for f, _, _ in option_specs(RequestOptions))
+"""The fields of a request that are ``RequestOptions``' (``attention``, ``align``, ...)."""
+
+REQUEST_FIELDS = ("sources", "model", *REQUEST_OPTIONS)
 """The fields of a request that are not decoding options."""
 
 
@@ -182,8 +195,9 @@ def create_app(
         limits: what one request may ask for (default ``ServeLimits()``).
         options: the decoding options requests may give (``SearchOptions`` or a subclass:
             ``request_model`` makes the request's fields from it).
-        api_keys: the keys LibreTranslate's ``POST /translate`` takes (its ``api_key``);
-            None: none needed.
+        api_keys: the keys of the translating routes: LibreTranslate's ``POST /translate``
+            takes one as its ``api_key``, ``POST /api/translate`` (and so the explorer) as
+            the header ``Authorization: Bearer KEY``; None: none needed.
 
     Returns:
         the app; ``app.state.batcher`` is its batcher (``stats`` counts merged calls).
@@ -325,19 +339,26 @@ def _add_api_routes(app: FastAPI, service: _Service) -> None:
 
     @app.get("/api/models")
     async def list_models() -> dict[str, Any]:
-        """Each model: name, config, vocabulary sizes, the metrics of its run folder."""
+        """What a client needs: each model's name, language pair (null where its folder
+        records none), architecture (``config.json``'s sizes and its longest source),
+        vocabulary sizes and its run's figures (``_run_figures``); the limits, and whether a
+        translating request needs a key. Nothing of the host: no path, command line or
+        version."""
         return {
             "models": [
                 {
                     "name": served.name,
+                    "src_lang": served.translator.src_lang,
+                    "tgt_lang": served.translator.tgt_lang,
                     "config": served.translator.config.to_json(),
                     "src_vocab_size": len(served.translator.src_vocab),
                     "tgt_vocab_size": len(served.translator.tgt_vocab),
-                    "metrics": dict(served.metrics) if served.metrics is not None else None,
+                    "metrics": _run_figures(served.metrics),
                 }
                 for served in service.models
             ],
             "limits": dataclasses.asdict(limits),
+            "key_required": service.api_keys is not None,
         }
 
     async def translate(body: Any) -> Response:
@@ -348,7 +369,7 @@ def _add_api_routes(app: FastAPI, service: _Service) -> None:
         served = by_name[name]
         try:
             search = service.options(**{f: v for f, v in body if f not in REQUEST_FIELDS})
-            request = RequestOptions(**{f: v for f, v in body if f in REQUEST_FIELDS[2:]})
+            request = RequestOptions(**{f: v for f, v in body if f in REQUEST_OPTIONS})
         except OptionError as error:
             raise HTTPException(422, str(error)) from None
         _check_request(body.sources, search, served, limits, request)
@@ -366,7 +387,48 @@ def _add_api_routes(app: FastAPI, service: _Service) -> None:
         return Response(content, media_type="application/json")
 
     translate.__annotations__["body"] = service.body_model  # FastAPI reads the body's model here
-    app.post("/api/translate")(translate)
+    # With keys, the key is checked before the body's fields (FastAPI solves dependencies
+    # first; only a body that is not JSON is refused before); the OpenAPI schema says so, and
+    # /docs asks for the key.
+    needs_key = [Depends(_key_check(service.api_keys))] if service.api_keys is not None else []
+    app.post("/api/translate", dependencies=needs_key)(translate)
+
+
+BEARER = HTTPBearer(auto_error=False, description="one of the keys of luong serve --api-keys")
+"""The header ``Authorization: Bearer KEY`` of ``POST /api/translate`` (None when absent)."""
+
+
+def _key_check(api_keys: frozenset[str]) -> Any:
+    """The dependency that lets a request of luong's own API through with one of
+    ``api_keys`` as the header ``Authorization: Bearer KEY``; 401 (RFC 6750) otherwise."""
+
+    async def check(
+        credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(BEARER)],
+    ) -> None:
+        if credentials is None:
+            message = "api key: this server needs one, as the header Authorization: Bearer KEY"
+        # Starlette reads headers as latin-1: encoding back gives the bytes as sent.
+        elif not is_known_key(api_keys, credentials.credentials.encode("latin-1")):
+            message = "api key: not one of this server's keys"
+        else:
+            return
+        raise HTTPException(401, message, headers={"WWW-Authenticate": "Bearer"})
+
+    return check
+
+
+def _run_figures(metrics: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The figures of a run's ``metrics.json`` that ``/api/models`` shows: its top-level
+    numbers (scores, steps, pairs, parameters, seconds; a number that is not finite as
+    null). Nothing else: the file also records the command line, the data's paths and the
+    versions of the host's software, which are no client's business."""
+    if metrics is None:
+        return None
+    return {
+        key: None if isinstance(value, float) and not math.isfinite(value) else value
+        for key, value in metrics.items()
+        if isinstance(value, int | float) and not isinstance(value, bool)
+    }
 
 
 def _add_libretranslate_routes(app: FastAPI, service: _Service) -> None:
