@@ -8,9 +8,11 @@ Chromium."""
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import shutil
+import socket
 import threading
 import time
 import urllib.error
@@ -382,6 +384,49 @@ def test_alternatives_from_the_server_never_repeat_the_translation(url: str) -> 
     assert status == 200
     for best, others in zip(answer["translatedText"], answer["alternatives"], strict=True):
         assert others and best not in others and len(set(others)) == len(others)
+
+
+# -- a client that hangs up mid-body: one line in the log, no traceback --------------------
+
+
+class Records(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+@pytest.mark.parametrize("path", ["/translate", "/api/translate"])
+@pytest.mark.parametrize("chunked", [False, True])
+def test_a_client_that_hangs_up_mid_body_is_one_line_in_the_log(
+    url: str, path: str, chunked: bool
+) -> None:
+    records = Records()
+    log = logging.getLogger("uvicorn.error")
+    log.addHandler(records)
+    host, port = url.removeprefix("http://").split(":")
+    try:
+        with socket.create_connection((host, int(port))) as client:
+            body = b'5\r\n{"q":\r\n' if chunked else b'{"q": "ab'
+            length = b"Transfer-Encoding: chunked" if chunked else b"Content-Length: 1000"
+            client.sendall(
+                b"POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n%s\r\n\r\n%s"
+                % (path.encode(), length, body)
+            )
+            peer = "{}:{}".format(*client.getsockname())
+            time.sleep(0.1)
+        for _ in range(100):
+            if records.records:
+                break
+            time.sleep(0.05)
+        time.sleep(0.1)  # anything logged after the line
+    finally:
+        log.removeHandler(records)
+    lines = [(r.levelname, r.getMessage(), r.exc_info is None) for r in records.records]
+    expected = f"POST {path}: the client hung up before its body was sent ({peer})"
+    assert lines == [("WARNING", expected, True)]
 
 
 # -- the explorer page with keys, in a browser ----------------------------------------------

@@ -37,7 +37,8 @@ A decoding option that ``SearchOptions`` refuses (out of its bounds, against ano
 option, not a number) is 422 with its message, the one the command line gives. A body that
 is not JSON, or a field of the wrong JSON type, is 422 with FastAPI's list of errors (each
 ``{"type", "loc", "msg"}``: the input is not echoed, so a NaN or a lone surrogate cannot
-break the answer); text that is not UTF-8 is 400 (FastAPI's own answer). Shutting down
+break the answer); text that is not UTF-8 is 400 (FastAPI's own answer). A client that hangs
+up before its body is sent is one line in the log (``HangUps``). Shutting down
 (uvicorn's graceful shutdown on SIGTERM) closes the batcher after the requests in flight
 have their answers.
 """
@@ -48,6 +49,7 @@ import asyncio
 import dataclasses
 import itertools
 import json
+import logging
 import math
 from collections.abc import AsyncIterator, Collection, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -60,6 +62,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field, create_model
+from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from luong.config.faces import ServeLimits
@@ -89,6 +92,7 @@ __all__ = [
     "EXPLORER_FILES",
     "BodyLimit",
     "DecodeOptions",
+    "HangUps",
     "ServeLimits",
     "ServedModel",
     "TranslateRequest",
@@ -164,6 +168,9 @@ REQUEST_OPTIONS = tuple(f.name for f, _, _ in option_specs(RequestOptions))
 REQUEST_FIELDS = ("sources", "model", *REQUEST_OPTIONS)
 """The fields of a request that are not decoding options."""
 
+LOG = logging.getLogger("uvicorn.error")
+"""The server's log: uvicorn's own (``luong serve`` runs the app under uvicorn)."""
+
 
 @dataclass(frozen=True)
 class DecodeOptions:
@@ -225,6 +232,7 @@ def create_app(
     app.state.batcher = service.batcher
     app.state.limits = service.limits
     app.add_middleware(BodyLimit, limit=service.limits.max_body_bytes, error_paths=PATHS)
+    app.add_middleware(HangUps)  # outermost of the two: it sees BodyLimit's hang-ups too
     app.exception_handler(RequestValidationError)(_invalid)
     _add_api_routes(app, service)
     _add_libretranslate_routes(app, service)
@@ -505,6 +513,49 @@ def _add_explorer_routes(app: FastAPI) -> None:
         if name not in EXPLORER_FILES:  # a fixed list: no path reaches the file system
             raise HTTPException(404, f"no such file: {name}")
         return Response((explorer / name).read_bytes(), media_type=EXPLORER_FILES[name])
+
+
+class HangUps:
+    """ASGI middleware: a client that hangs up before it has sent its request's body is one
+    line in the server's log (``POST /translate: the client hung up before its body was
+    sent (HOST:PORT)``), not a traceback: the route that was reading the body stops
+    (starlette's ``ClientDisconnect``) and nothing is answered, there being no one to
+    answer. The routes whose body FastAPI reads answer 400 to no one, and log the same
+    line."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        sent = False  # the whole body has come
+        hung_up = False
+
+        async def watched() -> Message:
+            nonlocal sent, hung_up
+            message = await receive()
+            if message["type"] == "http.request" and not message.get("more_body", False):
+                sent = True
+            elif message["type"] == "http.disconnect" and not sent:
+                hung_up = True
+            return message
+
+        try:
+            await self.app(scope, watched, send)
+        except ClientDisconnect:
+            if not hung_up:
+                raise
+        if hung_up:
+            client = scope.get("client")
+            peer = f" ({client[0]}:{client[1]})" if client else ""
+            LOG.warning(
+                "%s %s: the client hung up before its body was sent%s",
+                scope.get("method"),
+                scope.get("path"),
+                peer,
+            )
 
 
 class BodyLimit:
