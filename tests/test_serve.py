@@ -133,7 +133,7 @@ def test_models_health_schema_and_page(client: Any, models: list[ServedModel]) -
         "/health",
         "/api/models",
         "/api/translate",
-        *("/translate", "/languages", "/frontend/settings"),  # LibreTranslate's
+        *("/translate", "/detect", "/languages", "/frontend/settings"),  # LibreTranslate's
     }
     fields = schema["components"]["schemas"]["TranslateRequest"]["properties"]
     options = [f.name for f in dataclasses.fields(SearchOptions)]

@@ -7,20 +7,28 @@ LibreTranslate (https://libretranslate.com/docs) is the HTTP API that translatio
 
 - ``POST /translate``: ``q`` (a text, or in a JSON body a list of texts), ``source``,
   ``target`` (language codes; ``source`` may be ``"auto"``), ``format`` (``text`` or
-  ``html``), ``alternatives`` (N: that many other translations per text) and ``api_key``; in
-  a JSON body, a form body (``application/x-www-form-urlencoded`` or ``multipart/form-data``)
-  or the query string (``deep-translator`` sends them there). Answer ``{"translatedText": T}``
-  (T a string, or a list for a list), with ``"alternatives"`` (a list of strings per text)
-  when asked, and ``"detectedLanguage"`` for ``"auto"``.
+  ``html``; empty or null: text), ``alternatives`` (N: that many other translations per
+  text) and ``api_key``; in a JSON body, a form body (``application/x-www-form-urlencoded``
+  or ``multipart/form-data``) or the query string (``deep-translator`` sends them there).
+  Where a field comes twice, LibreTranslate's rule holds: a JSON body is read alone (the
+  query string is not read), and of a form body and the query string the query string's
+  value wins (Werkzeug's ``request.values``: the query first). Each line of a text is
+  translated apart and the line breaks are kept (``split_lines``, ``join_lines``: argos-
+  translate's paragraphs, which LibreTranslate translates). Answer
+  ``{"translatedText": T}`` (T a string, or a list for a list), with ``"alternatives"`` (a
+  list of strings per text, none equal to the text's translation nor to another) when
+  asked, and ``"detectedLanguage"`` for ``"auto"``.
 - ``GET /languages``: ``[{"code", "name", "targets"}]``, a language per code the served
   models read or write, its name in English (babel), the targets it is translated into.
 - ``GET /frontend/settings``: the settings LibreTranslate's own page and some clients read.
+- ``POST /detect``: there is no language detector, so it answers 400 in LibreTranslate's
+  shape, naming the source languages served (``detect_refusal``).
 
 Errors are ``{"error": MESSAGE}`` with LibreTranslate's status codes and, where it has one,
 its message: 400 for a bad request (``Invalid request: missing q parameter``, ``xx is not
-supported``, a limit), 403 for a missing or wrong key (``Invalid API key``), 413 for a body
-above the server's ``max_body_bytes``, 500 when decoding fails (``Cannot translate text:
-...``).
+supported``, a limit, a field that is not valid Unicode: a lone surrogate), 403 for a
+missing or wrong key (``Invalid API key``), 413 for a body above the server's
+``max_body_bytes``, 500 when decoding fails (``Cannot translate text: ...``).
 
 Each served model translates one pair, its folder's ``src_lang`` -> ``tgt_lang``; a pair is
 routed to the first model given for it. There is no language detector: ``source: "auto"``
@@ -31,6 +39,7 @@ from __future__ import annotations
 
 import hmac
 import json
+import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from email.parser import BytesParser
@@ -47,18 +56,23 @@ __all__ = [
     "LibreError",
     "LibreRequest",
     "PATHS",
+    "TextLines",
     "check_key",
+    "detect_refusal",
     "frontend_settings",
+    "is_known_key",
+    "join_lines",
     "language_list",
     "parse_request",
     "route",
+    "split_lines",
     "translate_answer",
 ]
 
 FORMATS = ("text", "html")
 """The ``format`` values of ``POST /translate``."""
 
-PATHS = ("/translate", "/languages", "/frontend/settings")
+PATHS = ("/translate", "/detect", "/languages", "/frontend/settings")
 """The API's paths: their errors are ``{"error": MESSAGE}``, a body too large too."""
 
 BEAM = 5
@@ -92,19 +106,24 @@ class LibreRequest:
     api_key: str | None
 
 
-def parse_request(content_type: str, body: bytes, query: Mapping[str, str]) -> LibreRequest:
-    """Read a ``POST /translate`` request as LibreTranslate does: a JSON body when the
-    content type says JSON, otherwise the form body's fields over the query string's.
+def parse_request(
+    content_type: str, body: bytes, query: Mapping[str, str] | Sequence[tuple[str, str]]
+) -> LibreRequest:
+    """Read a ``POST /translate`` request as LibreTranslate does: a JSON body alone when the
+    content type says JSON; otherwise the query string's fields over the form body's (a
+    field in both takes the query string's value, as Werkzeug's ``request.values`` gives
+    it). A name given twice in the query string or the form takes its first value.
 
     Args:
         content_type: the request's ``Content-Type`` header ("" when none).
         body: the request's body.
-        query: the query string's parameters.
+        query: the query string's parameters: a mapping, or its (name, value) pairs in order.
 
     Raises:
         LibreError: 400: a body that cannot be read, a missing ``q``, ``source`` or
-            ``target``, a ``q`` that is neither a text nor a list of texts, an unknown
-            ``format``, an ``alternatives`` that is not an int >= 0.
+            ``target``, a ``q`` that is neither a text nor a list of texts, a text or a
+            field that is not valid Unicode (a lone surrogate, which JSON can spell), an
+            unknown ``format``, an ``alternatives`` that is not an int >= 0.
     """
     kind = content_type.split(";")[0].strip().lower()
     fields: dict[str, Any]
@@ -117,8 +136,12 @@ def parse_request(content_type: str, body: bytes, query: Mapping[str, str]) -> L
             raise LibreError(400, "Invalid JSON format")
         fields = data
     else:
-        fields = dict(query)
-        fields.update(_form(kind, content_type, body))
+        fields = _form(kind, content_type, body)
+        pairs = query.items() if isinstance(query, Mapping) else query
+        given: dict[str, str] = {}
+        for name, value in pairs:
+            given.setdefault(name, value)
+        fields.update(given)
     q = fields.get("q")
     if not q:
         raise LibreError(400, "Invalid request: missing q parameter")
@@ -126,6 +149,8 @@ def parse_request(content_type: str, body: bytes, query: Mapping[str, str]) -> L
     texts = q if batch else [q]
     if not all(isinstance(text, str) for text in texts):
         raise LibreError(400, "Invalid request: q must be a text or a list of texts")
+    for i, text in enumerate(texts):
+        _check_unicode(f"sources: source {i}", text)
     if kind != "application/json":
         # A form's line breaks may be CRLF; LibreTranslate reads them as LF.
         texts = ["\n".join(text.splitlines()) for text in texts]
@@ -134,7 +159,10 @@ def parse_request(content_type: str, body: bytes, query: Mapping[str, str]) -> L
             raise LibreError(400, f"Invalid request: missing {name} parameter")
         if not isinstance(fields[name], str):
             raise LibreError(400, f"Invalid request: {name} must be a language code")
-    text_format = fields.get("format") or "text"
+    for name in ("source", "target", "format", "api_key", "alternatives"):
+        if isinstance(fields.get(name), str):
+            _check_unicode(name, fields[name])
+    text_format = fields.get("format") or "text"  # empty or null: text, as LibreTranslate
     if text_format not in FORMATS:
         raise LibreError(400, f"{str(text_format)[:40]} format is not supported")
     alternatives = _alternatives(fields.get("alternatives"))
@@ -150,10 +178,23 @@ def parse_request(content_type: str, body: bytes, query: Mapping[str, str]) -> L
     )
 
 
+def _check_unicode(name: str, text: str) -> None:
+    """Refuse a lone surrogate (JSON's ``"\\ud800"``): no answer or message could hold it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise LibreError(
+            400,
+            f"Invalid request: {name} is not valid Unicode (a lone surrogate at character "
+            f"{error.start})",
+        ) from None
+
+
 def _alternatives(value: object) -> int:
     if value is None or value == "":
         return 0
-    if isinstance(value, str) and value.strip().isdigit():
+    # Decimal digits only: what int() reads ("²" and "①" are digits to isdigit, not to int).
+    if isinstance(value, str) and value.strip().isdecimal():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise LibreError(
@@ -192,7 +233,7 @@ def _form(kind: str, content_type: str, body: bytes) -> dict[str, str]:
 
 def check_key(api_keys: Collection[str] | None, key: str | None) -> None:
     """Let a request through when no keys are set (``api_keys`` None), or when ``key`` is
-    one of them (compared in constant time).
+    one of them (``is_known_key``).
 
     Raises:
         LibreError: 403, the key missing or not one of ``api_keys``.
@@ -201,8 +242,14 @@ def check_key(api_keys: Collection[str] | None, key: str | None) -> None:
         return
     if key is None:
         raise LibreError(403, "Invalid API key: this server needs an api_key")
-    if not any(hmac.compare_digest(key.encode(), known.encode()) for known in api_keys):
+    if not is_known_key(api_keys, key.encode("utf-8", "surrogatepass")):
         raise LibreError(403, "Invalid API key")
+
+
+def is_known_key(api_keys: Collection[str], key: bytes) -> bool:
+    """Whether ``key`` (its bytes, as sent) is one of ``api_keys`` (their UTF-8), each
+    compared in constant time: the one comparison of a key, for both APIs of the server."""
+    return any(hmac.compare_digest(key, known.encode("utf-8")) for known in api_keys)
 
 
 def route(pairs: Pairs, source: str, target: str) -> tuple[str, str]:
@@ -295,3 +342,74 @@ def translate_answer(
         detected = {"confidence": 100.0, "language": source}
         answer["detectedLanguage"] = [detected] * len(best) if request.batch else detected
     return answer
+
+
+LINE_BREAK = re.compile(r"(\r?\n)")
+"""What splits a text into the lines translated apart: LF, as LibreTranslate splits (argos-
+translate's paragraphs), with a CR before it kept as part of the break."""
+
+
+@dataclass(frozen=True)
+class TextLines:
+    """The texts of a request cut into their lines (``split_lines``): ``lines`` are the
+    sources to decode, every line of every text that is not empty, in order; ``names`` name
+    each in messages (``source I``, or ``source I line J`` in a text of several lines);
+    ``pieces`` hold each text as its lines and breaks alternating (``re.split`` with the
+    break kept), so that ``join_lines`` puts each text back together."""
+
+    lines: list[str]
+    names: list[str]
+    pieces: list[list[str]]
+
+
+def split_lines(texts: Sequence[str]) -> TextLines:
+    """Cut each text at its line breaks (LF or CRLF). An empty line is not decoded: it stays
+    empty in the answer, as LibreTranslate leaves it."""
+    lines: list[str] = []
+    names: list[str] = []
+    pieces = []
+    for i, text in enumerate(texts):
+        parts = LINE_BREAK.split(text)
+        several = len(parts) > 1
+        for j, line in enumerate(parts[::2]):
+            if line:
+                lines.append(line)
+                names.append(f"source {i} line {j + 1}" if several else f"source {i}")
+        pieces.append(parts)
+    return TextLines(lines, names, pieces)
+
+
+def join_lines(split: TextLines, outputs: Sequence[Sequence[str]]) -> list[list[str]]:
+    """Each text's translations, best first, from ``outputs`` (each line's translations,
+    best first, in ``split.lines``' order): the k-th joins each line's k-th translation (its
+    last where it has fewer, "" where it has none) with the text's own breaks; as many as
+    the line with the most has, at least one. A text of one line gets its line's
+    translations as they are."""
+    if len(outputs) != len(split.lines):
+        raise LuongError(f"outputs: expected {len(split.lines)} lists, got {len(outputs)}")
+    found = iter(outputs)
+    joined = []
+    for parts in split.pieces:
+        each: list[list[str]] = []  # each piece's translations
+        for k, part in enumerate(parts):
+            if k % 2:  # a break, as it was sent
+                each.append([part])
+            elif part:  # a line: its translations, from outputs in order
+                each.append(list(next(found)) or [""])
+            else:  # an empty line
+                each.append([""])
+        n = max(len(translations) for translations in each)
+        joined.append(["".join(t[min(r, len(t) - 1)] for t in each) for r in range(n)])
+    return joined
+
+
+def detect_refusal(pairs: Pairs) -> LibreError:
+    """The answer to ``POST /detect``: this server has no language detector; the error names
+    the source languages it serves, one of which a client gives as ``source``."""
+    sources = sorted({src for src, _ in pairs})
+    served = ", ".join(sources) if sources else "none"
+    return LibreError(
+        400,
+        f"this server detects no languages: give source, one of the languages it "
+        f"translates from ({served}; GET /languages)",
+    )

@@ -13,14 +13,21 @@ attention explorer page.
   worker thread through ``Translator.translations``, the path every face takes, and their
   answers are written there too, so the event loop (``/health``) stays free while a batch
   decodes.
-- ``GET /api/models``: each model's name, config, vocabulary sizes and metrics.
+- ``GET /api/models``: what a client needs: each model's name, language pair, config
+  (architecture and longest source), vocabulary sizes and its run's figures (numbers only);
+  the limits; ``key_required``. No path, command line or version of the host.
 - ``GET /health``: ``{"status": "ok", "models", "batcher"}``, the batcher's counters.
-- ``POST /translate``, ``GET /languages``, ``GET /frontend/settings``: the LibreTranslate
-  API (``luong.libretranslate``: its requests, answers and errors), routed by each model's
-  language pair (``Translator.src_lang``, ``tgt_lang``), decoded through the same batcher
-  and limits as ``/api/translate``.
+- ``POST /translate``, ``POST /detect``, ``GET /languages``, ``GET /frontend/settings``: the
+  LibreTranslate API (``luong.libretranslate``: its requests, answers and errors), routed by
+  each model's language pair (``Translator.src_lang``, ``tgt_lang``), each line of a text
+  decoded apart through the same batcher and limits as ``/api/translate``.
 - ``GET /``: the explorer (``luong/explorer/``, package data: no CDN); FastAPI's own
   ``/openapi.json`` and ``/docs``.
+
+With ``api_keys``, every route that translates needs one of them: ``POST /translate`` as
+its ``api_key`` (403 in LibreTranslate's shape without), ``POST /api/translate`` (and so
+the explorer's page, which asks for it) as the header ``Authorization: Bearer KEY`` (401
+``{"detail"}`` without). The other routes translate nothing and need none.
 
 A request names no file: models are loaded by the command, before the app exists. Limits
 (``ServeLimits``) bound the work one request can ask for: too many sources or a source too
@@ -30,7 +37,8 @@ A decoding option that ``SearchOptions`` refuses (out of its bounds, against ano
 option, not a number) is 422 with its message, the one the command line gives. A body that
 is not JSON, or a field of the wrong JSON type, is 422 with FastAPI's list of errors (each
 ``{"type", "loc", "msg"}``: the input is not echoed, so a NaN or a lone surrogate cannot
-break the answer); text that is not UTF-8 is 400 (FastAPI's own answer). Shutting down
+break the answer); text that is not UTF-8 is 400 (FastAPI's own answer). A client that hangs
+up before its body is sent is one line in the log (``HangUps``). Shutting down
 (uvicorn's graceful shutdown on SIGTERM) closes the batcher after the requests in flight
 have their answers.
 """
@@ -41,16 +49,20 @@ import asyncio
 import dataclasses
 import itertools
 import json
+import logging
+import math
 from collections.abc import AsyncIterator, Collection, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field, create_model
+from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from luong.config.faces import ServeLimits
@@ -60,10 +72,14 @@ from luong.libretranslate import (
     PATHS,
     LibreError,
     check_key,
+    detect_refusal,
     frontend_settings,
+    is_known_key,
+    join_lines,
     language_list,
     parse_request,
     route,
+    split_lines,
     translate_answer,
 )
 from luong.request_batcher import Batcher
@@ -76,6 +92,7 @@ __all__ = [
     "EXPLORER_FILES",
     "BodyLimit",
     "DecodeOptions",
+    "HangUps",
     "ServeLimits",
     "ServedModel",
     "TranslateRequest",
@@ -145,8 +162,14 @@ def request_model(options: type[SearchOptions] = SearchOptions) -> type[BaseMode
 TranslateRequest = request_model()
 """The body of ``POST /api/translate`` for ``SearchOptions``."""
 
-REQUEST_FIELDS = ("sources", "model", *(f.name for f, _, _ in option_specs(RequestOptions)))
+REQUEST_OPTIONS = tuple(f.name for f, _, _ in option_specs(RequestOptions))
+"""The fields of a request that are ``RequestOptions``' (``attention``, ``align``, ...)."""
+
+REQUEST_FIELDS = ("sources", "model", *REQUEST_OPTIONS)
 """The fields of a request that are not decoding options."""
+
+LOG = logging.getLogger("uvicorn.error")
+"""The server's log: uvicorn's own (``luong serve`` runs the app under uvicorn)."""
 
 
 @dataclass(frozen=True)
@@ -179,8 +202,9 @@ def create_app(
         limits: what one request may ask for (default ``ServeLimits()``).
         options: the decoding options requests may give (``SearchOptions`` or a subclass:
             ``request_model`` makes the request's fields from it).
-        api_keys: the keys LibreTranslate's ``POST /translate`` takes (its ``api_key``);
-            None: none needed.
+        api_keys: the keys of the translating routes: LibreTranslate's ``POST /translate``
+            takes one as its ``api_key``, ``POST /api/translate`` (and so the explorer) as
+            the header ``Authorization: Bearer KEY``; None: none needed.
 
     Returns:
         the app; ``app.state.batcher`` is its batcher (``stats`` counts merged calls).
@@ -208,6 +232,7 @@ def create_app(
     app.state.batcher = service.batcher
     app.state.limits = service.limits
     app.add_middleware(BodyLimit, limit=service.limits.max_body_bytes, error_paths=PATHS)
+    app.add_middleware(HangUps)  # outermost of the two: it sees BodyLimit's hang-ups too
     app.exception_handler(RequestValidationError)(_invalid)
     _add_api_routes(app, service)
     _add_libretranslate_routes(app, service)
@@ -322,19 +347,26 @@ def _add_api_routes(app: FastAPI, service: _Service) -> None:
 
     @app.get("/api/models")
     async def list_models() -> dict[str, Any]:
-        """Each model: name, config, vocabulary sizes, the metrics of its run folder."""
+        """What a client needs: each model's name, language pair (null where its folder
+        records none), architecture (``config.json``'s sizes and its longest source),
+        vocabulary sizes and its run's figures (``_run_figures``); the limits, and whether a
+        translating request needs a key. Nothing of the host: no path, command line or
+        version."""
         return {
             "models": [
                 {
                     "name": served.name,
+                    "src_lang": served.translator.src_lang,
+                    "tgt_lang": served.translator.tgt_lang,
                     "config": served.translator.config.to_json(),
                     "src_vocab_size": len(served.translator.src_vocab),
                     "tgt_vocab_size": len(served.translator.tgt_vocab),
-                    "metrics": dict(served.metrics) if served.metrics is not None else None,
+                    "metrics": _run_figures(served.metrics),
                 }
                 for served in service.models
             ],
             "limits": dataclasses.asdict(limits),
+            "key_required": service.api_keys is not None,
         }
 
     async def translate(body: Any) -> Response:
@@ -345,7 +377,7 @@ def _add_api_routes(app: FastAPI, service: _Service) -> None:
         served = by_name[name]
         try:
             search = service.options(**{f: v for f, v in body if f not in REQUEST_FIELDS})
-            request = RequestOptions(**{f: v for f, v in body if f in REQUEST_FIELDS[2:]})
+            request = RequestOptions(**{f: v for f, v in body if f in REQUEST_OPTIONS})
         except OptionError as error:
             raise HTTPException(422, str(error)) from None
         _check_request(body.sources, search, served, limits, request)
@@ -363,12 +395,53 @@ def _add_api_routes(app: FastAPI, service: _Service) -> None:
         return Response(content, media_type="application/json")
 
     translate.__annotations__["body"] = service.body_model  # FastAPI reads the body's model here
-    app.post("/api/translate")(translate)
+    # With keys, the key is checked before the body's fields (FastAPI solves dependencies
+    # first; only a body that is not JSON is refused before); the OpenAPI schema says so, and
+    # /docs asks for the key.
+    needs_key = [Depends(_key_check(service.api_keys))] if service.api_keys is not None else []
+    app.post("/api/translate", dependencies=needs_key)(translate)
+
+
+BEARER = HTTPBearer(auto_error=False, description="one of the keys of luong serve --api-keys")
+"""The header ``Authorization: Bearer KEY`` of ``POST /api/translate`` (None when absent)."""
+
+
+def _key_check(api_keys: frozenset[str]) -> Any:
+    """The dependency that lets a request of luong's own API through with one of
+    ``api_keys`` as the header ``Authorization: Bearer KEY``; 401 (RFC 6750) otherwise."""
+
+    async def check(
+        credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(BEARER)],
+    ) -> None:
+        if credentials is None:
+            message = "api key: this server needs one, as the header Authorization: Bearer KEY"
+        # Starlette reads headers as latin-1: encoding back gives the bytes as sent.
+        elif not is_known_key(api_keys, credentials.credentials.encode("latin-1")):
+            message = "api key: not one of this server's keys"
+        else:
+            return
+        raise HTTPException(401, message, headers={"WWW-Authenticate": "Bearer"})
+
+    return check
+
+
+def _run_figures(metrics: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The figures of a run's ``metrics.json`` that ``/api/models`` shows: its top-level
+    numbers (scores, steps, pairs, parameters, seconds; a number that is not finite as
+    null). Nothing else: the file also records the command line, the data's paths and the
+    versions of the host's software, which are no client's business."""
+    if metrics is None:
+        return None
+    return {
+        key: None if isinstance(value, float) and not math.isfinite(value) else value
+        for key, value in metrics.items()
+        if isinstance(value, int | float) and not isinstance(value, bool)
+    }
 
 
 def _add_libretranslate_routes(app: FastAPI, service: _Service) -> None:
     """The LibreTranslate API (``luong.libretranslate``): ``POST /translate``,
-    ``/languages``, ``/frontend/settings``, routed by language pair."""
+    ``/detect``, ``/languages``, ``/frontend/settings``, routed by language pair."""
     pairs, api_keys, limits = service.pairs, service.api_keys, service.limits
 
     @app.post("/translate", tags=["LibreTranslate"])
@@ -377,7 +450,7 @@ def _add_libretranslate_routes(app: FastAPI, service: _Service) -> None:
         try:
             body = await request.body()
             asked = parse_request(
-                request.headers.get("content-type", ""), body, request.query_params
+                request.headers.get("content-type", ""), body, request.query_params.multi_items()
             )
             check_key(api_keys, asked.api_key)
             name, source = route(pairs, asked.source, asked.target)
@@ -387,25 +460,34 @@ def _add_libretranslate_routes(app: FastAPI, service: _Service) -> None:
             # the output word the attention aligns to it (RequestOptions.placeholders "mask"),
             # so each tag comes through exactly as often as it was sent.
             wanted = RequestOptions(placeholders="mask" if asked.format == "html" else "off")
+            # Each line is a source of its own (the limits count lines), its break kept.
+            split = split_lines(asked.texts)
             try:
                 search = service.options(beam=max(n, min(BEAM, limits.max_beam)), nbest=n)
-                _check_request(asked.texts, search, served, limits, wanted)
+                _check_request(split.lines, search, served, limits, wanted, split.names)
             except OptionError as error:
                 raise LibreError(400, f"Invalid request: {error}") from None
             except HTTPException as error:  # a limit, as /api/translate words it
                 raise LibreError(400, f"Invalid request: {error.detail}") from None
             try:
-                future = service.batcher.submit(DecodeOptions(name, search, wanted), asked.texts)
+                future = service.batcher.submit(DecodeOptions(name, search, wanted), split.lines)
             except RuntimeError as error:  # closed: the server is shutting down
                 raise LibreError(503, str(error)) from None
             try:
                 translations = await asyncio.wrap_future(future)
             except LuongError as error:
                 raise LibreError(500, f"Cannot translate text: {error}") from None
-            outputs = [translation.texts for translation in translations]
+            outputs = join_lines(split, [translation.texts for translation in translations])
             return JSONResponse(translate_answer(asked, outputs, source))
         except LibreError as error:
             return JSONResponse({"error": error.message}, status_code=error.status)
+
+    @app.post("/detect", tags=["LibreTranslate"])
+    async def libre_detect() -> JSONResponse:
+        """LibreTranslate's ``/detect``: this server detects no languages, so a 400 in
+        LibreTranslate's shape that names the source languages it serves."""
+        error = detect_refusal(pairs)
+        return JSONResponse({"error": error.message}, status_code=error.status)
 
     @app.get("/languages", tags=["LibreTranslate"])
     async def libre_languages() -> list[dict[str, Any]]:
@@ -431,6 +513,49 @@ def _add_explorer_routes(app: FastAPI) -> None:
         if name not in EXPLORER_FILES:  # a fixed list: no path reaches the file system
             raise HTTPException(404, f"no such file: {name}")
         return Response((explorer / name).read_bytes(), media_type=EXPLORER_FILES[name])
+
+
+class HangUps:
+    """ASGI middleware: a client that hangs up before it has sent its request's body is one
+    line in the server's log (``POST /translate: the client hung up before its body was
+    sent (HOST:PORT)``), not a traceback: the route that was reading the body stops
+    (starlette's ``ClientDisconnect``) and nothing is answered, there being no one to
+    answer. The routes whose body FastAPI reads answer 400 to no one, and log the same
+    line."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        sent = False  # the whole body has come
+        hung_up = False
+
+        async def watched() -> Message:
+            nonlocal sent, hung_up
+            message = await receive()
+            if message["type"] == "http.request" and not message.get("more_body", False):
+                sent = True
+            elif message["type"] == "http.disconnect" and not sent:
+                hung_up = True
+            return message
+
+        try:
+            await self.app(scope, watched, send)
+        except ClientDisconnect:
+            if not hung_up:
+                raise
+        if hung_up:
+            client = scope.get("client")
+            peer = f" ({client[0]}:{client[1]})" if client else ""
+            LOG.warning(
+                "%s %s: the client hung up before its body was sent%s",
+                scope.get("method"),
+                scope.get("path"),
+                peer,
+            )
 
 
 class BodyLimit:
@@ -529,30 +654,34 @@ def _check_request(
     served: ServedModel,
     limits: ServeLimits,
     request: RequestOptions,
+    names: Sequence[str] | None = None,
 ) -> None:
     """The limits, as HTTP errors that name them (a source's length as the request decodes
-    it: its placeholders masked with ``placeholders="mask"``)."""
+    it: its placeholders masked with ``placeholders="mask"``); ``names`` name each source in
+    them (default ``source I``)."""
+    if names is None:
+        names = [f"source {i}" for i in range(len(sources))]
     if len(sources) > limits.max_sources:
         raise HTTPException(
             413, f"max_sources: {len(sources)} sources, above the limit of {limits.max_sources}"
         )
-    for i, source in enumerate(sources):
+    for name, source in zip(names, sources, strict=True):
         try:
             source.encode("utf-8")
         except UnicodeEncodeError as error:
             raise HTTPException(
                 422,
-                f"sources: source {i} is not valid Unicode (a lone surrogate at "
+                f"sources: {name} is not valid Unicode (a lone surrogate at "
                 f"character {error.start})",
             ) from None
     own = served.translator.config.max_src_len
     longest = min(limits.max_source_len, own)
-    for i, source in enumerate(sources):
+    for name, source in zip(names, sources, strict=True):
         length = served.translator.source_length(source, request)
         if length > longest:
             raise HTTPException(
                 413,
-                f"max_source_len: source {i} has {length} symbols, above the limit of {longest}",
+                f"max_source_len: {name} has {length} symbols, above the limit of {longest}",
             )
     if search.beam > limits.max_beam:
         raise HTTPException(

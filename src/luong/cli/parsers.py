@@ -677,8 +677,9 @@ def add_serve(commands: Any) -> None:
         "--api-keys",
         type=Path,
         metavar="FILE",
-        help="the LibreTranslate API's keys, one a line: POST /translate then needs one as "
-        "its api_key (403 without; default: no key needed)",
+        help="the keys of the translating routes, one a line: POST /translate then needs "
+        "one as its api_key (403 without), POST /api/translate and the explorer as the "
+        "header Authorization: Bearer KEY (401 without); default: no key needed",
     )
     add_device_flags(parser, precision=True)
 

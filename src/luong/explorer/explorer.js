@@ -5,7 +5,8 @@
 // symbols across, the weight on hover) with the bar chart of the selected step in the same
 // table's foot (so each bar sits under its column), and a prefix box that continues the
 // output from an edited start. Every model's answer is drawn, or its error shown in place of
-// the old output.
+// the old output. A server that needs a key (luong serve --api-keys) says so in /api/models;
+// the page then shows a key box and sends its key as Authorization: Bearer KEY.
 "use strict";
 
 const $ = (selector, root = document) => root.querySelector(selector);
@@ -21,6 +22,7 @@ const state = {
   options: [],        // option descriptions (optionsFromSchema), in the schema's order
   limits: null,       // /api/models' limits
   models: [],         // /api/models' models
+  keyRequired: false, // /api/models' key_required: the key box is shown
   runs: 0,            // runs started: each panel remembers the last one it belongs to
   inFlight: 0,        // runs not yet answered (the busy indicator)
 };
@@ -192,13 +194,12 @@ function describeError(detail, status) {
 async function translate(model, source, prefix, chosen) {
   const body = { sources: [source], model, attention: true, ...chosen };
   if (prefix) body.prefix = prefix;
+  const headers = { "Content-Type": "application/json" };
+  const key = $("#api-key").value;
+  if (state.keyRequired && key) headers.Authorization = `Bearer ${key}`;
   let response;
   try {
-    response = await fetch("/api/translate", {
-      method: "POST",
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify(body),
-    });
+    response = await fetch("/api/translate", { method: "POST", headers, body: JSON.stringify(body) });
   } catch (error) {
     throw new Error(`the server did not answer (${error.message})`);
   }
@@ -429,12 +430,14 @@ async function getJson(url) {
 }
 
 async function start() {
-  const [{ models, limits }, openapi] = await Promise.all([
+  const [{ models, limits, key_required: keyRequired }, openapi] = await Promise.all([
     getJson("/api/models"),
     getJson("/openapi.json").catch((error) => error),
   ]);
   state.models = models;
   state.limits = limits;
+  state.keyRequired = keyRequired === true;
+  $("#key-row").hidden = !state.keyRequired;
   try {
     if (openapi instanceof Error) throw openapi;
     state.options = optionsFromSchema(openapi);
@@ -465,7 +468,8 @@ async function start() {
     run(visible);
   });
   document.body.dataset.ready = "1";
-  if ($("#source").value) $("#form").requestSubmit();  // the example, answered at once
+  // The example, answered at once (where a key is needed, once the user has typed it).
+  if ($("#source").value && !state.keyRequired) $("#form").requestSubmit();
 }
 
 start().catch((error) => setStatus([`the page could not start: ${error.message}`]));
