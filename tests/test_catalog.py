@@ -272,9 +272,8 @@ def test_bad_arguments_are_refused() -> None:
         fill(HANDMADE, lambda texts: ["x"])
     with pytest.raises(TypeError, match="^text: expected str, got bytes$"):
         fill(HANDMADE.encode())
-    latin = HANDMADE.replace("charset=CHARSET", "charset=ISO-8859-1")
-    with pytest.raises(ValueError, match="^expected a UTF-8 catalog, got charset=ISO-8859-1"):
-        fill(latin)
+    with pytest.raises(ValueError, match="^target: expected an ISO 639 language code"):
+        fill_catalog(HANDMADE, identity, target="de\nX-Injected: yes", model="m")
 
 
 def test_accelerators_are_found_once_and_detected_per_catalog() -> None:
@@ -323,9 +322,11 @@ def with_target(model: Path, target: str) -> None:
     (model / "config.json").write_text(json.dumps({**config, "tgt_lang": target}))
 
 
-@pytest.mark.parametrize(("placeholders", "kept"), [([], 1), (["--placeholders", "off"], 0)])
+@pytest.mark.parametrize(
+    ("placeholders", "kept", "status"), [([], 1, 0), (["--placeholders", "off"], 0, 3)]
+)
 def test_luong_po_fills_a_catalog(
-    model: Path, tmp_path: Path, placeholders: list[str], kept: int
+    model: Path, tmp_path: Path, placeholders: list[str], kept: int, status: int
 ) -> None:
     catalog, out = tmp_path / "demo.pot", tmp_path / "demo.de.po"
     catalog.write_text(HANDMADE, encoding="utf-8")
@@ -336,11 +337,21 @@ def test_luong_po_fills_a_catalog(
         "po", str(model), str(catalog), "--out", str(out), "--tgt-lang", "de", "--min-len", "3",
         *placeholders,
     )  # fmt: skip
-    assert result.returncode == 0, result.stderr.decode()
-    assert result.stderr.decode() == (
+    # a format entry that fails the check is named, and the exit status says so
+    assert result.returncode == status, result.stderr.decode()
+    assert result.stderr.decode().splitlines()[0] == (
         "luong: filled 5 entries (1 plural, 2 plural forms); skipped 1 translated, 1 obsolete, "
         f"0 fuzzy; 0 left as they were (an empty translation); placeholders checked: {kept} of "
-        f"1 format entries match; written to {out}\n"
+        f"1 format entries match; written to {out}"
+    )
+    named = result.stderr.decode().splitlines()[1:]
+    assert named == (
+        []
+        if kept
+        else [
+            f'luong: {catalog}: line 29 (msgid "%d file"): c-format '
+            "check fails: msgstr[0] lacks %d; msgstr[1] lacks %d"
+        ]
     )
     entries = polib.pofile(str(out))
     assert len(entries) == 7

@@ -1,12 +1,15 @@
 """Gettext catalogs filled by a model: ``luong po``.
 
-A ``.po`` or ``.pot`` file is read as text, cut into its blocks (the entries and the header,
-separated by blank lines), and each block parsed on its own with ``polib``. Only the blocks
-that are filled (and the header, where it lacks the target's ``Language`` or
-``Plural-Forms``) are written anew by polib; every other block (a translated entry, an
+A ``.po`` or ``.pot`` file is read as msgfmt reads it (``luong.po_file``: its charset, its
+syntax, its header wherever it stands) and cut into its blocks (each entry, the runs of blank
+lines and of stray comments), each entry parsed with ``polib``. Only the blocks that are
+filled (and the header, where it lacks the target's ``Language`` or ``Plural-Forms``, or its
+charset changes) are written anew by polib; every other block (a translated entry, an
 obsolete one, a fuzzy one left alone, a stray comment) and every separator is copied byte for
 byte, so a translator's diff shows the machine's entries and nothing else, whatever tool wrapped
-the file before (polib, msgcat and Poedit wrap long lines differently).
+the file before (polib, msgcat and Poedit wrap long lines differently). A file with CRLF line
+ends gets CRLF in what is written anew; the output is in the catalog's own charset
+(``FilledCatalog.data``), or UTF-8 with its header saying so (``to_utf8``).
 
 Why polib rather than Translate Toolkit: polib is one small pure-Python module with no
 dependencies, and it keeps everything a catalog holds that this job needs (the entries in
@@ -33,12 +36,20 @@ What a filled entry gets:
 - its keyboard accelerator (``_File``, GTK; ``&File``, Qt and KDE) taken out before the
   translation and put back once after it (``ACCELERATORS``, ``find_accelerator``).
 
+An entry to fill is left untranslated, and named in the summary, when a line of it is longer
+than the model reads (``too_long``: a line ``luong translate`` would refuse) or when it holds
+an escape that polib would write back otherwise (``\\a``, octal, ``\\x``). A filled entry with a
+format flag (``c-format``, ``python-format``, ``python-brace-format``) is checked as
+msgfmt --check-format checks it (its directives, ``luong.directives``, as often and those
+taken in order in the same order), and each that fails is named in the summary.
+
 The translation itself is one function, ``translate_messages``; ``fill_catalog`` takes any
 function of a list of strings, so tests and other translators plug in there.
 """
 
 from __future__ import annotations
 
+import gettext
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -48,7 +59,23 @@ import polib
 from babel.core import UnknownLocaleError
 from babel.messages.plurals import get_plural
 
+from luong.directives import FORMATS, in_order
 from luong.errors import LuongError, LuongTypeError
+from luong.languages import check_language as check_language_code
+from luong.po_file import (
+    BOM,
+    Block,
+    charset_codec,
+    entry_name,
+    find_header,
+    header_charset,
+    header_fields,
+    header_text,
+    newline_of,
+    read_blocks,
+    render_entry,
+    with_fields,
+)
 from luong.request_options import RequestOptions
 from luong.search_options import SearchOptions
 from luong.translator import Translator
@@ -64,6 +91,7 @@ __all__ = [
     "find_accelerator",
     "format_placeholders",
     "plural_forms",
+    "too_long",
     "translate_messages",
 ]
 
@@ -73,18 +101,6 @@ KDE, Windows), ``none`` (leave every ``_`` and ``&`` to the model), ``auto``
 (``detect_accelerator``)."""
 
 MACHINE_COMMENT = "luong: machine translation by {model}, review it"
-
-# printf's conversions as msgfmt --check-format reads a c-format string (C99's, glibc's %m, the
-# <inttypes.h> macros xgettext writes as %<PRId64>), and Python's %-formats with their
-# optional (name).
-_C_FORMAT = re.compile(
-    r"%(?:\d+\$)?[-+ #0']*(?:\d+|\*(?:\d+\$)?)?(?:\.(?:\d+|\*(?:\d+\$)?))?"
-    r"(?:hh|h|ll|l|L|q|j|z|Z|t|I)?(?:[diouxXeEfFgGaAcspnm%]|<PRI\w+>)"
-)
-_PYTHON_FORMAT = re.compile(
-    r"%(?:\([^)]*\))?[-+ #0]*(?:\d+|\*)?(?:\.(?:\d+|\*))?[hlL]?[diouxXeEfFgGcrsa%]"
-)
-_FORMATS = {"c-format": _C_FORMAT, "python-format": _PYTHON_FORMAT}
 
 
 @dataclass(frozen=True)
@@ -98,18 +114,31 @@ class FillSummary:
     skipped_obsolete: int
     skipped_fuzzy: int  # fuzzy entries left alone (without retranslate_fuzzy)
     left_empty: int  # entries left as they were: a line of theirs came out empty
-    format_entries: int  # filled entries with a c-format or python-format flag
-    format_matches: int  # of which every msgstr has its source's placeholders, as often
+    format_entries: int  # filled entries with a format flag (c-, python-, python-brace-)
+    format_matches: int  # of which every msgstr passes the format check
+    untranslated: tuple[str, ...] = ()  # entries to fill left untranslated, each named, why
+    format_errors: tuple[str, ...] = ()  # filled format entries failing the check, named
 
     def line(self) -> str:
         """The summary as ``luong po`` prints it."""
+        untranslated = (
+            f"; {len(self.untranslated)} left untranslated (named below)"
+            if self.untranslated
+            else ""
+        )
         return (
             f"filled {self.filled} entries ({self.plural_entries} plural, {self.plural_forms} "
             f"plural forms); skipped {self.skipped_translated} translated, "
             f"{self.skipped_obsolete} obsolete, {self.skipped_fuzzy} fuzzy; "
-            f"{self.left_empty} left as they were (an empty translation); placeholders "
-            f"checked: {self.format_matches} of {self.format_entries} format entries match"
+            f"{self.left_empty} left as they were (an empty translation){untranslated}; "
+            f"placeholders checked: {self.format_matches} of {self.format_entries} format "
+            "entries match"
         )
+
+    def named(self) -> list[str]:
+        """A line per entry the summary names: those left untranslated, then the format
+        entries that fail the check, each in the catalog's order."""
+        return [*self.untranslated, *self.format_errors]
 
 
 @dataclass(frozen=True)
@@ -121,6 +150,24 @@ class FilledCatalog:
     language: str  # the header's Language, as written
     nplurals: int  # the plural forms a plural entry has
     accelerator: str  # the marker used ("_", "&" or "none")
+    encoding: str = "utf-8"  # Python's codec of the charset the header declares
+
+    @property
+    def data(self) -> bytes:
+        """The text encoded in the header's charset: the file to write.
+
+        Raises:
+            ValueError: a character the charset cannot hold (``line N: ...``; only in text
+                given to ``fill_catalog`` that was not decoded from that charset).
+        """
+        try:
+            return self.text.encode(self.encoding)
+        except UnicodeEncodeError as error:
+            line = self.text.count("\n", 0, error.start) + 1
+            raise LuongError(
+                f"line {line}: {self.text[error.start]!r} is not a character of the catalog's "
+                f"charset ({self.encoding})"
+            ) from None
 
 
 def translate_messages(
@@ -144,6 +191,37 @@ def translate_messages(
     if not isinstance(options, SearchOptions):
         raise LuongTypeError(f"options: expected SearchOptions, got {type(options).__name__}")
     return translator.translate(list(texts), options, RequestOptions(placeholders=placeholders))
+
+
+def too_long(
+    translator: Translator, placeholders: str = "constrain"
+) -> Callable[[str], str | None]:
+    """``fill_catalog``'s ``too_long`` for ``translator``: a line's reason to be left
+    untranslated when the model reads more symbols of it than its ``max_src_len`` (the
+    smallest of an ensemble's; the line as ``placeholders`` decodes it: masked for
+    ``"mask"``, as it is and masked for ``"constrain"``, which masks where constraints
+    fail), the line ``luong translate`` refuses; None for a line it reads.
+
+    Raises:
+        TypeError: ``translator`` is not a ``Translator``.
+        ValueError: an unknown ``placeholders``.
+    """
+    if not isinstance(translator, Translator):
+        raise LuongTypeError(f"translator: expected a Translator, got {type(translator).__name__}")
+    RequestOptions(placeholders=placeholders)  # an unknown one raises here
+    masked = RequestOptions(placeholders="mask")
+    read_as: list[RequestOptions | None] = [None, masked]  # constrain: as it is, or masked
+    if placeholders in ("off", "mask"):
+        read_as = [None] if placeholders == "off" else [masked]
+    limit = min(member.config.max_src_len for member in translator.members)
+
+    def reason(line: str) -> str | None:
+        length = max(translator.source_length(line, request) for request in read_as)
+        if length <= limit:
+            return None
+        return f"{length} symbols, above the model's maximum source length {limit}"
+
+    return reason
 
 
 def _primary(language: str) -> str:
@@ -181,15 +259,33 @@ def plural_forms(language: str) -> str:
 
 
 def format_placeholders(text: str, flag: str) -> Counter[str]:
-    """The format directives msgfmt --check-format compares in a ``c-format`` or
-    ``python-format`` string, counted (``%%`` included: it must stay ``%%``).
+    """The format directives msgfmt --check-format compares in a ``c-format``,
+    ``python-format`` or ``python-brace-format`` string (``luong.directives.FORMATS``),
+    counted (``%%``, ``{{`` and ``}}`` included: they must stay what they are).
 
     Raises:
         ValueError: an unknown flag.
     """
-    if flag not in _FORMATS:
-        raise LuongError(f"flag: expected one of {', '.join(_FORMATS)}, got {flag!r}")
-    return Counter(_FORMATS[flag].findall(text))
+    if flag not in FORMATS:
+        raise LuongError(f"flag: expected one of {', '.join(FORMATS)}, got {flag!r}")
+    return Counter(FORMATS[flag].findall(text))
+
+
+def _format_error(source: str, translation: str, flag: str) -> str | None:
+    """Why ``translation`` fails msgfmt --check-format against ``source`` for ``flag``: its
+    directives differ (``lacks %d``, ``adds %D``) or those taken in order come in another
+    order; None when it passes."""
+    found = [FORMATS[flag].findall(text) for text in (source, translation)]
+    wanted, got = Counter(found[0]), Counter(found[1])
+    if wanted != got:
+        lacks, adds = wanted - got, got - wanted
+        parts = [f"lacks {' '.join(lacks.elements())}"] if lacks else []
+        parts += [f"adds {' '.join(adds.elements())}"] if adds else []
+        return ", ".join(parts)
+    ordered = [[d for d in directives if in_order(d)] for directives in found]
+    if ordered[0] != ordered[1]:
+        return f"takes {' '.join(ordered[0])} in another order"
+    return None
 
 
 def _accelerator_pattern(marker: str) -> re.Pattern[str]:
@@ -260,10 +356,14 @@ class _Messages:
         self.marker = marker
         self.pending: dict[str, str | None] = {}
 
+    def words(self, text: str) -> list[str]:
+        """The lines of ``text`` that hold words, as they are translated (without the
+        accelerator, their blanks stripped)."""
+        return [words for _, words, _ in _lines(self._strip(text)[0]) if words]
+
     def add(self, text: str) -> None:
-        for _, words, _ in _lines(self._strip(text)[0]):
-            if words:
-                self.pending.setdefault(words, None)
+        for words in self.words(text):
+            self.pending.setdefault(words, None)
 
     def _strip(self, text: str) -> tuple[str, int | None]:
         if self.marker == "none":
@@ -295,60 +395,16 @@ class _Messages:
         return out if at is None else _put_accelerator(out, self.marker, text, at)
 
 
-def _blocks(text: str) -> list[str]:
-    """``text`` cut into blocks of non-blank lines and runs of blank lines, in order
-    (``"".join(_blocks(text)) == text``)."""
-    parts: list[str] = []
-    for line in text.splitlines(keepends=True):
-        blank = not line.strip()
-        if parts and (not parts[-1].strip()) == blank:
-            parts[-1] += line
-        else:
-            parts.append(line)
-    return parts
-
-
-def _parse_block(block: str) -> polib.POFile:
-    """A block parsed alone: the header (no entries, its metadata), or one entry. polib reads
-    the comments of a file's first entry as the file's own, so an entry is read after an
-    empty header."""
-    text = block if block.endswith("\n") else block + "\n"
-    try:
-        po = polib.pofile(text, wrapwidth=78)
-        if len(po) and po.header:
-            po = polib.pofile('msgid ""\nmsgstr ""\n\n' + text, wrapwidth=78)
-    except (OSError, ValueError) as error:
-        first = block.splitlines()[0] if block.strip() else ""
-        raise LuongError(f"not a gettext catalog entry ({error}): {first[:80]!r}") from None
-    return po
-
-
-def _header_value(header: str, key: str) -> str | None:
-    """A header field's value in the header block's text (``"Language: de\\n"``)."""
-    match = re.search(rf'^"{re.escape(key)}:[ \t]*([^"\n]*?)(?:\\n)?"$', header, re.MULTILINE)
-    return match.group(1).strip() if match else None
-
-
-def _set_header(header: str, key: str, value: str) -> str:
-    """The header block with ``key``'s line set to ``value`` (replaced, or appended)."""
-    line = f'"{key}: {value}\\n"'
-    pattern = re.compile(rf'^"{re.escape(key)}:[^\n]*"$', re.MULTILINE)
-    if pattern.search(header):
-        return pattern.sub(lambda _: line, header, count=1)
-    ends = header.endswith("\n")
-    return (header[:-1] if ends else header) + "\n" + line + ("\n" if ends else "")
-
-
 def catalog_language(text: str) -> str:
-    """The ``Language`` of a catalog's header ("" for a ``.pot``'s or none)."""
-    for block in _blocks(text):
-        if block.strip():
-            po = _parse_block(block)
-            if len(po) == 0 and po.metadata:
-                return str(po.metadata.get("Language", "")).strip()
-            if len(po):  # the first entry is not the header: there is none
-                return ""
-    return ""
+    """The ``Language`` of a catalog's header ("" for a ``.pot``'s or none), as polib's
+    parsed metadata reads it.
+
+    Raises:
+        ValueError: what msgfmt rejects (``luong.po_file.read_blocks``).
+    """
+    blocks = read_blocks(text.removeprefix(BOM))
+    at = find_header(blocks)
+    return "" if at is None else header_fields(blocks[at]).get("Language", "").strip()
 
 
 def fill_catalog(
@@ -359,68 +415,100 @@ def fill_catalog(
     model: str,
     retranslate_fuzzy: bool = False,
     accelerator: str = "auto",
+    to_utf8: bool = False,
+    too_long: Callable[[str], str | None] | None = None,
 ) -> FilledCatalog:
     """Fill a catalog's untranslated entries (and its fuzzy ones with ``retranslate_fuzzy``)
     with ``translate``'s translations; every other byte is kept (the module's docstring).
 
     Args:
-        text: the ``.po`` or ``.pot`` file's text (UTF-8, decoded).
+        text: the ``.po`` or ``.pot`` file's text, decoded (``luong.po_file.decode_catalog``:
+            in the charset its header declares).
         translate: the messages' lines (``translate_messages``) -> their translations.
-        target: the target language (``de``); the header's ``Language`` must name the same
-            language (``check_language``), and is set to it when empty.
+        target: the target language, a code babel knows (``de``, ``pt-BR``); the header's
+            ``Language`` must name the same language (``check_language``), and is set to it
+            when empty.
         model: the model's name in the translator comment (its folder's name).
         retranslate_fuzzy: translate fuzzy entries again (their msgstr replaced).
         accelerator: ``ACCELERATORS``: the keyboard accelerator marker, or ``auto``.
+        to_utf8: write the catalog in UTF-8, its header's charset set to UTF-8; by default it
+            stays in the charset its header declares (``FilledCatalog.data``).
+        too_long: a line's reason not to be translated (the module docstring: the function
+            ``too_long(translator)`` makes), or None when it is; its entry is left
+            untranslated and named in the summary. None: every line is translated.
 
     Returns:
-        the ``FilledCatalog``: the new text, its ``FillSummary``, language, plural count and
-        accelerator.
+        the ``FilledCatalog``: the new text, its ``FillSummary``, language, plural count,
+        accelerator and the codec its ``data`` is encoded with.
 
     Raises:
-        TypeError: ``text`` not a string, ``translate`` not callable or returning non-strings.
-        ValueError: an unknown ``accelerator``, a header in another language or charset, a
-            ``Plural-Forms`` without ``nplurals``, a block polib cannot read.
+        TypeError: ``text`` not a string, ``translate`` or ``too_long`` not callable,
+            ``translate`` returning non-strings.
+        ValueError: an unknown ``accelerator``, a ``target`` that is no language code, a
+            catalog msgfmt rejects or polib cannot read (``line N: ...``), a header in another
+            language, a charset Python cannot decode, a ``Plural-Forms`` msgfmt or Python's
+            gettext cannot read, a translation the header's charset cannot hold (naming the
+            entry).
     """
-    _check_fill_arguments(text, translate, model, accelerator)
-    blocks = _blocks(text)
-    header_at, entries = _read_blocks(blocks)
-    # A file without a header gets one in front, as msginit writes it.
+    _check_fill_arguments(text, translate, model, accelerator, too_long)
+    check_language_code(target, "target")
+    text = text.removeprefix(BOM)
+    blocks = read_blocks(text)
+    newline = newline_of(text)
+    header_at = find_header(blocks)
     header = _read_header(
-        blocks[header_at] if header_at is not None else 'msgid ""\nmsgstr ""\n', target
+        blocks[header_at] if header_at is not None else None, target, to_utf8, newline
     )
+    entries = {
+        i: block.entry
+        for i, block in enumerate(blocks)
+        if block.entry is not None and i != header_at
+    }
     if accelerator == "auto":
         accelerator = detect_accelerator([e.msgid for e in entries.values() if not e.obsolete])
     todo, skipped = _entries_to_fill(entries, header.nplurals, retranslate_fuzzy)
     messages = _Messages(accelerator)
-    for i in todo:
+    untranslated: list[str] = []
+    for i in list(todo):
+        why = _untranslatable(blocks[i], messages, too_long)
+        if why is not None:
+            untranslated.append(f"{entry_name(blocks[i])}: left untranslated: {why}")
+            todo.remove(i)
+            continue
         messages.add(entries[i].msgid)
         if entries[i].msgid_plural:
             messages.add(entries[i].msgid_plural)
     messages.translate(translate)  # every line of every entry to fill, in one call
 
     comment = MACHINE_COMMENT.format(model=model)
-    out = list(blocks)
-    filled: list[tuple[polib.POEntry, list[_Translated]]] = []
+    out = [block.text for block in blocks]
+    filled: list[tuple[Block, polib.POEntry, list[_Translated]]] = []
     for i in todo:
         translated = _fill_entry(entries[i], messages, header.nplurals, comment)
         if translated is not None:  # else the block stays as it was
-            out[i] = entries[i].__unicode__(wrapwidth=78)
-            filled.append((entries[i], translated))
+            out[i] = render_entry(entries[i], newline)
+            _check_charset(out[i], header, blocks[i])
+            filled.append((blocks[i], entries[i], translated))
     if header_at is not None:
         out[header_at] = header.text
-    else:
-        out[:0] = [header.text, "\n"]
-    summary = _summary(filled, skipped, left_empty=len(todo) - len(filled))
+    else:  # a file without a header gets one in front, as msginit writes it
+        out[:0] = [header.text, newline]
+    summary = _summary(filled, skipped, len(todo) - len(filled), untranslated)
     language = header.language or target
-    return FilledCatalog("".join(out), summary, language, header.nplurals, accelerator)
+    encoding = header.encoding
+    return FilledCatalog("".join(out), summary, language, header.nplurals, accelerator, encoding)
 
 
-def _check_fill_arguments(text: object, translate: object, model: str, accelerator: object) -> None:
+def _check_fill_arguments(
+    text: object, translate: object, model: str, accelerator: object, too_long: object
+) -> None:
     """Refuse ``fill_catalog``'s bad arguments before the catalog is read."""
     if not isinstance(text, str):
         raise LuongTypeError(f"text: expected str, got {type(text).__name__}")
     if not callable(translate):
         raise LuongTypeError(f"translate: expected a function, got {type(translate).__name__}")
+    if too_long is not None and not callable(too_long):
+        raise LuongTypeError(f"too_long: expected a function, got {type(too_long).__name__}")
     if accelerator not in ACCELERATORS:
         raise LuongError(
             f"accelerator: expected one of {', '.join(ACCELERATORS)}, got {accelerator!r}"
@@ -429,28 +517,37 @@ def _check_fill_arguments(text: object, translate: object, model: str, accelerat
         raise LuongError(f"model: expected the model's name, got {model!r}")
 
 
-def _read_blocks(blocks: list[str]) -> tuple[int | None, dict[int, polib.POEntry]]:
-    """The index of the header's block (None when the catalog has none) and each entry by
-    the index of its block. The header is the first block of header fields without an entry,
-    before every entry; any other block without an entry (a second header, a stray comment)
-    is copied as it is, like a run of blank lines.
+def _untranslatable(
+    block: Block, messages: _Messages, too_long: Callable[[str], str | None] | None
+) -> str | None:
+    """Why the entry of ``block`` is left untranslated: it holds an escape polib would write
+    back otherwise, or a line of it is too long (``too_long``); None when it is translated."""
+    if block.escape:
+        return (
+            f"it holds the escape {block.escape}, which polib would write back as another "
+            "text (write the character itself)"
+        )
+    entry = block.entry
+    assert entry is not None
+    if too_long is not None:
+        for line in messages.words(entry.msgid) + messages.words(entry.msgid_plural or ""):
+            why = too_long(line)
+            if why is not None:
+                return why
+    return None
 
-    Raises:
-        ValueError: a block polib cannot read, or two entries without a blank line between.
-    """
-    entries: dict[int, polib.POEntry] = {}
-    header_at: int | None = None
-    for i, block in enumerate(blocks):
-        if not block.strip():
-            continue
-        po = _parse_block(block)
-        if len(po) == 0 and po.metadata and header_at is None and not entries:
-            header_at = i
-        elif len(po) == 1:
-            entries[i] = po[0]
-        elif len(po) > 1:  # cannot happen without a blank line between entries
-            raise LuongError(f"expected one entry per block, got {len(po)}: {block[:80]!r}")
-    return header_at, entries
+
+def _check_charset(text: str, header: _Header, block: Block) -> None:
+    """Raise unless a filled entry's ``text`` is one the header's charset holds."""
+    try:
+        text.encode(header.encoding)
+    except UnicodeEncodeError as error:
+        char = error.object[error.start]
+        raise LuongError(
+            f"{entry_name(block)}: its translation holds {char!r} (U+{ord(char):04X}), which "
+            f"the catalog's charset {header.charset} cannot hold; write the catalog in UTF-8 "
+            "(luong po --to-utf8)"
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -460,59 +557,86 @@ class _Header:
     text: str  # the header block, with what it lacked set (Language, charset, Plural-Forms)
     language: str  # its Language as written ("" when empty or missing)
     nplurals: int  # the plural forms a plural entry has
+    charset: str  # the charset it declares once written ("UTF-8" for none)
+    encoding: str  # Python's codec of that charset
 
 
-def _read_header(header: str, target: str) -> _Header:
-    """Check the header block against the model's ``target`` language and the UTF-8 this
-    module writes, and complete it as msginit would: the target's ``Language`` when it has
-    none, ``charset=UTF-8`` for xgettext's placeholder ``CHARSET`` (or none), and the
-    language's ``Plural-Forms`` (babel's) for xgettext's ``nplurals=INTEGER`` (or none).
+def _read_header(block: Block | None, target: str, to_utf8: bool, newline: str) -> _Header:
+    """Check the header's fields (polib's parsed metadata; None: a catalog without a header)
+    against the model's ``target`` language, and complete them as msginit would: the
+    target's ``Language`` when it has none, ``charset=UTF-8`` for xgettext's placeholder
+    ``CHARSET`` (or none, or with ``to_utf8``), and the language's ``Plural-Forms`` (babel's)
+    for xgettext's placeholder ``nplurals=INTEGER; plural=EXPRESSION`` (or none). A header
+    that lacks nothing is kept byte for byte.
 
     Raises:
-        ValueError: another language, another charset, a ``Plural-Forms`` without
-            ``nplurals`` or with an ``nplurals`` outside 1 to 6, a language babel does not
-            know (no ``Plural-Forms`` to add).
+        ValueError: another language, a charset Python cannot decode, a ``Plural-Forms`` that
+            msgfmt or Python's gettext cannot read (``_plural_count``), a language babel does
+            not know (no ``Plural-Forms`` to add).
     """
-    language = _header_value(header, "Language") or ""
+    fields = header_fields(block) if block is not None else {}
+    language = fields.get("Language", "").strip()
     check_language(language, target)
-    charset = re.search(r"charset=([\w-]+)", _header_value(header, "Content-Type") or "")
-    if charset and charset.group(1).upper() not in ("UTF-8", "CHARSET"):
-        raise LuongError(
-            f"expected a UTF-8 catalog, got charset={charset.group(1)} (convert it first: "
-            "msgconv --to-code=UTF-8)"
-        )
-    new_header = header
+    charset = header_charset(fields)
+    encoding = charset_codec(charset)
+    changes: dict[str, str] = {}
     if not language:
-        new_header = _set_header(new_header, "Language", target)
-    if charset is None or charset.group(1).upper() == "CHARSET":
-        new_header = _set_header(new_header, "Content-Type", "text/plain; charset=UTF-8")
-    added, count = _plural_count(_header_value(header, "Plural-Forms") or "", language or target)
+        changes["Language"] = target
+    if not charset or (to_utf8 and encoding != "utf-8"):
+        content_type = fields.get("Content-Type", "")
+        if "charset=" in content_type:
+            content_type = re.sub(r"charset=[^ \t\n;]*", "charset=UTF-8", content_type)
+        else:
+            content_type = "text/plain; charset=UTF-8"
+        changes["Content-Type"] = content_type
+        charset, encoding = "UTF-8", "utf-8"
+    added, count = _plural_count(fields.get("Plural-Forms", ""), language or target)
     if added is not None:
-        new_header = _set_header(new_header, "Plural-Forms", added)
-    return _Header(new_header, language, count)
+        changes["Plural-Forms"] = added
+    if block is None:
+        text = header_text("", "".join(f"{k}: {v}\n" for k, v in changes.items()), newline)
+    else:
+        text = with_fields(block, changes, newline) if changes else block.text
+    return _Header(text, language, count, charset, encoding)
 
 
 def _plural_count(forms: str, language: str) -> tuple[str | None, int]:
     """The ``nplurals`` of a header's ``Plural-Forms`` value ``forms``, and the value to
-    write in its place: None when it has ``nplurals``, else ``language``'s (babel's), for
-    xgettext's placeholder ``nplurals=INTEGER`` or no value at all.
+    write in its place: None when it is the catalog's own, else ``language``'s (babel's),
+    for xgettext's placeholders (``nplurals=INTEGER``, ``plural=EXPRESSION``) or no value.
+    The catalog's own expression must be one Python's gettext reads (``gettext.c2py``) and
+    give a form below ``nplurals`` for every n (0 to 999 tried), as msgfmt checks it.
 
     Raises:
-        ValueError: a value without ``nplurals``, an ``nplurals`` outside 1 to 6, a
-            ``language`` babel does not know.
+        ValueError: a value without ``nplurals`` or ``plural``, an ``nplurals`` outside 1 to
+            6, an expression Python's gettext cannot read or that gives a form past
+            ``nplurals``, a ``language`` babel does not know.
     """
-    added = None
+    forms = forms.strip()
+    if not forms or "INTEGER" in forms or "EXPRESSION" in forms:
+        added = plural_forms(language)
+        return added, int(re.findall(r"\d+", added)[0])
     nplurals = re.search(r"nplurals\s*=\s*(\d+)", forms)
-    if nplurals is None:
-        if forms and "INTEGER" not in forms:
-            raise LuongError(f"Plural-Forms: expected nplurals=N, got {forms!r}")
-        forms = added = plural_forms(language)
-        nplurals = re.search(r"nplurals\s*=\s*(\d+)", forms)
-    assert nplurals is not None
+    plural = re.search(r"(?<![A-Za-z])plural\s*=\s*([^;]+)", forms)
+    if nplurals is None or plural is None:
+        raise LuongError(f"Plural-Forms: expected nplurals=N; plural=EXPRESSION;, got {forms!r}")
     count = int(nplurals.group(1))
     if not 1 <= count <= 6:
         raise LuongError(f"Plural-Forms: expected nplurals between 1 and 6, got {count}")
-    return added, count
+    expression = plural.group(1).strip()
+    try:
+        form = gettext.c2py(expression)
+        bad = next((n for n in range(1000) if not 0 <= form(n) < count), None)
+    except (ValueError, SyntaxError, RecursionError, ZeroDivisionError):
+        raise LuongError(
+            f"Plural-Forms: plural={expression} is not an expression Python's gettext reads"
+        ) from None
+    if bad is not None:
+        raise LuongError(
+            f"Plural-Forms: plural={expression} gives form {form(bad)} for n = {bad}, "
+            f"past nplurals={count}"
+        )
+    return None, count
 
 
 def _entries_to_fill(
@@ -575,23 +699,31 @@ def _fill_entry(
 
 
 def _summary(
-    filled: list[tuple[polib.POEntry, list[_Translated]]], skipped: Counter[str], left_empty: int
+    filled: list[tuple[Block, polib.POEntry, list[_Translated]]],
+    skipped: Counter[str],
+    left_empty: int,
+    untranslated: list[str],
 ) -> FillSummary:
-    """The ``FillSummary`` of the entries ``filled`` (each with what ``_fill_entry`` filled),
-    those ``skipped`` (``_entries_to_fill``) and those ``left_empty``. A filled entry with a
-    format flag matches when each msgstr has its source's placeholders, as often: what
-    msgfmt --check-format asks."""
-    plural = [translated for entry, translated in filled if entry.msgid_plural]
-    checked: list[bool] = []  # each format entry's: do its placeholders match?
-    for entry, translated in filled:
-        flag = next((f for f in entry.flags if f in _FORMATS), None)
-        if flag is not None:
-            checked.append(
-                all(
-                    format_placeholders(source, flag) == format_placeholders(translation, flag)
-                    for _, source, translation in translated
-                )
-            )
+    """The ``FillSummary`` of the entries ``filled`` (each with its block and what
+    ``_fill_entry`` filled), those ``skipped`` (``_entries_to_fill``), ``left_empty`` and
+    ``untranslated`` (named). A filled entry with a format flag passes when each msgstr
+    passes msgfmt --check-format's comparison with its source (``_format_error``); each that
+    fails is named."""
+    plural = [translated for _, entry, translated in filled if entry.msgid_plural]
+    checked = 0
+    errors: list[str] = []
+    for block, entry, translated in filled:
+        flag = next((f for f in entry.flags if f in FORMATS), None)
+        if flag is None:
+            continue
+        checked += 1
+        failed = [
+            f"{'msgstr' if form is None else f'msgstr[{form}]'} {why}"
+            for form, source, translation in translated
+            if (why := _format_error(source, translation, flag)) is not None
+        ]
+        if failed:
+            errors.append(f"{entry_name(block)}: {flag} check fails: {'; '.join(failed)}")
     return FillSummary(
         filled=len(filled),
         plural_entries=len(plural),
@@ -600,8 +732,10 @@ def _summary(
         skipped_obsolete=skipped["obsolete"],
         skipped_fuzzy=skipped["fuzzy"],
         left_empty=left_empty,
-        format_entries=len(checked),
-        format_matches=sum(checked),
+        format_entries=checked,
+        format_matches=checked - len(errors),
+        untranslated=tuple(untranslated),
+        format_errors=tuple(errors),
     )
 
 

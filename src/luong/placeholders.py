@@ -4,12 +4,17 @@ A translation that loses or breaks a ``%s`` is worse than none (``msgfmt --check
 rejects the catalog). ``find_placeholders`` finds the spans a translation must carry over
 unchanged, with one set of patterns:
 
-- ``printf``: ``%``, an optional ``N$``, flags ``-+#0'`` (no space flag: ``100% sure`` is
-  text), width, ``.precision``, a length (``hh h ll l L q j z Z t``), a conversion
-  ``d i o u x X e E f F g G a A c s p n m %``: ``%s %d %5.2f %1$s %-10s %lu %% %m``;
+- ``printf``: printf's directives as msgfmt reads a ``c-format`` string, from the one table
+  the catalog's format check reads too (``luong.directives``): ``%``, an optional ``N$``,
+  flags ``-+#0'I``, width (digits, ``*``, ``*N$``), ``.precision``, a length
+  (``hh h ll l L q j z Z t``), a conversion ``d i o u x X e E f F g G a A c s C S p n m``
+  (and Python's ``r``) or an ``<inttypes.h>`` macro; ``%%``: ``%s %d %5.2f %1$s %-10s %lu
+  %% %m %<PRIu64> %1$*2$d %r``; the space flag only before a signed number's conversion
+  that ends its word (``% d files``; ``100% sure``, ``5% a year`` and ``10% i.e.`` are text);
 - ``python``: ``%(name)`` then flags, width, precision and a conversion: ``%(name)s``;
-- ``braces``: ``{``, a name, index or nothing (``[A-Za-z0-9_.[]]*``), an optional ``!r``,
-  an optional ``:spec`` without spaces, ``}``: ``{name} {0} {} {0:.2f} {user.name}``;
+- ``braces``: ``{``, a name, index or nothing (``[A-Za-z0-9_.[]]*``), an optional
+  conversion ``!r`` ``!s`` ``!a``, an optional ``:spec`` without spaces, ``}``:
+  ``{name} {0} {} {0:.2f} {user.name} {0!r}``;
 - ``tag``: an HTML/XML start, end or empty tag, attributes quoted or not:
   ``<b> </a> <br/> <a href="...">``; but a bare start tag of a name that is not an HTML
   element (``HTML_ELEMENTS``) and whose end tag the text does not hold is a usage message's
@@ -68,6 +73,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from luong.alignment import hypothesis_alignment
+from luong.directives import BRACE_FIELD, PRINTF, PYTHON_NAMED, in_order
 from luong.ensemble import Decodable
 from luong.errors import LuongError, LuongTypeError
 from luong.search import Hypothesis, decode, hypothesis_text
@@ -93,14 +99,9 @@ __all__ = [
 ]
 
 PATTERNS: dict[str, re.Pattern[str]] = {
-    "printf": re.compile(
-        r"%(?:[1-9][0-9]*\$)?[-+#0']*(?:[0-9]+|\*)?(?:\.(?:[0-9]+|\*))?"
-        r"(?:hh|h|ll|l|L|q|j|z|Z|t)?[diouxXeEfFgGaAcspnm%]"
-    ),
-    "python": re.compile(
-        r"%\([A-Za-z_][A-Za-z0-9_]*\)[-+#0 ]*(?:[0-9]+|\*)?(?:\.[0-9]+)?[diouxXeEfFgGcrsa%]"
-    ),
-    "braces": re.compile(r"\{[A-Za-z0-9_.\[\]]*(?:![rsa])?(?::[^{}\s]*)?\}"),
+    "printf": PRINTF,
+    "python": PYTHON_NAMED,
+    "braces": BRACE_FIELD,
     "tag": re.compile(
         r"</?[A-Za-z][A-Za-z0-9:_.-]*"
         r"(?:\s+[A-Za-z_:][A-Za-z0-9:_.-]*(?:\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s\"'=<>`]+))?)*"
@@ -475,9 +476,7 @@ def keeps_placeholders(source: str, output: str) -> bool:
 def _in_order(span: Span) -> bool:
     """Whether ``span`` is an argument taken in order: a printf conversion without ``N$``
     (``%%`` is none), or an empty or format-only brace field (``{}``, ``{:.2f}``)."""
-    if span.kind == "printf":
-        return "$" not in span.text and span.text != "%%"
-    return span.kind == "braces" and span.text[1:2] in ("}", ":", "!")
+    return span.kind in ("printf", "braces") and in_order(span.text)
 
 
 def translate_constrained(

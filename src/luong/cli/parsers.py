@@ -366,7 +366,13 @@ def add_po(commands: Any) -> None:
         "to review; translated, fuzzy and obsolete entries and everything else in the file are "
         "kept byte for byte. Plural entries get every msgstr[n] the header's Plural-Forms asks "
         "for (a .pot gets the target language's). Decodes with beam 5 unless --beam says "
-        "otherwise. The file is written all or nothing.",
+        "otherwise. The catalog is read as msgfmt reads it (in the charset its header "
+        "declares; one msgfmt rejects is refused with its line) and written in the same "
+        "charset (--to-utf8: UTF-8), all or nothing. An entry with a line longer than the "
+        "model reads is left untranslated and named. Exit status: 0; 3 when a filled format "
+        "entry (c-format, python-format, python-brace-format) fails the placeholder check "
+        "msgfmt --check-format makes (the file is written, each such entry named); 1 on an "
+        "error (nothing written); 2 for a bad command line.",
     )
     parser.add_argument(
         "paths",
@@ -376,7 +382,18 @@ def add_po(commands: Any) -> None:
         help="the model folder(s) (several: an ensemble), then the catalog to fill",
     )
     parser.add_argument(
-        "--out", type=Path, required=True, help="the catalog to write (may be CATALOG itself)"
+        "--out",
+        type=Path,
+        required=True,
+        help="the catalog to write; a file that exists (a reviewed catalog, CATALOG itself) "
+        "only with --force",
+    )
+    parser.add_argument("--force", action="store_true", help="write over an --out that exists")
+    parser.add_argument(
+        "--to-utf8",
+        action="store_true",
+        help="write the catalog in UTF-8, its header's charset set to UTF-8 (default: in the "
+        "charset its header declares, such as ISO-8859-1)",
     )
     parser.add_argument(
         "--retranslate-fuzzy",
@@ -394,8 +411,8 @@ def add_po(commands: Any) -> None:
     parser.add_argument(
         "--tgt-lang",
         metavar="LANG",
-        help="the target language (de), when the model records none; the catalog's Language "
-        "must agree",
+        help="the target language (de, pt-BR: a code babel knows), when the model records "
+        "none; the catalog's Language must agree",
     )
     # constrain: the better of the two mechanisms on gettext-en-de's dev (docs/results.md)
     add_placeholders_flag(parser, "constrain")

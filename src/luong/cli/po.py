@@ -3,18 +3,25 @@
 from __future__ import annotations
 
 import argparse
+import os
 from dataclasses import replace
 from pathlib import Path
 
-from luong.catalog import check_language, fill_catalog, translate_messages
+from luong.catalog import check_language, fill_catalog, too_long, translate_messages
 from luong.cli.common import UsageError, device_options, model_folders, say, search_options
 from luong.errors import LuongError
-from luong.files import read_bounded, write_text
+from luong.files import atomic_write, read_bounded
+from luong.languages import check_language as check_language_code
+from luong.po_file import decode_catalog
 from luong.translator import Translator, load
 
-__all__ = ["main"]
+__all__ = ["FORMAT_CHECK_FAILED", "main"]
 
 MAX_CATALOG_BYTES = 64 * 2**20  # the largest catalogs (glibc's, KDE's) are a few MB
+
+FORMAT_CHECK_FAILED = 3
+"""The exit status when the catalog was written but a filled format entry fails msgfmt
+--check-format's comparison (each named on stderr); 1 is an error (nothing written)."""
 
 
 def _target(translator: Translator, given: str | None) -> str:
@@ -35,22 +42,41 @@ def _target(translator: Translator, given: str | None) -> str:
     return recorded if recorded is not None else str(given)
 
 
+def _check_out(out: Path, catalog: Path, force: bool) -> None:
+    """Refuse an --out that would replace a file unasked (a reviewed catalog, the input) or
+    that cannot be written, before the model is loaded and the catalog translated."""
+    if out.is_dir():
+        raise LuongError(f"{out}: a folder; --out names the catalog file to write")
+    if not out.parent.is_dir():
+        raise LuongError(f"{out}: no such folder {out.parent}")
+    if (out.exists() or out.is_symlink()) and not force:
+        same = out.exists() and catalog.exists() and out.samefile(catalog)
+        what = "the catalog being filled" if same else "a file"
+        raise LuongError(f"{out}: {what} that exists; pass --force to write over it")
+    if not os.access(out.parent, os.W_OK | os.X_OK):
+        raise LuongError(f"{out}: cannot write in {out.parent} (permission denied)")
+
+
 def main(args: argparse.Namespace) -> int:
     if len(args.paths) < 2:
         raise UsageError("expected a model folder and a catalog (DIR... CATALOG)")
     if args.batch_size < 1:
         raise UsageError(f"--batch-size: expected >= 1, got {args.batch_size}")
+    if args.tgt_lang is not None:
+        try:
+            check_language_code(args.tgt_lang, "--tgt-lang")
+        except ValueError as error:
+            raise UsageError(str(error)) from None
     *folders, catalog = args.paths
     options = search_options(args)
     if args.search_beam is None:  # a catalog is worth beam search's few seconds
         options = replace(options, beam=5)
+    _check_out(args.out, catalog, args.force)
     raw = read_bounded(catalog, MAX_CATALOG_BYTES)
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise LuongError(
-            f"{catalog}: expected UTF-8, byte {error.start} is not (msgconv --to-code=UTF-8)"
-        ) from None
+        text = decode_catalog(raw)
+    except LuongError as error:
+        raise LuongError(f"{catalog}: {error}") from None
     translator = load(model_folders(folders), **device_options(args))
     target = _target(translator, args.tgt_lang)
     name = "+".join(Path(folder).resolve().name for folder in folders)
@@ -62,9 +88,18 @@ def main(args: argparse.Namespace) -> int:
             model=name,
             retranslate_fuzzy=args.retranslate_fuzzy,
             accelerator=args.accelerator,
+            to_utf8=args.to_utf8,
+            too_long=too_long(translator, args.placeholders),
         )
     except LuongError as error:
         raise LuongError(f"{catalog}: {error}") from None
-    write_text(args.out, filled.text)
+    data = filled.data
+
+    def write(tmp: Path) -> None:
+        tmp.write_bytes(data)
+
+    atomic_write(args.out, write)
     say(f"{filled.summary.line()}; written to {args.out}")
-    return 0
+    for line in filled.summary.named():
+        say(f"{catalog}: {line}")
+    return FORMAT_CHECK_FAILED if filled.summary.format_errors else 0
