@@ -347,7 +347,8 @@ def test_a_killed_prepare_leaves_no_corpus_that_training_reads(
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and child.poll() is None:
-            partial = list(tmp_path.glob(".partial-prep.*"))
+            # The folder being filled (its lock file, .partial-prep.*.lock, lies beside it).
+            partial = [path for path in tmp_path.glob(".partial-prep.*") if path.is_dir()]
             if partial and (partial[0] / "00002.src.ids").exists():
                 break  # shards are being written
             time.sleep(0.01)

@@ -5,7 +5,9 @@ often a better model than any of them (Junczys-Dowmunt et al. 2016; every peer t
 a script for it). The mean is taken tensor by tensor in float64 and written back in each
 tensor's own dtype; the result is a model folder (``Seq2Seq.save_pretrained``) that
 ``luong eval``, ``luong translate`` and ``luong.load`` read like any other, with
-``averaged.json`` saying which checkpoints went into it.
+``averaged.json`` saying which checkpoints went into it and, for checkpoints of a run, the
+run's ``config.toml`` (``luong.config.run.carried_run_toml``), so that ``luong eval OUT``
+finds the run's task as it does in the run folder.
 
 Only checkpoints of one architecture average: the same config, the same vocabularies, the
 same tensor names and shapes. Anything else is refused with the folders and what differs.
@@ -30,10 +32,19 @@ import torch
 from torch import Tensor
 
 from luong.checkpoint import list_checkpoints
+from luong.config.run import carried_run_toml, run_of
 from luong.devices import resolve_device
 from luong.errors import LuongError, LuongTypeError
 from luong.files import folder_list, write_folder, write_text
-from luong.folder_files import AVERAGED, CHECKPOINTS, MODEL_CONFIG, SRC_VOCAB, TGT_VOCAB, WEIGHTS
+from luong.folder_files import (
+    AVERAGED,
+    CHECKPOINTS,
+    MODEL_CONFIG,
+    RUN_CONFIG,
+    SRC_VOCAB,
+    TGT_VOCAB,
+    WEIGHTS,
+)
 from luong.model import Seq2Seq, load_checked
 
 __all__ = [
@@ -43,10 +54,11 @@ __all__ = [
     "run_of",
 ]
 
-# Every file an averaged model folder may hold (a subword vocabulary's .model beside its JSON):
-# a folder holding these alone is an earlier average, which ``force`` may replace.
+# Every file an averaged model folder may hold (a subword vocabulary's .model beside its JSON,
+# the run's config.toml): a folder holding these alone is an earlier average, which ``force``
+# may replace.
 AVERAGE_FILES = frozenset(
-    [AVERAGED, WEIGHTS, MODEL_CONFIG, SRC_VOCAB, TGT_VOCAB]
+    [AVERAGED, WEIGHTS, MODEL_CONFIG, SRC_VOCAB, TGT_VOCAB, RUN_CONFIG]
     + [Path(vocab).with_suffix(".model").name for vocab in (SRC_VOCAB, TGT_VOCAB)]
 )
 
@@ -154,18 +166,6 @@ def _pair(src_lang: str | None, tgt_lang: str | None) -> str:
     return f"{src_lang or '?'}-{tgt_lang or '?'}" if src_lang or tgt_lang else "unknown"
 
 
-def run_of(folder: str | Path) -> Path | None:
-    """The run folder a model folder belongs to: ``RUN`` for ``RUN/checkpoints/step-*`` and
-    for a run folder ``RUN`` itself (it holds ``checkpoints/``); None for a folder outside
-    any run."""
-    folder = Path(folder)
-    if folder.parent.name != CHECKPOINTS and folder.resolve().parent.name == CHECKPOINTS:
-        folder = folder.resolve()  # "step-5" given inside RUN/checkpoints, or a link to it
-    if folder.parent.name == CHECKPOINTS:
-        return folder.parent.parent
-    return folder if (folder / CHECKPOINTS).is_dir() else None
-
-
 def _check_one_run(paths: Sequence[Path]) -> None:
     """Every folder of ``paths`` that belongs to a run belongs to one run."""
     first: tuple[Path, Path] | None = None
@@ -251,9 +251,13 @@ def average_checkpoints(
     models = [Seq2Seq.from_pretrained(p, device=device) for p in paths]
     averaged = average_models(models, [str(p) for p in paths])
     record = {"averaged": [str(p) for p in paths], "count": len(paths)}
+    carried = {carried_run_toml(p, out) for p in paths}
+    run_config = carried.pop() if len(carried) == 1 else None
 
     def fill(tmp: Path) -> None:
         averaged.save_pretrained(tmp)
         write_text(tmp / AVERAGED, json.dumps(record, indent=2) + "\n")
+        if run_config is not None:  # the run's settings: luong eval OUT reads its task
+            write_text(tmp / RUN_CONFIG, run_config)
 
     return write_folder(out, fill)

@@ -4,7 +4,10 @@ The bottom floor of the package: it imports nothing of luong, nor torch (safeten
 are ``luong.tensor_files``, on these rules). Every file is written to a
 temporary name in its own folder, flushed, fsynced and renamed over the final name, so a
 reader sees the old file or the new one, never half of one. A folder is built under a
-temporary name and renamed into place when complete. Nothing is ever pickled. A write that
+temporary name and renamed into place when complete (what a killed writer leaves of one is
+removed by the next writer of that folder). A symbolic link is written through (its target
+replaced, the link kept), and what is not a regular file (a device such as ``/dev/null``, a
+FIFO, a folder) is refused, never renamed over. Nothing is ever pickled. A write that
 fails (a full disk) raises ``OSError`` naming the final file; ``locked`` keeps a folder to one
 writer at a time.
 
@@ -27,7 +30,9 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 import shutil
+import stat
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -39,6 +44,7 @@ from luong.folder_files import LOCK
 
 __all__ = [
     "folder_list",
+    "clear_stale_partials",
     "BOM",
     "MAX_JSON_BYTES",
     "MAX_LINE_BYTES",
@@ -54,6 +60,7 @@ __all__ = [
     "write_folder",
     "write_json",
     "write_text",
+    "writable_path",
 ]
 
 BOM = b"\xef\xbb\xbf"  # UTF-8's byte-order mark, dropped at the start of an input
@@ -162,8 +169,18 @@ def file_mode() -> int:
 
 def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], None]) -> None:
     """Write ``path`` all or nothing: ``write(tmp)`` fills a temporary file in the same folder,
-    which is fsynced and renamed over ``path``."""
-    path = Path(path)
+    which is fsynced and renamed over ``path``.
+
+    A symbolic link is written through: its target is replaced (atomically, in the target's
+    folder) and the link stays a link. Only a regular file is replaced: a folder, a device
+    (``/dev/null``), a FIFO or a socket at ``path`` (or at its link's target) is refused
+    before anything is written, since a rename would put a file in its place.
+
+    Raises:
+        ValueError: ``path`` (or the file it links to) is not a regular file.
+        OSError: the write failed (a full disk), naming ``path``.
+    """
+    path = writable_path(path)
     # A fresh name, created by ``write`` itself: the file gets the usual permissions (the
     # umask's), not mkstemp's owner-only 0600.
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp")
@@ -181,6 +198,44 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], None]) ->
         tmp.unlink(missing_ok=True)
         raise
     fsync_dir(path.parent)
+
+
+def writable_path(path: str | os.PathLike[str]) -> Path:
+    """The file that writing ``path`` replaces: ``path``, or the target of the symbolic
+    link(s) ``path`` is (a dangling link: the file it names, created).
+
+    Raises:
+        ValueError: that file exists and is not a regular file (a folder, a device, a FIFO,
+            a socket), or a loop of links; the message names ``path``.
+    """
+    given = Path(path)
+    target = Path(os.path.realpath(given)) if given.is_symlink() else given
+    try:
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        return target
+    except OSError as error:  # a loop of links, a folder we may not enter
+        raise LuongError(f"{given}: cannot be written ({error.strerror})") from None
+    if stat.S_ISREG(mode):
+        return target
+    shown = f"{given} (a link to {target})" if target != given else str(given)
+    raise LuongError(
+        f"{shown}: {_kind(mode)}, not a regular file; name a regular file to write (luong "
+        "writes a file whole and renames it into place, which would replace this)"
+    )
+
+
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return "a special file"
 
 
 def _named(error: OSError, path: Path, tmp: Path) -> OSError:
@@ -249,32 +304,118 @@ def read_json(path: str | os.PathLike[str], limit: int = MAX_JSON_BYTES) -> Any:
 
 def write_folder(folder: str | os.PathLike[str], fill: Callable[[Path], None]) -> Path:
     """Build a folder all or nothing: ``fill(tmp)`` writes into a temporary sibling, which is
-    renamed to ``folder`` (replacing an older one) once complete."""
+    renamed to ``folder`` (replacing an older one) once complete; returns the folder written
+    (a symbolic link ``folder`` is written through: its target is replaced, the link stays).
+
+    The sibling is ``.partial-NAME.PID.ID``, and its writer holds a lock on the file
+    ``.partial-NAME.PID.ID.lock`` beside it until the folder is in place. A writer that was
+    killed (``kill -9``) leaves both; the next ``write_folder`` of the same folder removes
+    them, and leaves alone a sibling whose writer still holds its lock (another process at
+    work). Nothing but these luong names is touched.
+    """
     folder = Path(folder)
+    if folder.is_symlink():
+        folder = Path(os.path.realpath(folder))
     folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = folder.with_name(f".partial-{folder.name}.{os.getpid()}.{uuid.uuid4().hex}")
-    tmp.mkdir()  # the umask's permissions, not mkdtemp's 0700
+    clear_stale_partials(folder)
+    tmp = folder.with_name(f"{PARTIAL}{folder.name}.{os.getpid()}.{uuid.uuid4().hex}")
+    lock = tmp.with_name(f"{tmp.name}{LOCK}")
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666)
     try:
-        fill(tmp)
-        for path in tmp.iterdir():
-            os.chmod(path, file_mode())  # safetensors creates its files owner-only
-            with open(path, "rb") as handle:
-                os.fsync(handle.fileno())
-        fsync_dir(tmp)
-        if folder.exists():
-            # Replace in two renames so a kill in between leaves one complete copy.
-            old = folder.with_name(f".old-{folder.name}")
-            shutil.rmtree(old, ignore_errors=True)
-            os.replace(folder, old)
-            os.replace(tmp, folder)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, folder)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    fsync_dir(folder.parent)
+        fcntl.flock(fd, fcntl.LOCK_EX)  # a fresh name: never held by another
+        tmp.mkdir()  # the umask's permissions, not mkdtemp's 0700
+        try:
+            fill(tmp)
+            for path in tmp.iterdir():
+                os.chmod(path, file_mode())  # safetensors creates its files owner-only
+                with open(path, "rb") as handle:
+                    os.fsync(handle.fileno())
+            fsync_dir(tmp)
+            if folder.exists():
+                # Replace in two renames so a kill in between leaves one complete copy.
+                old = folder.with_name(f".old-{folder.name}")
+                shutil.rmtree(old, ignore_errors=True)
+                os.replace(folder, old)
+                os.replace(tmp, folder)
+                shutil.rmtree(old, ignore_errors=True)
+            else:
+                os.replace(tmp, folder)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        fsync_dir(folder.parent)
+    finally:
+        # After the rename: a process that finds the lock free finds no folder to remove.
+        lock.unlink(missing_ok=True)
+        os.close(fd)
     return folder
+
+
+PARTIAL = ".partial-"  # write_folder's temporary sibling .partial-NAME.PID.ID, and its lock
+# beside it, .partial-NAME.PID.ID.lock (LOCK), held while the folder is written
+
+
+def clear_stale_partials(folder: str | os.PathLike[str]) -> list[Path]:
+    """Remove what killed writers of ``folder`` left beside it: each ``.partial-NAME.PID.ID``
+    folder (and its ``.lock`` file) whose lock no process holds. A folder of that name with
+    no lock file (written by a luong from before the locks) is removed when no process
+    ``PID`` runs. Returns the folders removed.
+    """
+    folder = Path(folder)
+    prefix = f"{PARTIAL}{folder.name}."
+    try:
+        names = {
+            entry.name.removesuffix(LOCK)
+            for entry in folder.parent.iterdir()
+            if entry.name.startswith(prefix)
+        }
+    except FileNotFoundError:
+        return []
+    removed = []
+    for name in sorted(names):
+        match = re.fullmatch(r"(\d+)\.[0-9a-f]{32}", name[len(prefix) :])
+        if match is None:
+            continue  # another folder's (NAME.x), or not luong's
+        partial = folder.with_name(name)
+        lock = folder.with_name(f"{name}{LOCK}")
+        if lock.exists():
+            if _take_lock(lock, partial):
+                removed.append(partial)
+        elif partial.is_dir() and not partial.is_symlink() and not _running(int(match.group(1))):
+            shutil.rmtree(partial, ignore_errors=True)
+            removed.append(partial)
+    return removed
+
+
+def _take_lock(lock: Path, partial: Path) -> bool:
+    """Remove ``partial`` and ``lock`` if no process holds ``lock``; False if one does (or
+    the lock is gone: its writer finished)."""
+    try:
+        fd = os.open(lock, os.O_RDWR)
+    except FileNotFoundError:
+        return False
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False  # its writer is at work
+        shutil.rmtree(partial, ignore_errors=True)
+        lock.unlink(missing_ok=True)
+        return True
+    finally:
+        os.close(fd)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    except OverflowError:
+        return False
+    return True
 
 
 class FolderLocked(OSError):

@@ -34,6 +34,7 @@ import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import torch
 from torch import Tensor, nn
@@ -68,6 +69,7 @@ __all__ = [
     "is_int8_folder",
     "language_pair",
     "load_checked",
+    "read_model_config",
     "record_language_pair",
 ]
 
@@ -411,32 +413,81 @@ def language_pair(raw: object, source: Path) -> tuple[str | None, str | None]:
 
 def record_language_pair(folder: str | Path, src_lang: str, tgt_lang: str) -> Path:
     """Record the language pair in an existing model folder's ``config.json`` (``"src_lang"``
-    and ``"tgt_lang"``), the rest of the file kept as it is: ``luong pair DIR --src-lang en
-    --tgt-lang de``, for a model trained before ``luong train --src-lang`` or without it. The
-    file is replaced all or nothing; the weights and vocabularies are not touched.
+    and ``"tgt_lang"``): ``luong pair DIR --src-lang en --tgt-lang de``, for a model trained
+    before ``luong train --src-lang`` or without it. Only those two fields change: the rest
+    of the file keeps its text as far as JSON allows (its keys' order, its indentation, its
+    characters as written, ``Müller`` not ``M\\u00fcller``), and the file is replaced all or
+    nothing; the weights and vocabularies are not touched.
 
     Returns:
         the path of ``config.json``.
 
     Raises:
-        FileNotFoundError: ``folder`` is not a model folder (no ``config.json``).
-        ValueError, TypeError: a code babel does not know (``check_language``), or a
-            ``config.json`` that is not a JSON object.
+        FileNotFoundError: ``folder`` or its ``config.json`` is missing.
+        ValueError, TypeError: a code babel does not know (``check_language``), the same code
+            twice, or a folder that is not a luong model folder (``read_model_config``).
     """
     check_language(src_lang, "src_lang")
     check_language(tgt_lang, "tgt_lang")
-    path = Path(folder) / MODEL_CONFIG
+    if src_lang == tgt_lang:
+        raise LuongError(
+            f"src_lang and tgt_lang: expected two languages, got {src_lang!r} for both"
+        )
+    path, text, raw = read_model_config(folder)
+    raw[SRC_LANG], raw[TGT_LANG] = src_lang, tgt_lang
+    write_text(path, _json_as(text, raw))
+    return path
+
+
+def read_model_config(folder: str | Path) -> tuple[Path, str, dict[str, Any]]:
+    """A model folder's ``config.json``: its path, its text and its object, once the folder
+    is known to be a luong model folder (its weights beside it, and a config whose
+    ``"model"`` is a ``Seq2SeqConfig``): not any folder that happens to hold a
+    ``config.json``.
+
+    Raises:
+        FileNotFoundError: ``folder`` or its ``config.json`` is missing.
+        ValueError: not a luong model folder (no weights file, or another program's
+            ``config.json``), naming the folder and why.
+    """
+    folder = Path(folder)
+    path = folder / MODEL_CONFIG
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{folder}: no such model folder")
     if not path.is_file():
         raise FileNotFoundError(f"{path}: missing (is {folder} a luong model folder?)")
     try:
-        raw = json.loads(read_bounded(path, MAX_JSON_BYTES).decode("utf-8"))
+        text = read_bounded(path, MAX_JSON_BYTES).decode("utf-8")
+        raw = json.loads(text)
     except (ValueError, UnicodeDecodeError, RecursionError) as error:
         raise LuongError(f"{path}: not a valid model config: {error}") from None
-    if not isinstance(raw, dict):
-        raise LuongError(f"{path}: expected a JSON object, got {type(raw).__name__}")
-    raw[SRC_LANG], raw[TGT_LANG] = src_lang, tgt_lang
-    write_text(path, json.dumps(raw, indent=2) + "\n")
-    return path
+    try:
+        if not isinstance(raw, dict):
+            raise LuongError(f"a JSON {type(raw).__name__}, not an object")
+        Seq2SeqConfig.from_json(raw.get("model"))
+    except (ValueError, TypeError) as error:
+        raise LuongError(
+            f"{folder}: not a luong model folder ({MODEL_CONFIG} is not a luong model's "
+            f"config: {error})"
+        ) from None
+    if not (folder / WEIGHTS).is_file():
+        raise LuongError(f"{folder}: not a luong model folder (no {WEIGHTS} beside {MODEL_CONFIG})")
+    return path, text, raw
+
+
+def _json_as(text: str, value: Any) -> str:
+    """``value`` as JSON laid out as ``text`` is: its indentation (spaces or a tab, or one
+    line), its separators, a final newline if it had one; non-ASCII characters as they are."""
+    lines = text.strip("\n").splitlines()
+    indent: int | str | None = None
+    if len(lines) > 1:
+        lead = re.match(r"[ \t]*", lines[1])
+        spaces = lead.group() if lead else ""
+        indent = spaces if "\t" in spaces else len(spaces)
+    key_sep = ": " if re.search(r'"\s*: ', text) or not re.search(r'"\s*:', text) else ":"
+    item_sep = "," if indent is not None or not re.search(r",\s", text) else ", "
+    dumped = json.dumps(value, ensure_ascii=False, indent=indent, separators=(item_sep, key_sep))
+    return dumped + ("\n" if text.endswith("\n") else "")
 
 
 def int8_parts(raw: object, source: Path) -> tuple[str, ...]:

@@ -314,7 +314,8 @@ def prepare_corpus(
     Args:
         train: a ``source<TAB>target`` file or ``[source file, target file]`` (plain,
             ``.gz`` or ``.xz``).
-        out: the folder to write (an older prepared corpus there is replaced).
+        out: the folder to write: new, empty, or an earlier prepared corpus holding nothing
+            else (replaced whole); any other folder is refused, never deleted.
         src_tokens: cut sources into characters or on whitespace (subword none).
         tgt_tokens: the same for targets.
         vocab: how the vocabularies are learned, as ``luong train`` learns them (default:
@@ -334,7 +335,8 @@ def prepare_corpus(
     Raises:
         FileNotFoundError: an input is missing.
         ValueError: a bad setting, a bad line (``FILE:LINE: ...``), no pairs left after the
-            limits, or ``out`` is a folder of other files.
+            limits, or ``out`` is a file or a folder that holds anything but an earlier
+            prepared corpus.
     """
     start = time.perf_counter()
     say = log or (lambda message: None)
@@ -384,16 +386,44 @@ def prepare_corpus(
 
 
 def _check_out(out: Path) -> None:
-    """Refuse an ``out`` that exists and is neither an empty folder nor a prepared corpus
-    (one with a manifest): ``write_folder`` replaces what is there, and a folder of other
-    files is a user's mistake, not an older corpus to replace."""
-    if out.exists() and not (
-        out.is_dir() and (not any(out.iterdir()) or (out / MANIFEST).is_file())
-    ):
-        raise LuongError(
-            f"{out}: exists and is not a prepared corpus (no {MANIFEST}); choose a new folder "
-            "for --out"
-        )
+    """Refuse an ``out`` that exists and is neither an empty folder nor an earlier prepared
+    corpus holding nothing else (a luong manifest and the files it lists):
+    ``write_folder`` replaces the whole folder, and a folder holding anything else (your
+    dataset, the very input being prepared, a note) is not luong's to delete."""
+    if out.exists() and not out.is_dir():
+        raise LuongError(f"{out}: a file, not a folder; --out names the folder to write")
+    held = sorted(path.name for path in out.iterdir()) if out.is_dir() else []
+    if not held:
+        return
+    listed = _corpus_files(out)
+    if listed is None:
+        what = f"not a luong prepared corpus (no luong {MANIFEST})"
+    else:
+        others = [name for name in held if name not in listed]
+        if not others:
+            return
+        shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+        what = f"a prepared corpus that also holds other files ({shown})"
+    raise LuongError(
+        f"{out}: {what}; choose a new or empty folder for --out (an earlier corpus is "
+        "replaced only when it holds nothing else)"
+    )
+
+
+def _corpus_files(folder: Path) -> set[str] | None:
+    """The names of the files the prepared corpus ``folder`` is made of (its manifest, the
+    vocabularies and the shards that manifest lists); None when ``folder`` holds no luong
+    manifest."""
+    try:
+        manifest = read_json(folder / MANIFEST)
+        if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+            return None
+        names = {MANIFEST, *manifest["vocab_files"]}
+        for shard in manifest["shards"]:
+            names.update(shard["files"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return {name for name in names if isinstance(name, str)}
 
 
 def _save_vocabularies(folder: Path, src_vocab: Vocab, tgt_vocab: Vocab) -> tuple[str, str]:
@@ -723,6 +753,7 @@ class PreparedData:
 
         Raises:
             IndexError: an index outside ``[0, len)``.
+            ValueError: an id outside its vocabulary (a damaged shard, named).
         """
         index = np.asarray(indices, dtype=np.int64)
         if index.size and (index.min() < 0 or index.max() >= len(self)):
@@ -738,6 +769,19 @@ class PreparedData:
             self._shards[s].release()
         src_ids, src_lengths = pad_batch(src)
         tgt_ids, _ = pad_batch(tgt)
+        # An id past its vocabulary (a shard edited at the same size, which only ``verify``'s
+        # hashes see) would index past the embeddings: one reduction a batch finds it.
+        for side, ids, rows, vocab in (
+            ("src", src_ids, src, self.src_vocab),
+            ("tgt", tgt_ids, tgt, self.tgt_vocab),
+        ):
+            if ids.numel() and int(ids.max()) >= len(vocab):
+                first = next(j for j, row in enumerate(rows) if max(row) >= len(vocab))
+                raise LuongError(
+                    f"{self.folder / f'{int(which[first]):05d}.{side}.ids'}: id {max(rows[first])} "
+                    f"in pair {int(index[first]) + 1}, outside the {len(vocab)} ids of its "
+                    "vocabulary; the corpus is damaged: prepare it again"
+                )
         return Batch(src_ids, src_lengths, tgt_ids)
 
     def check_vocabularies(self, src_vocab: Vocab, tgt_vocab: Vocab) -> None:

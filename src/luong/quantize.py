@@ -15,15 +15,21 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from luong.config.choices import INT8_PARTS
+from luong.config.run import carried_run_toml
 from luong.errors import LuongError, LuongTypeError
-from luong.files import write_folder
-from luong.folder_files import CHECKPOINTS, METRICS, RUN, RUN_CONFIG
+from luong.files import write_folder, write_text
+from luong.folder_files import MODEL_CONFIG, RUN_CONFIG, SRC_VOCAB, TGT_VOCAB, WEIGHTS
 from luong.model import Seq2Seq, is_int8_folder
 
 __all__ = ["quantize", "quantize_folder"]
 
-# The files a folder that --force may replace holds: a model's, and nothing of a run.
-RUN_FILES = (RUN, CHECKPOINTS, RUN_CONFIG, METRICS)
+# Every file an int8 model folder may hold (a subword vocabulary's .model beside its JSON, the
+# run's config.toml): a folder holding these alone is an earlier int8 model, which ``force``
+# may replace; anything else in it (a run's files, a note, a folder) is not luong's to delete.
+INT8_FILES = frozenset(
+    [WEIGHTS, MODEL_CONFIG, SRC_VOCAB, TGT_VOCAB, RUN_CONFIG]
+    + [Path(vocab).with_suffix(".model").name for vocab in (SRC_VOCAB, TGT_VOCAB)]
+)
 
 
 def quantize(model: Seq2Seq, parts: Sequence[str] = INT8_PARTS) -> Seq2Seq:
@@ -51,8 +57,10 @@ def quantize_folder(
     Args:
         folder: a float model folder (a run folder, a checkpoint, an average).
         out: the folder to write: new or empty, or with ``force`` an earlier int8 model (a
-            folder holding an int8 model's files and nothing of a run), which is replaced
-            whole, atomically.
+            folder holding an int8 model's files and nothing else, ``INT8_FILES``), which is
+            replaced whole, atomically. It carries the run's ``config.toml`` when ``folder``
+            holds one or belongs to a run (``luong.config.run.carried_run_toml``), so that
+            ``luong eval OUT`` finds the task as in the run folder.
         parts: what to hold in int8 (``Seq2Seq.to_int8``).
         force: see ``out``.
 
@@ -73,9 +81,12 @@ def quantize_folder(
         raise LuongError(f"{out}: the output is the model folder being quantized")
     _check_out(out, force)
     model = quantize(Seq2Seq.from_pretrained(folder), parts)
+    run_config = carried_run_toml(folder, out)
 
     def fill(tmp: Path) -> None:
         model.save_pretrained(tmp)
+        if run_config is not None:  # the run's settings: luong eval OUT reads its task
+            write_text(tmp / RUN_CONFIG, run_config)
 
     return write_folder(out, fill)
 
@@ -91,8 +102,16 @@ def _check_out(out: Path, force: bool) -> None:
     held = sorted(path.name for path in out.iterdir()) if out.is_dir() else []
     if not held:
         return
-    shown = ", ".join(held[:3]) + (f" and {len(held) - 3} more" if len(held) > 3 else "")
-    earlier = is_int8_folder(out) and not set(held) & set(RUN_FILES)
+    shown = _shown(held)
+    int8 = is_int8_folder(out)
+    others = [name for name in held if name not in INT8_FILES]
+    if int8 and others:
+        raise LuongError(
+            f"{out}: holds an int8 model and other files ({_shown(others)}); choose a new or "
+            "empty folder for --out (--force replaces only an earlier int8 model that holds "
+            "nothing else)"
+        )
+    earlier = int8 and not others
     if earlier and not force:
         raise LuongError(
             f"{out}: holds an earlier int8 model ({shown}); choose a new or empty folder for "
@@ -103,3 +122,7 @@ def _check_out(out: Path, force: bool) -> None:
             f"{out}: not empty and not an earlier int8 model (it holds {shown}); choose a new "
             "or empty folder for --out (--force replaces only an earlier int8 model)"
         )
+
+
+def _shown(names: Sequence[str]) -> str:
+    return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")

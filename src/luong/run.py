@@ -26,7 +26,7 @@ import torch
 
 from luong.config.fields import config_from_dict
 from luong.config.model import Seq2SeqConfig
-from luong.config.run import RunConfig, read_toml_tables, run_toml
+from luong.config.run import DATA_FILES, RunConfig, read_toml_tables, run_toml
 from luong.config.train import TrainConfig
 from luong.config.vocab import VocabConfig
 from luong.distributed import pick_device, setup
@@ -52,9 +52,6 @@ __all__ = [
 ]
 
 LOGGER = logging.getLogger("luong")
-# Your own data's options that name files (``luong.tasks.load_task``): a TSV file, or a
-# [source, target] pair of files.
-_DATA_FILES = ("train", "dev", "test", "prepared")
 # Your own data's options with a prepared corpus (``luong train --data``): the corpus's folder
 # (its vocabularies), and dev and test as text files.
 _PREPARED_OPTIONS = {"prepared", "dev", "test", "skip_bad_lines"}
@@ -113,7 +110,7 @@ def configure(
 
     file_data = dict(tables.get("data", {})) if file_task in (None, task) else {}
     if task == OWN_DATA and config_file is not None:
-        for key in _DATA_FILES:
+        for key in DATA_FILES:
             if key in file_data and key not in (data or {}):  # a flag's file is the flag's
                 file_data[key] = _file_of_config(Path(config_file), key, file_data[key])
     options = {
@@ -418,7 +415,7 @@ def _as_kept_in(folder: Path, config: RunConfig) -> RunConfig:
             return [kept(one) for one in value]
         return _relative(value, folder) if isinstance(value, str | os.PathLike) else value
 
-    data = {k: kept(v) if k in _DATA_FILES else v for k, v in config.data.items()}
+    data = {k: kept(v) if k in DATA_FILES else v for k, v in config.data.items()}
     return dataclasses.replace(config, data=data)
 
 
@@ -523,7 +520,7 @@ def _check_or_write_run(out: Path, description: dict[str, Any]) -> None:
     def differs(key: str, name: str, old: dict[str, Any], new: dict[str, Any]) -> bool:
         if name in _COSMETIC or old.get(name) == new.get(name):
             return False
-        if key == "task_options" and own_data and name in _DATA_FILES:
+        if key == "task_options" and own_data and name in DATA_FILES:
             # Your own data's files, perhaps named another way (from config.toml's folder,
             # from another working directory): with the hashes, their contents are compared
             # below.

@@ -6,10 +6,9 @@ from __future__ import annotations
 import argparse
 
 from luong.cli.common import UsageError
-from luong.files import read_json
 from luong.folder_files import MODEL_CONFIG
 from luong.languages import check_language
-from luong.model import language_pair, record_language_pair
+from luong.model import language_pair, read_model_config, record_language_pair
 
 __all__ = ["main"]
 
@@ -27,10 +26,15 @@ def main(args: argparse.Namespace) -> int:
                 check_language(code, flag)
             except ValueError as error:
                 raise UsageError(str(error)) from None
+        if given[0] == given[1]:
+            raise UsageError(
+                f"--src-lang and --tgt-lang: expected two languages, got {given[0]!r} for both"
+            )
         record_language_pair(args.model, given[0], given[1])
         print(f"{args.model}: {given[0]}-{given[1]} recorded in {path}")
         return 0
-    src_lang, tgt_lang = language_pair(read_json(path), path)
+    _, _, raw = read_model_config(args.model)
+    src_lang, tgt_lang = language_pair(raw, path)
     if src_lang is None and tgt_lang is None:
         print(f"{args.model}: no language pair recorded (record one with --src-lang, --tgt-lang)")
     else:

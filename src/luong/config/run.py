@@ -19,8 +19,9 @@ from luong.config.train import TrainConfig
 from luong.config.vocab import VocabConfig
 from luong.errors import LuongError
 from luong.files import MAX_TEXT_BYTES, read_bounded
+from luong.folder_files import CHECKPOINTS, RUN_CONFIG
 
-__all__ = ["RunConfig", "read_toml_tables", "run_toml"]
+__all__ = ["DATA_FILES", "RunConfig", "carried_run_toml", "read_toml_tables", "run_of", "run_toml"]
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,9 @@ class RunConfig:
 
 
 TABLES = ("model", "train", "vocab")
+# Your own data's options that name files (``luong.tasks.load_task``): a TSV file, or a
+# [source, target] pair of files; relative to the TOML file's folder in a TOML file.
+DATA_FILES = ("train", "dev", "test", "prepared")
 # A run's TOML (``--config``, a run folder's ``config.toml``): top-level ``task``, the task's
 # data options in ``[data]``, then the configs' tables.
 TOP_LEVEL = ("task", "data", *TABLES)
@@ -103,3 +107,63 @@ def run_toml(config: RunConfig) -> str:
             "vocab": config.vocab.to_json(),
         }
     )
+
+
+def run_of(folder: str | os.PathLike[str]) -> Path | None:
+    """The run folder a model folder belongs to: ``RUN`` for ``RUN/checkpoints/step-*`` and
+    for a run folder ``RUN`` itself (it holds ``checkpoints/``); None for a folder outside
+    any run."""
+    folder = Path(folder)
+    if folder.parent.name != CHECKPOINTS and folder.resolve().parent.name == CHECKPOINTS:
+        folder = folder.resolve()  # "step-5" given inside RUN/checkpoints, or a link to it
+    if folder.parent.name == CHECKPOINTS:
+        return folder.parent.parent
+    return folder if (folder / CHECKPOINTS).is_dir() else None
+
+
+def carried_run_toml(
+    model_folder: str | os.PathLike[str], out: str | os.PathLike[str]
+) -> str | None:
+    """The ``config.toml`` that a folder ``out`` derived from the model folder
+    ``model_folder`` (its int8 form, an average of its run's checkpoints) carries, so that
+    what reads a run's settings reads them there too (``luong eval OUT`` its task,
+    ``luong train --config OUT/config.toml`` the run): ``model_folder``'s own
+    ``config.toml``, else its run's (``run_of``); None when there is none.
+
+    It is the file as written, byte for byte, unless its ``[data]`` names files by relative
+    paths (your own data's, ``DATA_FILES``): those are read from the file's folder, so they
+    are written again relative to ``out``, naming the same files. A file that is not UTF-8
+    TOML is not carried (the run's own commands report it).
+    """
+    folder = Path(model_folder)
+    path = folder / RUN_CONFIG
+    if not path.is_file():
+        run = run_of(folder)
+        if run is None or not (run / RUN_CONFIG).is_file():
+            return None
+        path = run / RUN_CONFIG
+    try:
+        text = read_bounded(path, MAX_TEXT_BYTES).decode("utf-8")
+        tables = tomllib.loads(text)
+    except (ValueError, RecursionError):  # not UTF-8 TOML: the run's own commands say so
+        return None
+    data = tables.get("data")
+    if not isinstance(data, dict):
+        return text
+    moved = {
+        key: _moved(value, path.parent, Path(out)) if key in DATA_FILES else value
+        for key, value in data.items()
+    }
+    return text if moved == data else tomli_w.dumps({**tables, "data": moved})
+
+
+def _moved(value: Any, start: Path, out: Path) -> Any:
+    """A relative path read from ``start`` (or a list of them), written relative to ``out``
+    (both as the file system resolves them); other values as they are."""
+    if isinstance(value, list):
+        return [_moved(one, start, out) for one in value]
+    if not isinstance(value, str) or os.path.isabs(value):
+        return value
+    folder, name = os.path.split(os.path.join(start, value))
+    target = os.path.join(os.path.realpath(folder), name)
+    return os.path.relpath(target, os.path.realpath(out))

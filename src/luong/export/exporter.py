@@ -30,6 +30,7 @@ the traced one, and an export that differs by more than ``TOLERANCE`` is refused
 from __future__ import annotations
 
 import copy
+import hashlib
 import importlib.util
 import json
 import shutil
@@ -212,7 +213,8 @@ def export_folder(directory: str | Path, out: str | Path) -> Path:
 def export_onnx(model: Seq2Seq, out: str | Path) -> Path:
     """Write ``model`` as an export folder, all or nothing: ``encoder.onnx``, ``step.onnx``,
     the vocabulary files (and sentencepiece models) as the model folder holds them,
-    ``export.json`` (the format, the config, each graph's inputs and outputs) and the runtime
+    ``export.json`` (the format, the config, each graph's inputs and outputs, the vocabulary
+    files' SHA-256, which the runtime checks) and the runtime
     ``luong_onnx.py``; returns its path. The export is checked against the model
     (``check_export``) before the folder appears.
 
@@ -258,6 +260,12 @@ def export_onnx(model: Seq2Seq, out: str | Path) -> Path:
             "step": {"file": runtime.STEP, **names["step"]},
             "src_vocab": SRC_VOCAB,
             "tgt_vocab": TGT_VOCAB,
+            # What the runtime checks the vocabulary files against: a symbol edited in one
+            # would decode other text, silently.
+            runtime.VOCAB_SHA256: {
+                name: hashlib.sha256((tmp / name).read_bytes()).hexdigest()
+                for name in (SRC_VOCAB, TGT_VOCAB)
+            },
             "runtime": runtime.RUNTIME,
         }
         # The language pair, under config.json's keys, where the model records one.

@@ -28,6 +28,9 @@ An export folder holds (``export.json`` lists it):
     src_vocab.json, tgt_vocab.json (and their .model files for sentencepiece vocabularies):
                     luong's own vocabulary files, read here as luong reads them
     luong_onnx.py   this file
+    export.json     the format, the model's config and max_src_len, each graph's file, inputs
+                    and outputs, and each vocabulary file's SHA-256, checked when the folder
+                    is loaded (an edited vocabulary would decode other text, silently)
 
 The search is luong's (``luong.search``) for the options kept here (``SearchOptions``: beam,
 nbest, alpha, beta, min_len, max_len), with the same semantics: greedy search picks the most
@@ -60,8 +63,10 @@ __all__ = [
     "FORMAT_VERSION",
     "LINE_BREAKS",
     "MANIFEST",
+    "MAX_LINE_BYTES",
     "RUNTIME",
     "STEP",
+    "VOCAB_SHA256",
     "Hypothesis",
     "OnnxTranslator",
     "SearchOptions",
@@ -89,6 +94,8 @@ MAX_ALPHA = 5.0
 MAX_BETA = 10.0
 MAX_OUTPUT_LEN = 10_000
 MAX_JSON_BYTES = 64 << 20  # the largest manifest or vocabulary file read
+MAX_LINE_BYTES = 1 << 20  # luong.files.MAX_LINE_BYTES: the longest input line read (1 MiB)
+VOCAB_SHA256 = "vocab_sha256"  # export.json's SHA-256 of each vocabulary file, as config.json's
 TOP_CHUNK = 50  # _top's chunk of a wide row (fastest of 25 to 200 on a 4,000-piece vocabulary)
 
 
@@ -223,6 +230,95 @@ def _read_json(path: Path) -> Any:
         raise ValueError(f"{path}: not valid JSON ({error})") from None
 
 
+def _check_sha256(path: Path, expected: str) -> None:
+    """``path``'s bytes have the SHA-256 ``expected`` (what ``export.json`` records).
+
+    Raises:
+        FileNotFoundError: no such file.
+        ValueError: another SHA-256.
+    """
+    try:
+        with open(path, "rb") as handle:
+            digest = hashlib.sha256(handle.read(MAX_JSON_BYTES + 1)).hexdigest()
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{path}: missing") from None
+    if digest != expected:
+        raise ValueError(
+            f"{path}: changed since the model was exported (its SHA-256 is not the one "
+            f"{MANIFEST} records); the graphs were exported with the vocabulary as written: "
+            "restore the file, or export the model again"
+        )
+
+
+def _check_manifest(manifest: dict[str, Any], path: Path) -> None:
+    """Every field of ``export.json`` that the runtime reads, with its type: a field missing
+    or of another type is one line naming it, not a ``KeyError`` in the middle of loading.
+
+    Raises:
+        ValueError: the first field that is wrong.
+    """
+
+    def wrong(key: str, expected: str, value: object) -> ValueError:
+        shown = "nothing" if value is _MISSING else f"{value!r:.60}"
+        return ValueError(
+            f"{path}: {key}: expected {expected}, got {shown}; the export is damaged: export "
+            "the model again (luong export)"
+        )
+
+    def name(value: object) -> bool:  # a file of the folder, by its plain name
+        return isinstance(value, str) and value not in ("", ".", "..") and "/" not in value
+
+    def names(value: object) -> bool:
+        return isinstance(value, list) and all(isinstance(one, str) for one in value)
+
+    length = manifest.get("max_src_len", _MISSING)
+    if isinstance(length, bool) or not isinstance(length, int) or length < 1:
+        raise wrong("max_src_len", "an int >= 1", length)
+    model = manifest.get("model", _MISSING)
+    if not isinstance(model, dict):
+        raise wrong("model", "the model's config (an object)", model)
+    hidden = model.get("dec_hidden", _MISSING)
+    if isinstance(hidden, bool) or not isinstance(hidden, int) or hidden < 1:
+        raise wrong("model.dec_hidden", "an int >= 1", hidden)
+    for key in ("src_vocab", "tgt_vocab"):
+        if not name(manifest.get(key, _MISSING)):
+            raise wrong(
+                key, "the name of a vocabulary file of the folder", manifest.get(key, _MISSING)
+            )
+    for key in ("encoder", "step"):
+        graph = manifest.get(key, _MISSING)
+        if not isinstance(graph, dict):
+            raise wrong(key, '{"file": ..., "inputs": [...], "outputs": [...]}', graph)
+        if not name(graph.get("file", _MISSING)):
+            raise wrong(
+                f"{key}.file", "the name of a graph file of the folder", graph.get("file", _MISSING)
+            )
+        for part in ("inputs", "outputs"):
+            if not names(graph.get(part, _MISSING)):
+                raise wrong(f"{key}.{part}", "a list of names", graph.get(part, _MISSING))
+    if VOCAB_SHA256 in manifest:
+        hashes = manifest[VOCAB_SHA256]
+        files = {manifest["src_vocab"], manifest["tgt_vocab"]}
+        if not (
+            isinstance(hashes, dict)
+            and files <= set(hashes)
+            and all(
+                isinstance(hashes[file], str)
+                and len(hashes[file]) == 64
+                and all(c in "0123456789abcdef" for c in hashes[file])
+                for file in files
+            )
+        ):
+            raise wrong(
+                VOCAB_SHA256,
+                f"the SHA-256 (64 hex digits) of {' and '.join(sorted(files))}",
+                hashes,
+            )
+
+
+_MISSING = object()  # a field absent from export.json
+
+
 # -- options and hypotheses --------------------------------------------------------------------
 
 
@@ -343,8 +439,11 @@ class OnnxTranslator:
 
     Raises:
         FileNotFoundError: the folder or one of its files is missing.
-        ValueError: not a luong ONNX export (of this format version), or graphs whose inputs
-            and outputs are not the ones ``export.json`` lists.
+        ValueError: not a luong ONNX export (of this format version), an ``export.json``
+            that lacks a field or holds one of the wrong type, a vocabulary file whose SHA-256
+            is not the one ``export.json`` records, a graph onnxruntime cannot load (a
+            truncated file), or graphs whose inputs and outputs are not the ones
+            ``export.json`` lists; each message names the file.
     """
 
     def __init__(self, folder: str | Path, threads: int = 0) -> None:
@@ -363,9 +462,13 @@ class OnnxTranslator:
                 f"{folder / MANIFEST}: format version {manifest.get('version')!r}, this runtime "
                 f"reads version {FORMAT_VERSION}; export the model again"
             )
+        _check_manifest(manifest, folder / MANIFEST)
         self.folder = folder
         self.manifest = manifest
         self.max_src_len = int(manifest["max_src_len"])
+        for key in ("src_vocab", "tgt_vocab"):
+            if VOCAB_SHA256 in manifest:  # exports from before it record none
+                _check_sha256(folder / manifest[key], manifest[VOCAB_SHA256][manifest[key]])
         self.src_vocab = Vocabulary(folder / manifest["src_vocab"])
         self.tgt_vocab = Vocabulary(folder / manifest["tgt_vocab"])
         options = ort.SessionOptions()
@@ -387,9 +490,16 @@ class OnnxTranslator:
         path = self.folder / graph["file"]
         if not path.is_file():
             raise FileNotFoundError(f"{path}: missing (is {self.folder} a luong ONNX export?)")
-        session = ort.InferenceSession(
-            str(path), sess_options=options, providers=["CPUExecutionProvider"]
-        )
+        try:
+            session = ort.InferenceSession(
+                str(path), sess_options=options, providers=["CPUExecutionProvider"]
+            )
+        except Exception as error:  # onnxruntime's own types (InvalidProtobuf, Fail, ...)
+            reason = (str(error).strip().splitlines() or [type(error).__name__])[-1]
+            raise ValueError(
+                f"{path}: not a graph onnxruntime can load ({reason[:200]}); the export is "
+                "damaged: export the model again (luong export)"
+            ) from None
         found = (
             [i.name for i in session.get_inputs()],
             [o.name for o in session.get_outputs()],
@@ -831,12 +941,28 @@ def load(folder: str | Path, threads: int = 0) -> OnnxTranslator:
 
 def _lines(stream: BinaryIO, name: str) -> Iterator[str]:
     """UTF-8 lines without their ends (``\\n`` or ``\\r\\n``; a BOM before the first
-    dropped), as luong reads input."""
-    for number, line in enumerate(stream, start=1):
+    dropped), as luong reads input (``luong.files.iter_lines``): no line is read past
+    ``MAX_LINE_BYTES``, so ``/dev/zero`` is an error, not a process out of memory.
+
+    Raises:
+        ValueError: ``NAME:LINE: line longer than N bytes``, or a line that is not UTF-8.
+    """
+    number = 0
+    while True:
+        # At most the limit and a b"\r\n": a longer line is refused unread.
+        line = stream.readline(MAX_LINE_BYTES + 2)
+        if not line:
+            return
+        number += 1
         if line.endswith(b"\n"):
             line = line[:-2] if line.endswith(b"\r\n") else line[:-1]
         if number == 1 and line.startswith(b"\xef\xbb\xbf"):
             line = line[3:]
+        if len(line) > MAX_LINE_BYTES:
+            raise ValueError(
+                f"{name}:{number}: line longer than {MAX_LINE_BYTES} bytes; expected a text "
+                "file of one sentence a line"
+            )
         try:
             yield line.decode("utf-8")
         except UnicodeDecodeError as error:

@@ -54,7 +54,10 @@ def save(
 def clear_leftovers(checkpoints: Path) -> None:
     """Remove what a kill left half-written in a checkpoints folder."""
     for partial in checkpoints.glob(".partial-*"):
-        shutil.rmtree(partial, ignore_errors=True)  # a write a kill cut short
+        if partial.is_dir() and not partial.is_symlink():
+            shutil.rmtree(partial, ignore_errors=True)  # a write a kill cut short
+        else:
+            partial.unlink(missing_ok=True)  # its lock file (luong.files.write_folder)
     for leftover in checkpoints.glob(".*.tmp"):
         leftover.unlink(missing_ok=True)
 
