@@ -40,7 +40,7 @@ FLOORS: list[tuple[str, set[str]]] = [
     }),
     ("configs: a run and its TOML", {"luong.config.run"}),
     ("configs", {"luong.config"}),
-    ("request options", {"luong.request_options"}),
+    ("request options, decoding defaults", {"luong.request_options", "luong.decoding_defaults"}),
     ("presets", {"luong.presets"}),
     ("int8 weights", {"luong.int8"}),
     ("attention, encoder, tensor files", {
