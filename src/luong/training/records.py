@@ -143,9 +143,10 @@ def _summary_writer(folder: Path, step: int) -> Any:
     return SummaryWriter(log_dir=str(folder), purge_step=step + 1 if step else None)
 
 
-def progress_bar(total: int, initial: int, shown: bool) -> Any:
+def progress_bar(total: int | None, initial: int, shown: bool) -> Any:
     """The progress bar of a run's steps, or a disabled one; where ``shown``, none either
-    where stderr is no terminal (a log file gets no \\r updates)."""
+    where stderr is no terminal (a log file gets no \\r updates). ``total`` None: not known
+    yet (the caller sets ``bar.total`` once it is)."""
     return tqdm(
         total=total,
         initial=initial,
