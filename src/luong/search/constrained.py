@@ -51,12 +51,10 @@ from luong.ensemble import Decodable
 from luong.errors import LuongError, LuongTypeError
 from luong.search.beam import search_beams
 from luong.search.hypothesis import AnyMemory, AnyState, Hypothesis
-from luong.search_options import SearchOptions
+from luong.search_options import MAX_CONSTRAINT_PIECES, MAX_PHRASE_PIECES, SearchOptions
 from luong.vocab import Vocab
 
 __all__ = [
-    "MAX_CONSTRAINT_PIECES",
-    "MAX_PHRASE_PIECES",
     "Constrained",
     "Exact",
     "Phrases",
@@ -73,15 +71,6 @@ Constraints = Sequence[Sequence[Sequence[int]]]
 Exact = bool | Sequence[Sequence[bool]]
 """Which phrases are held exactly as often as listed (the others at least as often): all
 (True), none (False), or per sentence, per phrase."""
-
-MAX_PHRASE_PIECES = 100
-"""The most target symbols (pieces, characters or words) of one constraint phrase."""
-
-MAX_CONSTRAINT_PIECES = 200
-"""The most target symbols of one sentence's constraints, all its phrases together. The
-output limit grows to hold them (past ``max_len``), and a step of the search weighs each
-constraint token for every candidate of every beam: at this bound a sentence decodes in
-seconds (docs/robustness.md), where 1,000 took a minute and 2,000 more than ten."""
 
 
 def constraint_ids(vocab: Vocab, constraints: Sequence[Sequence[str]]) -> list[list[list[int]]]:
