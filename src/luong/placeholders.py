@@ -58,6 +58,13 @@ So here too each source span appears exactly as often as in the source, by const
 a sentence the model already translates with its spans is left as beam search gave it
 (constraining every sentence costs BLEU: the banks share the beam out even where the best
 output needs no help; docs/results.md has both).
+
+**A user's phrases too** (``luong translate --constraints`` beside ``--placeholders``): each
+search holds them, at least as often as listed: the first, the constrained one beside the
+spans (``exact`` per phrase: the spans exactly, the phrases at least), and the masked one,
+whose restoring puts no span inside a phrase and strips no character of one
+(``restore``'s ``keep``). A phrase may hold no placeholder of its own (``check_phrases``):
+the spans an output holds are the source's.
 """
 
 from __future__ import annotations
@@ -306,9 +313,9 @@ def _without_placeholders(word: str, kept: list[bool]) -> tuple[str, list[bool]]
     whole."""
     while spans := find_placeholders(word):
         for span in reversed(spans):
-            gone = [i for i in range(span.start, span.end) if not kept[i]]
+            gone = {i for i in range(span.start, span.end) if not kept[i]}
             if not gone:
-                gone = list(range(span.start, span.end))
+                gone = set(range(span.start, span.end))
             word = "".join(c for i, c in enumerate(word) if i not in gone)
             kept = [f for i, f in enumerate(kept) if i not in gone]
     return word, kept
@@ -321,9 +328,9 @@ _STARTERS = frozenset("%{}<>-:/\\=")
 
 def _clean(words: list[str], marks: list[list[bool]]) -> list[str]:
     """The output's words with every placeholder removed, inside a word or across words (a
-    tag ``<a href="x">`` spans several): the words such a placeholder touches lose its
-    characters that are not of a kept phrase (``marks``: a flag per character of each word),
-    or are dropped ("") where it has none."""
+    tag ``<a href="x">`` spans several): the words such a placeholder touches are dropped
+    (""); with characters of a kept phrase (``marks``: a flag per character of each word)
+    they lose only the placeholder's characters that are not of the phrase."""
     pairs = [_without_placeholders(word, kept) for word, kept in zip(words, marks, strict=True)]
     cleaned = [word for word, _ in pairs]
     kept = [flags for _, flags in pairs]
@@ -335,22 +342,25 @@ def _clean(words: list[str], marks: list[list[bool]]) -> list[str]:
         spans = find_placeholders(" ".join(cleaned))
         if not spans:
             return cleaned
-        for span in spans:
-            touched = [
-                j
-                for j, start in enumerate(starts)
-                if start < span.end and span.start < start + len(cleaned[j])
-            ]
-            inside = {
-                j: [i for i in range(len(cleaned[j])) if span.start <= starts[j] + i < span.end]
-                for j in touched
-            }
-            free = any(not kept[j][i] for j in touched for i in inside[j])
-            for j in touched:
-                gone = {i for i in inside[j] if not kept[j][i]} if free else set(inside[j])
-                cleaned[j] = "".join(c for i, c in enumerate(cleaned[j]) if i not in gone)
-                kept[j] = [f for i, f in enumerate(kept[j]) if i not in gone]
-            break  # the words' places moved: find the spans again
+        if not any(any(flags) for flags in kept):
+            for span in spans:
+                for j, start in enumerate(starts):
+                    if start < span.end and span.start < start + len(cleaned[j]):
+                        cleaned[j] = ""
+            continue
+        span = spans[0]  # one at a time: each removal moves the characters after it
+        touched = [
+            j
+            for j, start in enumerate(starts)
+            if start < span.end and span.start < start + len(cleaned[j])
+        ]
+        for j in touched:
+            inside = [i for i in range(len(cleaned[j])) if span.start <= starts[j] + i < span.end]
+            gone = {i for i in inside if not kept[j][i]}
+            if not any(kept[j]) or not gone:
+                gone = set(range(len(cleaned[j])))  # no phrase in it, or nothing else: drop
+            cleaned[j] = "".join(c for i, c in enumerate(cleaned[j]) if i not in gone)
+            kept[j] = [f for i, f in enumerate(kept[j]) if i not in gone]
 
 
 def _kept_characters(output: str, keep: Sequence[str]) -> list[list[bool]]:
