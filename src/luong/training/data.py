@@ -152,8 +152,9 @@ def epoch_step_count(
 COUNT_AFTER_START = 1_000_000
 """Examples times epochs (after the first) above which ``StepCounts`` counts the later
 epochs' steps in a child process while training starts: batches of tokens must be built to
-be counted (each epoch's order decides how its pools are cut), about 1.9 s an epoch at a
-million pairs, which at 2M pairs and 24 epochs kept the first step a minute and more."""
+be counted (each epoch's order decides how its pools are cut), 1.6 to 3.8 s an epoch at 2M
+pairs, which at 24 epochs kept the first step 40 to 84 s away (``benchmarks/
+startup_epochs.py``); below it the count takes about a second."""
 
 
 class StepCounts:
