@@ -157,3 +157,18 @@ def test_train_prints_progress_lines_when_stderr_is_not_a_terminal(
     # --no-progress: no lines
     quiet = luong("train", "dates", "--out", str(tmp_path / "quiet"), *TINY_DATES_FLAGS)
     assert quiet.returncode == 0 and b" tokens/s, ETA " not in quiet.stderr
+
+
+def test_a_total_still_being_counted_gives_lines_without_an_eta(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    clock = Clock(0.0, 30.0, 30.0, 60.0, 60.0)
+    progress = StepProgress(None, 0, shown=True, every=30.0, clock=clock, terminal=False)
+    with caplog.at_level(logging.INFO, logger="luong"):
+        progress.step(300)
+        progress.total = 8  # the count came in
+        progress.step(600)
+    assert [r.getMessage() for r in caplog.records] == [
+        "step 1, 10 tokens/s",
+        "step 2/8 (25%), 20 tokens/s, ETA 0:03:00",
+    ]

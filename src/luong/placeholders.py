@@ -63,6 +63,13 @@ So here too each source span appears exactly as often as in the source, by const
 a sentence the model already translates with its spans is left as beam search gave it
 (constraining every sentence costs BLEU: the banks share the beam out even where the best
 output needs no help; docs/results.md has both).
+
+**A user's phrases too** (``luong translate --constraints`` beside ``--placeholders``): each
+search holds them, at least as often as listed: the first, the constrained one beside the
+spans (``exact`` per phrase: the spans exactly, the phrases at least), and the masked one,
+whose restoring puts no span inside a phrase and strips no character of one
+(``restore``'s ``keep``). A phrase may hold no placeholder of its own (``check_phrases``):
+the spans an output holds are the source's.
 """
 
 from __future__ import annotations
@@ -87,7 +94,9 @@ __all__ = [
     "PATTERNS",
     "MaskedSource",
     "Span",
+    "check_phrases",
     "find_placeholders",
+    "holds_phrases",
     "keeps_placeholders",
     "kept_or_masked",
     "mask_source",
@@ -96,6 +105,7 @@ __all__ = [
     "translate_constrained",
     "translate_masked",
     "with_placeholders",
+    "written_phrases",
 ]
 
 PATTERNS: dict[str, re.Pattern[str]] = {
@@ -296,13 +306,20 @@ def _check_mask(mask: object) -> None:
         )
 
 
-def _without_placeholders(word: str) -> str:
+def _without_placeholders(word: str, kept: list[bool]) -> tuple[str, list[bool]]:
     """``word`` with every placeholder removed, again until none is left (a removal can make
-    a new one: ``%%%s``)."""
+    a new one: ``%%%s``), and ``kept`` (a flag per character: part of a phrase to keep) for
+    what is left. A placeholder that takes characters of a kept phrase loses only its own
+    (``%`` of ``%icon`` where ``icon`` is kept); one made of kept characters alone goes
+    whole."""
     while spans := find_placeholders(word):
         for span in reversed(spans):
-            word = word[: span.start] + word[span.end :]
-    return word
+            gone = {i for i in range(span.start, span.end) if not kept[i]}
+            if not gone:
+                gone = set(range(span.start, span.end))
+            word = "".join(c for i, c in enumerate(word) if i not in gone)
+            kept = [f for i, f in enumerate(kept) if i not in gone]
+    return word, kept
 
 
 # The characters every pattern needs: a word without them can neither make a placeholder
@@ -310,11 +327,14 @@ def _without_placeholders(word: str) -> str:
 _STARTERS = frozenset("%{}<>-:/\\=")
 
 
-def _clean(words: list[str]) -> list[str]:
+def _clean(words: list[str], marks: list[list[bool]]) -> list[str]:
     """The output's words with every placeholder removed, inside a word or across words (a
     tag ``<a href="x">`` spans several): the words such a placeholder touches are dropped
-    ("")."""
-    cleaned = [_without_placeholders(word) for word in words]
+    (""); with characters of a kept phrase (``marks``: a flag per character of each word)
+    they lose only the placeholder's characters that are not of the phrase."""
+    pairs = [_without_placeholders(word, kept) for word, kept in zip(words, marks, strict=True)]
+    cleaned = [word for word, _ in pairs]
+    kept = [flags for _, flags in pairs]
     while True:
         starts, position = [], 0
         for word in cleaned:
@@ -323,13 +343,49 @@ def _clean(words: list[str]) -> list[str]:
         spans = find_placeholders(" ".join(cleaned))
         if not spans:
             return cleaned
-        for span in spans:
-            for j, start in enumerate(starts):
-                if start < span.end and span.start < start + len(cleaned[j]):
-                    cleaned[j] = ""
+        if not any(any(flags) for flags in kept):
+            for span in spans:
+                for j, start in enumerate(starts):
+                    if start < span.end and span.start < start + len(cleaned[j]):
+                        cleaned[j] = ""
+            continue
+        span = spans[0]  # one at a time: each removal moves the characters after it
+        touched = [
+            j
+            for j, start in enumerate(starts)
+            if start < span.end and span.start < start + len(cleaned[j])
+        ]
+        for j in touched:
+            inside = [i for i in range(len(cleaned[j])) if span.start <= starts[j] + i < span.end]
+            gone = {i for i in inside if not kept[j][i]}
+            if not any(kept[j]) or not gone:
+                gone = set(range(len(cleaned[j])))  # no phrase in it, or nothing else: drop
+            cleaned[j] = "".join(c for i, c in enumerate(cleaned[j]) if i not in gone)
+            kept[j] = [f for i, f in enumerate(kept[j]) if i not in gone]
 
 
-def restore(masked: MaskedSource, output: str, links: Sequence[tuple[int, int]]) -> str:
+def _kept_characters(output: str, keep: Sequence[str]) -> list[list[bool]]:
+    """Per word of ``output.split()``, a flag per character: whether an occurrence of a
+    phrase of ``keep`` covers it."""
+    words = list(re.finditer(r"\S+", output))
+    marks = [[False] * len(word.group()) for word in words]
+    for phrase in keep:
+        if not phrase:
+            continue
+        for found in re.finditer(f"(?={re.escape(phrase)})", output):
+            begin, end = found.start(), found.start() + len(phrase)
+            for j, word in enumerate(words):
+                for i in range(max(begin, word.start()), min(end, word.end())):
+                    marks[j][i - word.start()] = True
+    return marks
+
+
+def restore(
+    masked: MaskedSource,
+    output: str,
+    links: Sequence[tuple[int, int]],
+    keep: Sequence[str] = (),
+) -> str:
     """The output of a masked source with the source's spans put back (the module
     docstring): each span exactly as often as in the source.
 
@@ -338,6 +394,8 @@ def restore(masked: MaskedSource, output: str, links: Sequence[tuple[int, int]])
         output: the output text decoded from ``masked.text``.
         links: its word alignment, ``(source word, output word)`` pairs
             (``hypothesis_alignment``).
+        keep: phrases of the output (a user's constraints, as written) that no span is put
+            inside of: a span aligned between two words of one is put before or after it.
 
     Raises:
         TypeError: ``masked`` is not a ``MaskedSource``, ``output`` not a str.
@@ -348,12 +406,13 @@ def restore(masked: MaskedSource, output: str, links: Sequence[tuple[int, int]])
     if not isinstance(output, str):
         raise LuongTypeError(f"output: expected a str, got {type(output).__name__}")
     words = output.split()
+    whole = _phrase_words(output, keep)
     aligned: dict[int, int] = {}
     for i, j in links:
         if not 0 <= j < len(words):
             raise LuongError(f"links: output word {j} is beyond the output's {len(words)} words")
         aligned.setdefault(j, i)
-    cleaned = _clean(words)
+    cleaned = _clean(words, _kept_characters(output, keep))
     # slots[j] = (spans before output word j, spans after it); spans with no output word at all
     # go at the end.
     before: dict[int, list[int]] = {}
@@ -370,7 +429,10 @@ def restore(masked: MaskedSource, output: str, links: Sequence[tuple[int, int]])
             aligned,
             key=lambda j: (abs(aligned[j] - source_word), cleaned[j] != "", aligned[j], j),
         )
-        (after if aligned[j] < source_word else before).setdefault(j, []).append(k)
+        if aligned[j] < source_word:  # after word j: after the phrase it is inside of
+            after.setdefault(whole.get(j, (j, j))[1], []).append(k)
+        else:
+            before.setdefault(whole.get(j, (j, j))[0], []).append(k)
     items: list[tuple[str, int | None]] = []  # (text, the span it is, or None)
     for j, word in enumerate(cleaned):
         items.extend((masked.spans[k].text, k) for k in before.get(j, []))
@@ -395,7 +457,39 @@ def restore(masked: MaskedSource, output: str, links: Sequence[tuple[int, int]])
     # A span and the words beside it still make another one: keep only the words that hold
     # none of the characters a placeholder starts or goes on with.
     plain = [(t, k) for t, k in items if k is not None or not _STARTERS.intersection(t)]
+    if keep:  # first with the words that hold a kept phrase
+        phrases = [phrase for phrase in keep if phrase]
+        held = [(t, k) for t, k in items if k is not None or not _STARTERS.intersection(t)
+                or any(phrase in t or t in phrase for phrase in phrases)]  # fmt: skip
+        text = _join(held, masked, glue=False)
+        if Counter(span.text for span in find_placeholders(text)) == expected:
+            return text
     return _join(plain, masked, glue=False)
+
+
+def _phrase_words(output: str, keep: Sequence[str]) -> dict[int, tuple[int, int]]:
+    """Each word of ``output.split()`` that an occurrence of a phrase of ``keep`` covers,
+    with the first and the last word of that occurrence (the widest, where occurrences
+    overlap)."""
+    starts = [m.start() for m in re.finditer(r"\S+", output)]
+    ends = [m.end() for m in re.finditer(r"\S+", output)]
+    whole: dict[int, tuple[int, int]] = {}
+    for phrase in keep:
+        if not phrase:
+            continue
+        for found in re.finditer(f"(?={re.escape(phrase)})", output):
+            begin, end = found.start(), found.start() + len(phrase)
+            covered = [j for j, (a, b) in enumerate(zip(starts, ends, strict=True))
+                       if a < end and begin < b]  # fmt: skip
+            if len(covered) < 2:
+                continue
+            first, last = covered[0], covered[-1]
+            for j in range(first, last + 1):
+                known = whole.get(j, (first, last))
+                first, last = min(first, known[0]), max(last, known[1])
+            for j in range(first, last + 1):
+                whole[j] = (first, last)
+    return whole
 
 
 def _join(items: list[tuple[str, int | None]], masked: MaskedSource, glue: bool) -> str:
@@ -422,6 +516,7 @@ def translate_masked(
     *,
     mask: str = DEFAULT_MASK,
     batch_size: int = 512,
+    constraints: Sequence[Sequence[str]] | None = None,
 ) -> list[list[str]]:
     """Translate with every placeholder kept (the module docstring): each input's
     ``options.nbest`` outputs, best first, each carrying each of its source's spans exactly as
@@ -433,29 +528,79 @@ def translate_masked(
         options: how to decode (default greedy search).
         mask: what a span becomes before decoding: one placeholder without spaces.
         batch_size: sentences per search call.
+        constraints: per input, phrases its outputs must hold (``luong.search.decode``),
+            none of them holding a placeholder (``check_phrases``): the masked source is
+            decoded with them, and no span is put back inside one.
 
     Raises:
         TypeError: ``texts`` is not a sequence of strings, ``options`` not a
             ``SearchOptions``.
-        ValueError: a bad ``mask``; as ``luong.search.decode``.
+        ValueError: a bad ``mask``, a phrase that holds a placeholder; as
+            ``luong.search.decode``.
     """
     if isinstance(texts, str) or not isinstance(texts, Sequence):
         raise LuongTypeError(f"texts: expected a sequence of strings, got {type(texts).__name__}")
     options = SearchOptions() if options is None else options
     _check_mask(mask)
+    if constraints is not None:
+        check_phrases(constraints)
     masked = [mask_source(text, mask) for text in texts]
-    lists = decode(model, [m.text for m in masked], options, batch_size=batch_size)
+    lists = decode(
+        model, [m.text for m in masked], options, batch_size=batch_size, constraints=constraints
+    )
+    keeps = [written_phrases(model, c) for c in constraints or [[] for _ in texts]]
     return [
-        [restore_hypothesis(model, m, h) for h in hyps]
-        for m, hyps in zip(masked, lists, strict=True)
+        [restore_hypothesis(model, m, h, keep) for h in hyps]
+        for m, hyps, keep in zip(masked, lists, keeps, strict=True)
     ]
 
 
-def restore_hypothesis(model: Decodable, masked: MaskedSource, hypothesis: Hypothesis) -> str:
-    """``restore`` for a hypothesis decoded from ``masked.text`` with its attention kept."""
+def restore_hypothesis(
+    model: Decodable, masked: MaskedSource, hypothesis: Hypothesis, keep: Sequence[str] = ()
+) -> str:
+    """``restore`` for a hypothesis decoded from ``masked.text`` with its attention kept
+    (``keep``: phrases no span is put inside of, as ``written_phrases`` gives them)."""
     output = hypothesis_text(model, hypothesis)
     links = hypothesis_alignment(hypothesis, masked.text, model.src_vocab, model.tgt_vocab)
-    return restore(masked, output, links)
+    return restore(masked, output, links, keep)
+
+
+def check_phrases(constraints: Sequence[Sequence[str]]) -> None:
+    """Raise unless no phrase of ``constraints`` (per source, its phrases) holds a
+    placeholder or protected span (``find_placeholders``): with placeholders kept, the
+    source's spans are what an output holds, each as often as the source (a phrase's own
+    span would be one more, or taken out again where the spans are put back).
+
+    Raises:
+        ValueError: ``constraints[i]: the phrase ... holds the placeholder ...``.
+    """
+    for i, phrases in enumerate(constraints):
+        for phrase in phrases:
+            if not isinstance(phrase, str):
+                continue  # the search names it
+            spans = find_placeholders(phrase)
+            if spans:
+                raise LuongError(
+                    f"constraints[{i}]: the phrase {phrase!r:.60} holds the placeholder "
+                    f"{spans[0].text!r:.40}; with placeholders kept, an output holds the "
+                    "source's own, as often as the source: leave it out of the phrase"
+                )
+
+
+def written_phrases(model: Decodable, phrases: Sequence[str]) -> list[str]:
+    """``phrases`` as the model's target vocabulary writes them (normalised, as an output
+    holding them reads): what ``holds_phrases`` looks for."""
+    vocab = model.tgt_vocab
+    return [vocab.decode(vocab.encode(phrase, eos=False)).strip() for phrase in phrases]
+
+
+def holds_phrases(output: str, phrases: Sequence[str]) -> bool:
+    """Whether ``output`` holds each of ``phrases`` (as ``written_phrases`` gives them) at
+    least as often as listed, overlapping occurrences counted."""
+    for phrase, listed in Counter(phrases).items():
+        if phrase and len(re.findall(f"(?={re.escape(phrase)})", output)) < listed:
+            return False
+    return True
 
 
 def keeps_placeholders(source: str, output: str) -> bool:
@@ -485,6 +630,7 @@ def translate_constrained(
     options: SearchOptions | None = None,
     *,
     batch_size: int = 512,
+    constraints: Sequence[Sequence[str]] | None = None,
 ) -> list[list[str]]:
     """Translate with every placeholder kept, by constrained beam search where it is needed
     (the module docstring): each input's ``options.nbest`` outputs, best first, each carrying
@@ -495,28 +641,36 @@ def translate_constrained(
         texts: the sources.
         options: how to decode (default beam 5; not sampling).
         batch_size: sentences per search call.
+        constraints: per input, phrases its outputs must hold as well, each at least as
+            often as listed (none holding a placeholder: ``check_phrases``).
 
     Raises:
         TypeError: ``texts`` is not a sequence of strings, ``options`` not a
             ``SearchOptions``.
-        ValueError: sampling options; as ``luong.search.decode``.
+        ValueError: sampling options, a phrase that holds a placeholder; as
+            ``luong.search.decode``.
     """
     if isinstance(texts, str) or not isinstance(texts, Sequence):
         raise LuongTypeError(f"texts: expected a sequence of strings, got {type(texts).__name__}")
     options = SearchOptions(beam=5) if options is None else options
     if options.sample:
         raise LuongError("sample: placeholders are kept by beam search, not sampling")
-    lists = decode(model, texts, options, batch_size=batch_size)
+    if constraints is not None:
+        check_phrases(constraints)
+    lists = decode(model, texts, options, batch_size=batch_size, constraints=constraints)
+    given = constraints if constraints is not None else [[] for _ in texts]
     return [
-        with_placeholders(model, text, [hypothesis_text(model, h) for h in hyps], options)
-        for text, hyps in zip(texts, lists, strict=True)
+        with_placeholders(model, text, [hypothesis_text(model, h) for h in hyps], options, phrases)
+        for text, hyps, phrases in zip(texts, lists, given, strict=True)
     ]
 
 
 def spellable_spans(model: Decodable, source: str) -> list[str] | None:
     """The texts of ``source``'s spans (``find_placeholders``) as constraints for the
     model's output, or None when its target vocabulary cannot spell one of them (a character
-    it has no piece or byte for): such a span is kept by masking instead.
+    it has no piece or byte for) or they are more than the constrained search takes
+    (``luong.search.constrained.MAX_CONSTRAINT_PIECES``): such spans are kept by masking
+    instead.
 
     Raises:
         TypeError: ``source`` is not a str.
@@ -538,38 +692,68 @@ def with_placeholders(
 ) -> list[str]:
     """``outputs`` of ``source`` (decoded with ``constraints``, phrases held at least as
     often as listed) if each keeps the source's spans (``keeps_placeholders``); otherwise the
-    source decoded again by constrained beam search with ``constraints`` and its spans, each
-    held exactly as often as listed, and an output that still misses one masked
-    (``kept_or_masked``). A span the target vocabulary cannot spell goes straight to masking.
+    source decoded again by constrained beam search with ``constraints`` (at least as often
+    as listed) and its spans (each exactly as often as the source holds it), and an output
+    that still misses one masked (``kept_or_masked``: decoded with ``constraints`` too). A
+    span the target vocabulary cannot spell goes straight to masking.
 
     Raises:
         TypeError: ``source`` or an output is not a str; as ``luong.search.decode``.
+        ValueError: sampling ``options``; a phrase of ``constraints`` that holds a
+            placeholder (``check_phrases``).
     """
-    if all(keeps_placeholders(source, output) for output in outputs):
+    if options.sample:  # its second search widens the beam: no sampling
+        raise LuongError("sample: placeholders are kept by beam search, not sampling")
+    check_phrases([constraints])
+    written = written_phrases(model, constraints)
+    if all(_holds(source, output, written) for output in outputs):
         return list(outputs)
     spans = spellable_spans(model, source)
-    if spans is None:
-        return kept_or_masked(model, source, outputs, options)
+    if spans is None or not _fits(model, [*constraints, *spans]):
+        return kept_or_masked(model, source, outputs, options, constraints)
     phrases = [[*constraints, *spans]]
+    exact = [[False] * len(constraints) + [True] * len(spans)]
     wider = replace(options, beam=max(options.beam, CONSTRAINED_BEAM))
-    hyps = decode(model, [source], wider, constraints=phrases, exact=True)[0]
-    return kept_or_masked(model, source, [hypothesis_text(model, h) for h in hyps], options)
+    hyps = decode(model, [source], wider, constraints=phrases, exact=exact)[0]
+    searched = [hypothesis_text(model, h) for h in hyps]
+    return kept_or_masked(model, source, searched, options, constraints)
+
+
+def _holds(source: str, output: str, written: Sequence[str]) -> bool:
+    """Whether ``output`` keeps ``source``'s spans and holds the phrases ``written``."""
+    return keeps_placeholders(source, output) and holds_phrases(output, written)
+
+
+def _fits(model: Decodable, phrases: Sequence[str]) -> bool:
+    """Whether the constrained search takes ``phrases`` as one sentence's constraints
+    (``luong.search.constrained.MAX_CONSTRAINT_PIECES``)."""
+    try:
+        constraint_ids(model.tgt_vocab, [phrases])
+    except ValueError:
+        return False
+    return True
 
 
 def kept_or_masked(
-    model: Decodable, source: str, outputs: Sequence[str], options: SearchOptions
+    model: Decodable,
+    source: str,
+    outputs: Sequence[str],
+    options: SearchOptions,
+    constraints: Sequence[str] = (),
 ) -> list[str]:
     """``outputs`` of ``source``, each that does not keep the source's spans
-    (``keeps_placeholders``) replaced by the masked translation of the same rank
-    (``translate_masked``, decoded only when one is needed).
+    (``keeps_placeholders``) or hold ``constraints`` (``holds_phrases``) replaced by the
+    masked translation of the same rank (``translate_masked``, decoded with
+    ``constraints``, only when one is needed).
 
     Raises:
         TypeError: ``source`` or an output is not a str; as ``translate_masked``.
     """
-    if all(keeps_placeholders(source, output) for output in outputs):
+    written = written_phrases(model, constraints)
+    if all(_holds(source, output, written) for output in outputs):
         return list(outputs)
-    masked = translate_masked(model, [source], options)[0]
+    masked = translate_masked(model, [source], options, constraints=[constraints])[0]
     return [
-        output if keeps_placeholders(source, output) else masked[min(k, len(masked) - 1)]
+        output if _holds(source, output, written) else masked[min(k, len(masked) - 1)]
         for k, output in enumerate(outputs)
     ]

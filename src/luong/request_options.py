@@ -23,7 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from luong.config.faces import PLACEHOLDER_MODES
-from luong.search_options import OptionError, check_field, option, option_specs
+from luong.errors import LuongTypeError
+from luong.search_options import OptionError, SearchOptions, check_field, option, option_specs
 
 __all__ = ["RequestOptions"]
 
@@ -55,6 +56,26 @@ class RequestOptions:
             # put back: not what is written.
             raise OptionError(
                 "align", f"not with placeholders={self.placeholders!r}; expected 'off'"
+            )
+
+    def check_search(self, search: SearchOptions) -> None:
+        """Raise unless this request can be served with ``search``: what the two ask
+        together, checked before anything is decoded (so that no output stops half-way).
+        ``placeholders="constrain"`` searches again, with a wider beam, where an output
+        missed a placeholder: by beam search, not sampling.
+
+        Raises:
+            OptionError: ``"sample: placeholders constrain keeps them by beam search, not
+                sampling; ..."``.
+            LuongTypeError: ``search`` is not a ``SearchOptions``.
+        """
+        if not isinstance(search, SearchOptions):
+            raise LuongTypeError(f"search: expected SearchOptions, got {type(search).__name__}")
+        if self.placeholders == "constrain" and search.sample:
+            raise OptionError(
+                "sample",
+                "placeholders constrain keeps them by beam search, not sampling; sample "
+                "with placeholders mask or off",
             )
 
     @property

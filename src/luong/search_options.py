@@ -20,7 +20,10 @@ for outputs of up to 10^8 tokens, where alpha = 39 overflowed at 140), ``beta`` 
 finite for any source, where beta = 1e37 made every score -inf), ``beam`` and sampling's
 ``nbest`` at most ``MAX_BEAM`` (each is a decoder row per source), outputs at most
 ``MAX_OUTPUT_LEN`` tokens and a prefix at most ``MAX_PREFIX_CHARS`` characters (each output
-step is a decoder step), a seed below 2^64 (what ``torch.Generator`` takes).
+step is a decoder step), a seed below 2^64 (what ``torch.Generator`` takes), and the
+constraints of lexically constrained search at most ``MAX_PHRASE_PIECES`` target symbols a
+phrase and ``MAX_CONSTRAINT_PIECES`` a sentence (``luong.search.constrained``: each is a
+column of every step's tables, and the output limit grows to hold them).
 """
 
 from __future__ import annotations
@@ -39,7 +42,9 @@ __all__ = [
     "MAX_ALPHA",
     "MAX_BEAM",
     "MAX_BETA",
+    "MAX_CONSTRAINT_PIECES",
     "MAX_OUTPUT_LEN",
+    "MAX_PHRASE_PIECES",
     "MAX_PREFIX_CHARS",
     "MAX_SEED",
     "MAX_TEMPERATURE",
@@ -69,6 +74,16 @@ MAX_OUTPUT_LEN = 10_000
 
 MAX_PREFIX_CHARS = 1000
 """The longest target prefix, in characters."""
+
+MAX_PHRASE_PIECES = 100
+"""The most target symbols (pieces, characters or words) of one constraint phrase
+(``luong.search.constrained``)."""
+
+MAX_CONSTRAINT_PIECES = 200
+"""The most target symbols of one sentence's constraints, all its phrases together. The
+output limit grows to hold them (past ``max_len``), and a step of the search weighs each
+constraint token for every candidate of every beam: at this bound a sentence decodes in
+seconds (docs/robustness.md), where 1,000 took a minute and 2,000 more than ten."""
 
 MAX_SEED = 2**64 - 1
 """The largest sampling seed (``torch.Generator.manual_seed`` takes 64 bits)."""

@@ -31,7 +31,13 @@ from luong.folder_files import CHECKPOINTS
 from luong.model import Seq2Seq
 from luong.prepared import PreparedData
 from luong.subword import SubwordVocab
-from luong.training.data import check_dev_lengths, epoch_seed, epoch_steps, training_data
+from luong.training.data import (
+    StepCounts,
+    check_dev_lengths,
+    epoch_seed,
+    epoch_steps,
+    training_data,
+)
 from luong.training.dev import (
     dev_figures,
     note_best,
@@ -40,7 +46,7 @@ from luong.training.dev import (
     scores_bleu,
     selected,
 )
-from luong.training.objective import lr_factor, make_optimizer, step_gradients
+from luong.training.objective import lr_factor, make_optimizer, needs_total, step_gradients
 from luong.training.records import Progress, Records, StepProgress
 from luong.training.signals import Cut, SignalFlag, TrainingInterrupted
 from luong.training.state import clear_leftovers, restore, rng_state, save
@@ -114,22 +120,22 @@ class Trainer:
         self._session_start = time.perf_counter()
 
     def _count_steps(self) -> None:
-        """Every epoch's batches built once, to count the schedule's steps (``total_steps``);
-        the first epoch's are kept for ``run`` (the one a fresh run starts with), the rest
-        dropped. With subword sampling the batches of later epochs differ a little from
-        these: the schedule counts the steps of the most probable segmentation."""
-        cfg = self.config
+        """The first epoch's batches built and kept for ``run`` (the one a fresh run starts
+        with); the later epochs' steps counted (``StepCounts``: at once, or by a child
+        process while the run starts, as large corpora need), to give the schedule its
+        total (``total_steps``). With subword sampling the batches of later epochs differ a
+        little from these: the schedule counts the steps of the most probable
+        segmentation."""
         first = self._epoch_steps(1)
         self._built: tuple[int, object, list[list[np.ndarray]]] | None = (1, self.data, first)
-        steps = [len(first)] + [len(self._epoch_steps(epoch)) for epoch in range(2, cfg.epochs + 1)]
-        if min(steps) < 1:
-            size = f"{cfg.batch_tokens} tokens" if cfg.batch_tokens else cfg.batch_size
-            raise LuongError(
-                f"train_pairs: {len(self.data)} pairs make fewer batches of {size} "
-                f"than there are ranks ({self.world.size})"
-            )
-        self.steps_per_epoch = steps[0]
-        self.total_steps = sum(steps)
+        self.steps_per_epoch = len(first)
+        self.step_counts = StepCounts(self.data, self.config, self.world, len(first))
+
+    @property
+    def total_steps(self) -> int:
+        """The run's optimizer steps, every epoch's (``StepCounts.total``: may wait for
+        the count of the later epochs)."""
+        return self.step_counts.total
 
     @property
     def checkpoints(self) -> Path | None:
@@ -194,14 +200,16 @@ class Trainer:
         """Before this session's first step: the warm-up's warning, the progress bar, the
         clocks, the records (a killed run's after its checkpoint dropped), DDP's wrapper."""
         cfg, p, world = self.config, self.progress, self.world
-        if cfg.warmup_steps > self.total_steps and world.main and not p.finished:
+        warms_long = cfg.warmup_steps > self.step_counts.at_least  # no wait for the count
+        if warms_long and cfg.warmup_steps > self.total_steps and world.main and not p.finished:
             LOGGER.warning(
                 f"warning: warmup_steps={cfg.warmup_steps} is more than the run's "
                 f"{self.total_steps} steps: the learning rate only rises to "
                 f"{self.total_steps}/{cfg.warmup_steps} of lr={cfg.lr:g} and never decays; "
                 f"lower --warmup-steps (to {max(1, self.total_steps // 10)}, say) or train longer"
             )
-        self._bar = StepProgress(self.total_steps, p.step, bool(cfg.progress and world.main))
+        total = self.step_counts.known()  # None while a child counts: set once it has
+        self._bar = StepProgress(total, p.step, bool(cfg.progress and world.main))
         self._session_start = time.perf_counter()
         self.records.open(p.step, self._session_start)
         if world.active:
@@ -261,6 +269,8 @@ class Trainer:
             stop_now = self._step(batches, interrupted)
             p.step += 1
             p.batch += 1
+            if self._bar.total is None:
+                self._bar.total = self.step_counts.known()
             self._bar.step(sum(b.target_tokens for b in batches) * self.world.size)
             if p.step % cfg.log_every == 0:
                 self._record_interval()
@@ -309,9 +319,11 @@ class Trainer:
     def _lr(self, step: int) -> float:
         """The learning rate of ``step`` (0-based), in the epoch under way."""
         cfg = self.config
+        # The total only where the schedule reads it: the warm-up's steps need no count.
+        total = self.total_steps if needs_total(step, cfg.warmup_steps, cfg.schedule) else 0
         factor = lr_factor(
             step,
-            self.total_steps,
+            total,
             cfg.warmup_steps,
             cfg.schedule,
             epoch=self.progress.epoch,

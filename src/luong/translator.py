@@ -32,9 +32,11 @@ from luong.errors import LuongError, LuongTypeError
 from luong.model import Seq2Seq
 from luong.placeholders import (
     MaskedSource,
+    check_phrases,
     mask_source,
     restore_hypothesis,
     with_placeholders,
+    written_phrases,
 )
 from luong.request_options import RequestOptions
 from luong.search import (
@@ -57,6 +59,7 @@ __all__ = [
     "hypothesis_record",
     "load",
     "output_lines",
+    "read_length",
     "translate",
     "translate_nbest",
     "translation_records",
@@ -306,9 +309,15 @@ def fit_sources(
     max_src_len: int | None = None,
     truncate: bool = False,
     name: str = "<input>",
+    request: RequestOptions | None = None,
 ) -> FittedSources:
     """Check source lengths against the longest source the model takes, and count unknown
     symbols; one source per input, in order.
+
+    A location-score model reads no more than its own ``max_src_len`` symbols: with
+    ``request``'s placeholders kept, a source is measured as the search may read it too,
+    its placeholders masked (``"mask"``; ``"constrain"`` masks where its second search fails:
+    the longer of the two), so that no source fails half-way through a run.
 
     Args:
         model: the model, or an ensemble (the limits of all its members hold; unknown symbols
@@ -319,10 +328,12 @@ def fit_sources(
             more than its own.
         truncate: cut longer sources to the limit instead of raising.
         name: the input's name in messages (a file name, ``<stdin>``).
+        request: what is asked beside the search (its ``placeholders``).
 
     Raises:
         ValueError: ``max_src_len`` below 1 or above a location model's own; a source longer
-            than the limit without ``truncate`` (``NAME:LINE: N symbols, above ...``).
+            than the limit (or, masked, than a location model's) without ``truncate``
+            (``NAME:LINE: N symbols, above ...``).
     """
     configs = [member.config for member in members_of(model)]
     own = min(config.max_src_len for config in configs)
@@ -349,8 +360,46 @@ def fit_sources(
     fitted = [
         truncate_source(vocab, text, limit) if i in cut else text for i, text in enumerate(sources)
     ]
+    if location and request is not None and request.placeholders != "off":
+        too_long = _fit_masked(vocab, fitted, min(location), request.placeholders, truncate, name)
+        too_long = sorted(cut.union(too_long))
     unknown = [len(vocab.unknown(text)) for text in fitted]
     return FittedSources(fitted, limit, too_long, sum(unknown), sum(1 for n in unknown if n))
+
+
+def read_length(vocab: Vocab, text: str, placeholders: str = "off") -> int:
+    """The most symbols the encoder may read for ``text`` with ``placeholders``
+    (``RequestOptions.placeholders``): as it is (``"off"``), its spans masked (``"mask"``), or
+    the longer of the two (``"constrain"``: masked only where the constrained search fails),
+    the EOS it appends not counted."""
+    if placeholders == "off":
+        return source_length(vocab, text)
+    masked = source_length(vocab, mask_source(text).text)
+    return masked if placeholders == "mask" else max(masked, source_length(vocab, text))
+
+
+def _fit_masked(
+    vocab: Vocab, sources: list[str], most: int, placeholders: str, truncate: bool, name: str
+) -> list[int]:
+    """Cut (``truncate``) each of ``sources`` that a location-score model reading at most
+    ``most`` symbols would read more of with ``placeholders`` (``read_length``), in place;
+    return their indices. Without ``truncate``, raise naming the first."""
+    lengths = [read_length(vocab, text, placeholders) for text in sources]
+    over = [i for i, length in enumerate(lengths) if length > most]
+    if over and not truncate:
+        first = over[0]
+        raise LuongError(
+            f"{name}:{first + 1}: {lengths[first]} symbols with its placeholders masked "
+            f"(placeholders {placeholders}), above the {most} a location-score model reads "
+            f"({len(over)} such lines); pass --truncate to cut them"
+        )
+    for i in over:
+        keep = min(most, source_length(vocab, sources[i]))
+        while keep > 0 and read_length(vocab, truncate_source(vocab, sources[i], keep),
+                                       placeholders) > most:  # fmt: skip
+            keep -= 1
+        sources[i] = truncate_source(vocab, sources[i], keep)
+    return over
 
 
 class Translator:
@@ -467,10 +516,17 @@ class Translator:
         the callers that run the model another way (a plot of its attention scores)."""
         return autocast(self.precision, self.device)
 
-    def check_constraints(self, constraints: Sequence[Sequence[str]]) -> None:
+    def check_constraints(
+        self, constraints: Sequence[Sequence[str]], request: RequestOptions | None = None
+    ) -> None:
         """Raise unless ``constraints`` (per source, its phrases) are phrases the target
-        vocabulary can produce (``luong.search.constraint_ids``: ``constraints[i]: ...``)."""
+        vocabulary can produce, within the search's bounds
+        (``luong.search.constrained.constraint_ids``: ``constraints[i]: ...``), and, with
+        ``request``'s placeholders kept, none holds a placeholder
+        (``luong.placeholders.check_phrases``)."""
         constraint_ids(self.tgt_vocab, constraints)
+        if request is not None and request.placeholders != "off":
+            check_phrases(constraints)
 
     def source_length(self, text: str, request: RequestOptions | None = None) -> int:
         """The symbols the encoder reads for ``text`` as ``request`` decodes it (its
@@ -503,7 +559,10 @@ class Translator:
         aligns them; ``"constrain"``: an output that misses one of its source's spans is
         searched again by constrained beam search holding each exactly as often
         (``with_placeholders``; masked where that fails too), the ``constraints`` of its
-        source held too; not with sampling.
+        source held too, at least as often as listed (in the masked search as well); not
+        with sampling. With placeholders kept, no phrase of ``constraints`` may hold a
+        placeholder of its own (``luong.placeholders.check_phrases``); with ``"mask"``, the
+        masked source is decoded with ``constraints``, and no span is put back inside one.
 
         Args:
             sources: the inputs.
@@ -519,9 +578,10 @@ class Translator:
         Raises:
             TypeError: ``search`` is not a ``SearchOptions``, ``request`` not a
                 ``RequestOptions``.
-            ValueError: ``constraints`` not one list per source, placeholders
-                ``"constrain"`` with sampling; as ``luong.search.decode_batches``; all on the
-                call itself.
+            ValueError: ``constraints`` not one list per source, or a phrase that holds a
+                placeholder with placeholders kept; placeholders ``"constrain"`` with
+                sampling (``RequestOptions.check_search``); as
+                ``luong.search.decode_batches``; all on the call itself.
         """
         search = SearchOptions() if search is None else search
         request = RequestOptions() if request is None else request
@@ -534,8 +594,9 @@ class Translator:
                 f"constraints: expected one list per source ({len(sources)}), "
                 f"got {len(constraints)}"
             )
-        if request.placeholders == "constrain" and search.sample:
-            raise LuongError("sample: placeholders are kept by beam search, not sampling")
+        request.check_search(search)
+        if constraints is not None and request.placeholders != "off":
+            check_phrases(constraints)
         masked = None
         if request.placeholders == "mask":
             masked = [mask_source(text) for text in sources]
@@ -620,14 +681,14 @@ class _Job:
         """Source ``index``'s hypotheses as its ``Translation``."""
         model, source = self.translator.model, self.sources[index]
         copy_from = source if self.search.replace_unk else None
+        given = self.constraints[index] if self.constraints is not None else ()
         if self.masked is not None:
-            masked = self.masked[index]
-            texts = [restore_hypothesis(model, masked, h) for h in hyps]
+            masked, keep = self.masked[index], written_phrases(model, given)
+            texts = [restore_hypothesis(model, masked, h, keep) for h in hyps]
             return Translation(source, hyps, texts, [False] * len(hyps), searched=masked.text)
         texts = [hypothesis_text(model, h, copy_from) for h in hyps]
         searched_again = [False] * len(hyps)
         if self.request.placeholders == "constrain":
-            given = self.constraints[index] if self.constraints is not None else ()
             kept = with_placeholders(model, source, texts, self.search, given)
             searched_again = [new != old for new, old in zip(kept, texts, strict=True)]
             texts = kept

@@ -27,6 +27,7 @@ from luong.config.model import Seq2SeqConfig
 from luong.config.train import TrainConfig
 from luong.config.vocab import VocabConfig
 from luong.presets import OWN_DATA, PRESETS, SPLITS, TASKS, ZOO_PRESETS, Preset, task_configs
+from luong.search_options import MAX_CONSTRAINT_PIECES, MAX_PHRASE_PIECES
 from luong.vocab import TOKENS
 
 __all__ = [
@@ -340,7 +341,9 @@ def add_translate(commands: Any) -> None:
         metavar="FILE",
         help='one JSON list of phrases a line, as many lines as the input (["Datei", '
         '"%%s"]; [] or an empty line: none): each output contains each phrase as often as '
-        "listed (lexically constrained beam search, Post and Vilar 2018; not with --sample)",
+        "listed (lexically constrained beam search, Post and Vilar 2018; not with --sample), "
+        f"at most {MAX_PHRASE_PIECES} target symbols a phrase and {MAX_CONSTRAINT_PIECES} a "
+        "line; with --placeholders, no phrase may hold a placeholder (the source's are kept)",
     )
 
 

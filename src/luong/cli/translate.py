@@ -10,6 +10,7 @@ from dataclasses import replace
 from luong.cli.common import (
     UsageError,
     device_options,
+    flag_message,
     flush_stdout,
     model_folders,
     read_lines,
@@ -22,7 +23,7 @@ from luong.cli.common import (
 from luong.errors import LuongError
 from luong.files import read_text_lines, text_lines
 from luong.request_options import RequestOptions
-from luong.search_options import MAX_SEED, SearchOptions
+from luong.search_options import MAX_SEED, OptionError, SearchOptions
 from luong.translator import Translator, fit_sources, load, output_lines
 
 __all__ = ["main"]
@@ -37,7 +38,12 @@ def _check(args: argparse.Namespace) -> tuple[SearchOptions, RequestOptions]:
         raise UsageError(f"--align: not with --placeholders {args.placeholders}; expected off")
     if args.constraints is not None and args.stream:
         raise UsageError("--constraints: not with --stream (the file is read with the input)")
-    return search_options(args), request_options(args)
+    search, request = search_options(args), request_options(args)
+    try:
+        request.check_search(search)  # what fails together fails here, not half-way
+    except OptionError as error:
+        raise UsageError(flag_message(error)) from None
+    return search, request
 
 
 def main(args: argparse.Namespace) -> int:
@@ -51,6 +57,7 @@ def main(args: argparse.Namespace) -> int:
         max_src_len=args.max_src_len,
         truncate=args.truncate,
         name=str(args.input) if args.input is not None else "<stdin>",
+        request=request,
     )
     if fitted.truncated:
         say(
@@ -64,7 +71,7 @@ def main(args: argparse.Namespace) -> int:
         )
     constraints = None
     if args.constraints is not None:
-        constraints = read_constraints(translator, args.constraints, len(fitted.sources))
+        constraints = read_constraints(translator, args.constraints, len(fitted.sources), request)
     lines = output_lines(
         translator,
         fitted.sources,
@@ -101,6 +108,7 @@ def _stream(
                     max_src_len=args.max_src_len,
                     truncate=args.truncate,
                     name=name,
+                    request=request,
                 )
             except ValueError as error:  # it names line 1 of the one-line list: the real one
                 message = str(error).removeprefix(f"{name}:1: ")
@@ -119,14 +127,19 @@ def _stream(
     return 0
 
 
-def read_constraints(translator: Translator, path: str, count: int) -> list[list[str]]:
+def read_constraints(
+    translator: Translator, path: str, count: int, request: RequestOptions | None = None
+) -> list[list[str]]:
     """``--constraints FILE``: one JSON list of phrase strings a line (``[]`` or an empty
     line: none), as many lines as the input has (``count``); each phrase checked against
-    the target vocabulary here, so that an error names its line.
+    the target vocabulary and the search's bounds here, and against ``request``'s
+    placeholders (``Translator.check_constraints``), so that an error names its line.
 
     Raises:
         ValueError: another number of lines, a line that is not a JSON list of strings, an
-            empty phrase or one the target vocabulary cannot produce (``FILE:LINE: ...``).
+            empty phrase or one the target vocabulary cannot produce, a phrase or a line
+            above the bounds of ``luong.search.constrained``, a phrase that holds a
+            placeholder with placeholders kept (``FILE:LINE: ...``).
     """
     lines = read_text_lines(path)
     if len(lines) != count:
@@ -142,7 +155,7 @@ def read_constraints(translator: Translator, path: str, count: int) -> list[list
                 f"{path}:{number}: expected a JSON list of phrase strings, got {line!r:.60}"
             )
         try:
-            translator.check_constraints([phrases])
+            translator.check_constraints([phrases], request)
         except LuongError as error:
             raise LuongError(
                 f"{path}:{number}: {str(error).removeprefix('constraints[0]: ')}"

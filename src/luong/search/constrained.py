@@ -30,8 +30,10 @@ constraints; the loop does the rest.
 With ``exact``, a token that would complete an occurrence of a phrase beyond its listed count
 is forbidden too, so each phrase appears exactly as often as listed (occurrences counted in
 the output as written, overlapping ones included; a phrase that contains another cannot be
-held exactly: such a sentence's list then comes from its limit). With a sentencepiece
-vocabulary a phrase's first piece may be any piece that ends with its text
+held exactly: such a sentence's list then comes from its limit). ``exact`` may name the
+phrases held so one by one (``Exact``: a terminology phrase held at least as often as
+listed beside placeholders held exactly, ``luong.placeholders.with_placeholders``). With a
+sentencepiece vocabulary a phrase's first piece may be any piece that ends with its text
 (``first_alternatives``), so a phrase glued to punctuation counts. Scores are beam
 search's (``s(Y, X)``, ``luong.search.penalties``); the prefix's tokens do not count as
 constraint tokens.
@@ -49,12 +51,14 @@ from luong.ensemble import Decodable
 from luong.errors import LuongError, LuongTypeError
 from luong.search.beam import search_beams
 from luong.search.hypothesis import AnyMemory, AnyState, Hypothesis
-from luong.search_options import SearchOptions
+from luong.search_options import MAX_CONSTRAINT_PIECES, MAX_PHRASE_PIECES, SearchOptions
 from luong.vocab import Vocab
 
 __all__ = [
     "Constrained",
+    "Exact",
     "Phrases",
+    "check_exact",
     "constrained_search",
     "constraint_ids",
     "count_occurrences",
@@ -63,6 +67,10 @@ __all__ = [
 
 Constraints = Sequence[Sequence[Sequence[int]]]
 """Per sentence, its phrases, each a list of target ids."""
+
+Exact = bool | Sequence[Sequence[bool]]
+"""Which phrases are held exactly as often as listed (the others at least as often): all
+(True), none (False), or per sentence, per phrase."""
 
 
 def constraint_ids(vocab: Vocab, constraints: Sequence[Sequence[str]]) -> list[list[list[int]]]:
@@ -76,8 +84,9 @@ def constraint_ids(vocab: Vocab, constraints: Sequence[Sequence[str]]) -> list[l
 
     Raises:
         TypeError: not a list of lists of strings.
-        ValueError: an empty phrase, or one with a symbol the target vocabulary cannot
-            produce (named with its sentence's 0-based index).
+        ValueError: an empty phrase, one with a symbol the target vocabulary cannot
+            produce, a phrase of more than ``MAX_PHRASE_PIECES`` symbols or a sentence's of
+            more than ``MAX_CONSTRAINT_PIECES`` (named with its sentence's 0-based index).
     """
     if isinstance(constraints, str) or not isinstance(constraints, Sequence):
         raise LuongTypeError(
@@ -106,9 +115,54 @@ def constraint_ids(vocab: Vocab, constraints: Sequence[Sequence[str]]) -> list[l
             encoded = vocab.encode(phrase, eos=False)
             if len(encoded) > 1 and vocab.symbol(encoded[0]) == WORD_START:
                 encoded = encoded[1:]  # a bare word start: the phrase may be glued on
+            if len(encoded) > MAX_PHRASE_PIECES:
+                shown = phrase if len(phrase) <= 40 else phrase[:37] + "..."
+                raise LuongError(
+                    f"constraints[{i}]: the phrase {shown!r} is {len(encoded)} target "
+                    f"symbols, above the most a phrase may have ({MAX_PHRASE_PIECES})"
+                )
             ids.append(encoded)
+        pieces = sum(len(encoded) for encoded in ids)
+        if pieces > MAX_CONSTRAINT_PIECES:
+            raise LuongError(
+                f"constraints[{i}]: {len(ids)} phrases of {pieces} target symbols in all, "
+                f"above the most a sentence's constraints may have ({MAX_CONSTRAINT_PIECES})"
+            )
         result.append(ids)
     return result
+
+
+def check_exact(exact: Exact, constraints: Sequence[Sequence[object]]) -> list[list[bool]]:
+    """``exact`` (``Exact``) as a flag per phrase of each sentence of ``constraints``.
+
+    Raises:
+        TypeError: ``exact`` is neither a bool nor a list of lists of bools.
+        ValueError: not a flag per phrase (named with its sentence's 0-based index).
+    """
+    if isinstance(exact, bool):
+        return [[exact] * len(phrases) for phrases in constraints]
+    if isinstance(exact, str) or not isinstance(exact, Sequence):
+        raise LuongTypeError(
+            f"exact: expected a bool or a list of lists of bools, got {exact!r:.60}"
+        )
+    if len(exact) != len(constraints):
+        raise LuongError(
+            f"exact: expected one list per sentence ({len(constraints)}), got {len(exact)}"
+        )
+    flags = []
+    for i, (marks, phrases) in enumerate(zip(exact, constraints, strict=True)):
+        if (
+            isinstance(marks, str)
+            or not isinstance(marks, Sequence)
+            or not all(isinstance(mark, bool) for mark in marks)
+        ):
+            raise LuongTypeError(f"exact[{i}]: expected a list of bools, got {marks!r:.60}")
+        if len(marks) != len(phrases):
+            raise LuongError(
+                f"exact[{i}]: expected a flag per phrase ({len(phrases)}), got {len(marks)}"
+            )
+        flags.append(list(marks))
+    return flags
 
 
 WORD_START = "\u2581"  # sentencepiece's mark of a piece that starts a word
@@ -141,6 +195,7 @@ class Phrases:
     first (a phrase's first token), last (a phrase's last token), start (the place of its
     phrase's first token); total ``[B]``: its constraint tokens. For ``exact``, per distinct
     phrase ``[B, D]``: end (its last token, -1 for padding), count (how often it is listed),
+    exact (whether it is held exactly: one of its listings is),
     head ``[B, D, L - 1]``: its tokens between the first and the last, right-aligned, -1
     elsewhere (any token matches), lead ``[B, D]``: where its first token is among the last
     ``L - 1`` tokens (-1 for a phrase of one token), opening ``[B, D, A]``: the tokens that
@@ -155,6 +210,7 @@ class Phrases:
     total: Tensor
     end: Tensor
     count: Tensor
+    exact: Tensor
     head: Tensor
     lead: Tensor
     opening: Tensor
@@ -162,10 +218,17 @@ class Phrases:
     alts: Tensor
 
     @staticmethod
-    def of(constraints: Constraints, device: torch.device, vocab: Vocab | None = None) -> Phrases:
+    def of(
+        constraints: Constraints,
+        device: torch.device,
+        vocab: Vocab | None = None,
+        exact: Exact = True,
+    ) -> Phrases:
         """The tables of ``constraints``; with ``vocab``, a phrase's first token may be any
-        of its ``first_alternatives``."""
+        of its ``first_alternatives``; ``exact``: which phrases are held exactly
+        (``check_exact``)."""
         batch = len(constraints)
+        flags = check_exact(exact, constraints)
         openings: dict[int, list[int]] = {}
 
         def opening_of(first: int) -> list[int]:
@@ -185,6 +248,7 @@ class Phrases:
         start = torch.zeros(batch, width, dtype=torch.long)
         end = torch.full((batch, kinds), -1, dtype=torch.long)
         count = torch.zeros(batch, kinds, dtype=torch.long)
+        held = torch.zeros(batch, kinds, dtype=torch.bool)
         head = torch.full((batch, kinds, longest - 1), -1, dtype=torch.long)
         lead = torch.full((batch, kinds), -1, dtype=torch.long)
         opening = torch.full((batch, kinds, many), -1, dtype=torch.long)
@@ -204,6 +268,9 @@ class Phrases:
             for d, phrase in enumerate(distinct[b]):
                 end[b, d] = phrase[-1]
                 count[b, d] = sum(1 for p in phrases if tuple(p) == phrase)
+                held[b, d] = any(
+                    f for p, f in zip(phrases, flags[b], strict=True) if tuple(p) == phrase
+                )
                 others = opening_of(phrase[0])
                 opening[b, d, : len(others)] = torch.tensor(others, dtype=torch.long)
                 if len(phrase) > 1:
@@ -214,7 +281,9 @@ class Phrases:
                 else:
                     banned[b, d, : len(others)] = torch.tensor(others, dtype=torch.long)
         total = torch.tensor([len(f) for f in flat], dtype=torch.long)
-        tables = (token, first, last, start, total, end, count, head, lead, opening, banned, alts)
+        tables = (
+            token, first, last, start, total, end, count, held, head, lead, opening, banned, alts
+        )  # fmt: skip
         return Phrases(*(t.to(device) for t in tables))
 
     def select(self, sentences: Tensor) -> Phrases:
@@ -230,6 +299,7 @@ class Phrases:
                     self.total,
                     self.end,
                     self.count,
+                    self.exact,
                     self.head,
                     self.lead,
                     self.opening,
@@ -279,7 +349,7 @@ def constrained_search(
     prefix: list[int],
     constraints: Constraints,
     *,
-    exact: bool = False,
+    exact: Exact = False,
     prune: bool = True,
 ) -> list[list[Hypothesis]]:
     """Constrained beam search from an encoded batch (``model.encode``, or an ensemble's
@@ -295,20 +365,22 @@ def constrained_search(
             ``search_beams``.
         constraints: per sentence (``[B]``), its phrases of target ids (none: ``[]``).
         exact: forbid a token that would complete an occurrence of a phrase beyond its
-            listed count.
+            listed count: of every phrase (True), of none (False), or per sentence of the
+            phrases flagged (``Exact``).
 
     Returns:
         per sentence, in order, its n-best list, as ``search_beams``.
 
     Raises:
         ValueError: a list of constraints per sentence that does not fit the batch, an empty
-            phrase, a token outside the target vocabulary, BOS, PAD or EOS in a phrase; the
-            model's scores are NaN.
+            phrase, a token outside the target vocabulary, BOS, PAD or EOS in a phrase, an
+            ``exact`` that is not a flag per phrase; the model's scores are NaN.
     """
     _check_constraints(constraints, memory.mask.shape[0], len(model.tgt_vocab))
-    phrases = Phrases.of(constraints, memory.mask.device, model.tgt_vocab)
+    phrases = Phrases.of(constraints, memory.mask.device, model.tgt_vocab, exact)
     limits = torch.maximum(limits, len(prefix) + phrases.total + 1)
-    strategy = Constrained(phrases, Tracks.start(phrases, options.beam), exact)
+    banning = bool(phrases.exact.any())
+    strategy = Constrained(phrases, Tracks.start(phrases, options.beam), banning)
     lists = search_beams(
         model, memory, state, src_lengths, limits, options, prefix, prune=prune, strategy=strategy
     )
@@ -428,8 +500,9 @@ def _matched(phrases: Phrases, sentence: Tensor, recent: Tensor) -> Tensor:
 @dataclass(frozen=True)
 class Constrained:
     """Constrained beam search as a strategy of beam search (``luong.search.beam
-    .Strategy``): the batch's phrases, what each slot has met of them, and ``exact``. A
-    step's candidates are each open row's ``k`` best tokens and the tokens that advance its
+    .Strategy``): the batch's phrases, what each slot has met of them, and ``exact``
+    (whether a phrase of the batch is held exactly: a surplus is then forbidden). A step's
+    candidates are each open row's ``k`` best tokens and the tokens that advance its
     constraints; they are dealt into banks and the ``k`` places allocated round-robin
     (``_allocate``). No greedy path is kept where a sentence has constraints."""
 
@@ -506,7 +579,7 @@ def _ban_surplus(
     """Set to -inf in ``log_probs`` ``[R, V]`` each row's tokens that would complete a
     phrase listed as often as the row holds it already (``exact``)."""
     matched = _matched(phrases, sentence, tracks.recent.flatten(0, 1)[live])  # [R, D]
-    full = tracks.occurs.flatten(0, 1)[live] >= phrases.count[sentence]
+    full = (tracks.occurs.flatten(0, 1)[live] >= phrases.count[sentence]) & phrases.exact[sentence]
     ban = phrases.banned[sentence]  # [R, D, A]
     at = ((matched & full)[:, :, None] & (ban >= 0)).nonzero()
     log_probs[at[:, 0], ban[at[:, 0], at[:, 1], at[:, 2]]] = float("-inf")

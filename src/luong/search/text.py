@@ -16,7 +16,7 @@ from luong.ensemble import Decodable, encode_texts
 from luong.errors import LuongError, LuongTypeError
 from luong.model import evaluating
 from luong.search.beam import search_beams
-from luong.search.constrained import constrained_search, constraint_ids
+from luong.search.constrained import Exact, check_exact, constrained_search, constraint_ids
 from luong.search.greedy import greedy_steps
 from luong.search.hypothesis import (
     AnyMemory,
@@ -48,22 +48,23 @@ def run_search(
     prefix: list[int],
     generator: torch.Generator | None,
     constraints: Sequence[Sequence[Sequence[int]]] | None = None,
-    exact: bool = False,
+    exact: Exact = False,
 ) -> Search:
     """The search ``options`` ask for, over encoded chunks: sampling (``draw_samples``,
     from ``generator``), plain greedy search (``greedy_steps``: the same tokens and scores as
     one beam, a little faster), or beam search (``search_beams``); a chunk with constraints
     (per input, its phrases of target ids) gets constrained beam search
-    (``constrained_search``, with ``exact``). ``prefix``: the target ids of
-    ``options.prefix``."""
+    (``constrained_search``, with ``exact``: for all, or per input, per phrase).
+    ``prefix``: the target ids of ``options.prefix``."""
 
     def search(
         memory: AnyMemory, state: AnyState, lengths: Tensor, limits: Tensor, chunk: list[int]
     ) -> list[list[Hypothesis]]:
         if constraints is not None and any(constraints[i] for i in chunk):
             ids = [constraints[i] for i in chunk]
+            held = exact if isinstance(exact, bool) else [exact[i] for i in chunk]
             return constrained_search(
-                model, memory, state, lengths, limits, options, prefix, ids, exact=exact
+                model, memory, state, lengths, limits, options, prefix, ids, exact=held
             )
         if options.sample:
             assert generator is not None
@@ -83,7 +84,7 @@ def decode(
     *,
     batch_size: int = 512,
     constraints: Sequence[Sequence[str]] | None = None,
-    exact: bool = False,
+    exact: Exact = False,
 ) -> list[list[Hypothesis]]:
     """Decode raw strings, batched by length; per input, in order, its n-best list.
 
@@ -106,14 +107,18 @@ def decode(
             encoded alone with the target vocabulary (``constraint_ids``: with
             sentencepiece it starts a word). Not with ``options.sample``.
         exact: with constraints, each phrase exactly as often as listed (a token that would
-            complete one more occurrence is forbidden).
+            complete one more occurrence is forbidden); or per input, a flag per phrase: the
+            phrases held exactly, the others at least as often as listed.
 
     Raises:
         TypeError: ``texts`` is not a sequence of strings, ``options`` not a
             ``SearchOptions``, ``constraints`` not a list of lists of strings.
         ValueError: ``batch_size`` below 1, a prefix outside the target vocabulary;
             constraints: not one list per input, an empty phrase or one with a symbol the
-            target vocabulary cannot produce (``constraints[i]: ...``), with sampling.
+            target vocabulary cannot produce, a phrase or a sentence's phrases above their
+            bounds (``constraints[i]: ...``: ``luong.search.constrained
+            .MAX_PHRASE_PIECES``, ``MAX_CONSTRAINT_PIECES``), with sampling; ``exact`` not a
+            flag per phrase.
     """
     outputs: list[list[Hypothesis]] = [[] for _ in texts]
     batches = decode_batches(
@@ -134,7 +139,7 @@ def decode_batches(
     window: int | None = None,
     attention: bool = True,
     constraints: Sequence[Sequence[str]] | None = None,
-    exact: bool = False,
+    exact: Exact = False,
 ) -> Iterator[tuple[list[int], list[list[Hypothesis]]]]:
     """``decode``, handed out a search call at a time, so a caller keeps only what it needs.
 
@@ -178,6 +183,8 @@ def decode_batches(
             )
         if options.sample and any(ids):
             raise OptionError("sample", "constraints need beam search, not sampling")
+        if not isinstance(exact, bool):
+            exact = check_exact(exact, ids)
     generator = sampling_generator(options, model.device) if options.sample else None
     search = run_search(model, options, prefix, generator, ids, exact)
     return _windows(model, texts, options, batch_size, window, attention, search)

@@ -19,7 +19,7 @@ from luong.distributed import World
 from luong.model import Seq2Seq
 from luong.vocab import Vocab
 
-__all__ = ["loss_of", "lr_factor", "make_optimizer", "step_gradients"]
+__all__ = ["loss_of", "lr_factor", "make_optimizer", "needs_total", "step_gradients"]
 
 
 def lr_factor(
@@ -39,6 +39,12 @@ def lr_factor(
     if schedule == "linear":
         return 1.0 - progress
     return 0.5 * (1.0 + math.cos(math.pi * progress))
+
+
+def needs_total(step: int, warmup: int, schedule: str) -> bool:
+    """Whether ``lr_factor`` reads the run's total steps at ``step``: a decay over the run
+    (linear, cosine) after the warm-up."""
+    return not (warmup and step < warmup) and schedule not in ("halving", "constant")
 
 
 def loss_of(

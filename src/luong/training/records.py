@@ -161,13 +161,14 @@ class StepProgress:
         step 1200/9600 (12%), 5,231 tokens/s, ETA 0:41:07
 
     tokens/s over the steps since the line before, the ETA from this session's mean step
-    time. ``shown`` False (``--no-progress``, ``--quiet``, a rank other than 0): nothing.
-    ``clock`` and ``terminal`` are for tests (default ``time.monotonic`` and stderr's
-    ``isatty``)."""
+    time. ``total`` None: not known yet (a large corpus's later epochs still being counted:
+    ``step 1200, 5,231 tokens/s`` until the caller sets ``total``). ``shown`` False
+    (``--no-progress``, ``--quiet``, a rank other than 0): nothing. ``clock`` and
+    ``terminal`` are for tests (default ``time.monotonic`` and stderr's ``isatty``)."""
 
     def __init__(
         self,
-        total: int,
+        total: int | None,
         initial: int,
         shown: bool,
         every: float | None = None,
@@ -176,7 +177,7 @@ class StepProgress:
     ) -> None:
         if terminal is None:
             terminal = sys.stderr.isatty()
-        self.total, self.done, self.start_step = total, initial, initial
+        self.done, self.start_step = initial, initial
         self.every = PROGRESS_EVERY if every is None else every
         self.clock = clock
         self.lines = shown and not terminal
@@ -186,25 +187,38 @@ class StepProgress:
         self.start = self.last = clock()
         self.tokens = 0  # target tokens since the last line
 
+    @property
+    def total(self) -> int | None:
+        """The run's steps; None while they are being counted."""
+        return self.bar.total
+
+    @total.setter
+    def total(self, total: int | None) -> None:
+        self.bar.total = total
+
     def step(self, tokens: int) -> None:
         """One step done, of ``tokens`` target tokens (every rank's)."""
         self.done += 1
         self.tokens += tokens
         self.bar.update(1)
-        if self.lines and (self.clock() - self.last >= self.every or self.done >= self.total):
+        last = self.total is not None and self.done >= self.total
+        if self.lines and (last or self.clock() - self.last >= self.every):
             self.line()
 
     def line(self) -> None:
         """Log where the run stands now."""
         now = self.clock()
         rate = self.tokens / (now - self.last) if now > self.last else 0.0
-        steps = self.done - self.start_step
-        left = (self.total - self.done) * (now - self.start) / steps if steps else 0.0
-        eta = datetime.timedelta(seconds=round(left))
-        percent = 100 * self.done // max(1, self.total)
-        logging.getLogger("luong").info(
-            f"step {self.done}/{self.total} ({percent}%), {rate:,.0f} tokens/s, ETA {eta}"
-        )
+        total, steps = self.total, self.done - self.start_step
+        if total is None:
+            logging.getLogger("luong").info(f"step {self.done}, {rate:,.0f} tokens/s")
+        else:
+            left = (total - self.done) * (now - self.start) / steps if steps else 0.0
+            eta = datetime.timedelta(seconds=round(left))
+            percent = 100 * self.done // max(1, total)
+            logging.getLogger("luong").info(
+                f"step {self.done}/{total} ({percent}%), {rate:,.0f} tokens/s, ETA {eta}"
+            )
         self.last, self.tokens = now, 0
 
     def show(self, **figures: str) -> None:
