@@ -3,14 +3,17 @@ intra-op threads and at torch's own default, with OpenMP's waiting threads spinn
 default, ``OMP_WAIT_POLICY`` unset) or sleeping (``PASSIVE``), on a quiet machine and beside
 busy processes, for the dates model and the translation preset's step.
 
-    python benchmarks/threads.py [--out docs/threads.json] [--steps 20] [--load 2]
+    python benchmarks/threads.py [--out docs/threads.json] [--steps 10] [--rounds 3] [--load 2]
 
 Every case runs in a fresh child process (OpenMP reads its wait policy when torch loads), on
 the same batches (``bench.py``'s: dates at batch 128; the translation preset's step of 2,048
-tokens on a 4,000-symbol vocabulary), 3 warm-up steps and ``--steps`` timed; the figure is the
-median step time. "Loaded" starts ``--load`` busy processes (a Python loop each, at the same
-priority) for the case, as other work on a shared machine would; the load average before the
-run is recorded beside the figures.
+tokens on a 4,000-symbol vocabulary), 3 warm-up steps and ``--steps`` timed; a case's figure
+is its median step time. The cases run in ``--rounds`` rounds, one of each case a round, so
+that a drift of the machine's load hits every case alike; the summary gives each case's
+median over the rounds and its range. "Loaded" starts ``--load`` busy processes (a Python
+loop each, at the same priority) for the case, as other work on a shared machine would; the
+load average before each case is recorded beside its figure. Torch's own default is a thread
+per core: on this 2-core machine, the 2-thread cases.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import time
@@ -83,19 +87,36 @@ def run_case(shape: str, threads: int, policy: str, steps: int, load: int) -> di
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("threads.json"))
-    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--load", type=int, default=2, help="busy processes in the loaded cases")
     args = parser.parse_args()
     cases = []
-    for shape in ("dates", "translation"):
-        for load in (0, args.load):
-            for threads, policy in ((1, ""), (2, ""), (2, "PASSIVE"), (0, ""), (0, "PASSIVE")):
-                case = run_case(shape, threads, policy, args.steps, load)
-                print(json.dumps(case), flush=True)
-                cases.append(case)
+    for _ in range(args.rounds):
+        for shape in ("dates", "translation"):
+            for load in (0, args.load):
+                for threads, policy in ((1, ""), (2, ""), (2, "PASSIVE")):
+                    case = run_case(shape, threads, policy, args.steps, load)
+                    print(json.dumps(case), flush=True)
+                    cases.append(case)
+    summary = []
+    keys = ("shape", "busy_processes", "threads", "wait_policy")
+    for key in dict.fromkeys(tuple(case[k] for k in keys) for case in cases):
+        times = [case["step_ms"] for case in cases if tuple(case[k] for k in keys) == key]
+        summary.append(
+            {
+                **dict(zip(keys, key, strict=True)),
+                "median_step_ms": statistics.median(times),
+                "min_step_ms": min(times),
+                "max_step_ms": max(times),
+            }
+        )
+        print(json.dumps(summary[-1]), flush=True)
     result = {
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "machine": f"{platform.machine()}, {len(os.sched_getaffinity(0))} usable cores",
+        "command": "python benchmarks/threads.py --out docs/threads.json",
+        "summary": summary,
         "cases": cases,
     }
     args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")

@@ -52,7 +52,11 @@ MODELS = {"ende": (4, "en", "de"), "enfr": (5, "en", "fr"), "frde": (6, "fr", "d
 
 
 def served_models() -> list[ServedModel]:
-    served = [ServedModel(name, Translator(model(*spec))) for name, spec in MODELS.items()]
+    # decoding defaults of beam 5, as the translation preset's models have (config.toml)
+    served = [
+        ServedModel(name, Translator(model(*spec), search=SearchOptions(beam=5)))
+        for name, spec in MODELS.items()
+    ]
     return [ServedModel("nopair", Translator(model(7, None, None))), *served]
 
 
@@ -90,7 +94,7 @@ def keyed_url() -> Iterator[str]:
 
 
 def offline(name: str, texts: list[str]) -> list[str]:
-    """What the server answers: beam 5 (``luong.libretranslate.BEAM``)."""
+    """What the server answers: the model's decoding defaults (beam 5 here)."""
     return translate(model(*MODELS[name]), texts, SearchOptions(beam=5))
 
 

@@ -91,7 +91,8 @@ def serving(app: Any) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def url() -> Iterator[str]:
-    served = [ServedModel("ende", Translator(MODEL), METRICS)]
+    # decoding defaults of beam 5, as the translation preset's models have (config.toml)
+    served = [ServedModel("ende", Translator(MODEL, search=SearchOptions(beam=5)), METRICS)]
     yield from serving(create_app(served, max_wait_ms=0, limits=LIMITS, api_keys={KEY}))
 
 
@@ -236,6 +237,7 @@ def test_api_models_shows_what_a_client_needs_and_nothing_of_the_host(url: str) 
                 "config": MODEL.config.to_json(),
                 "src_vocab_size": len(SRC_SPACE),
                 "tgt_vocab_size": len(MODEL.tgt_vocab),
+                "decoding": SearchOptions(beam=5).to_json(),  # the model's decoding defaults
                 # metrics.json's numbers only (NaN as null): no command, path or version
                 "metrics": {"test_exact_match": 0.5, "test_bleu": None, "steps": 12},
             }
@@ -493,5 +495,6 @@ def test_the_explorer_asks_for_the_key_and_sends_it(url: str, browser: Any) -> N
             assert browser.find_element(By.CSS_SELECTOR, ".panel .error").text == message
             assert browser.find_element(By.ID, "status").text == f"ende: {message}"
     output = browser.find_element(By.CSS_SELECTOR, ".panel .output").text
-    assert output == translate(MODEL, ["abc hij"], SearchOptions())[0]
+    # empty boxes: the model's decoding defaults (beam 5 here)
+    assert output == translate(MODEL, ["abc hij"], SearchOptions(beam=5))[0]
     assert browser.find_element(By.ID, "status").text == ""

@@ -51,7 +51,6 @@ from luong.errors import LuongError
 from luong.languages import language_name
 
 __all__ = [
-    "BEAM",
     "FORMATS",
     "LibreError",
     "LibreRequest",
@@ -74,11 +73,6 @@ FORMATS = ("text", "html")
 
 PATHS = ("/translate", "/detect", "/languages", "/frontend/settings")
 """The API's paths: their errors are ``{"error": MESSAGE}``, a body too large too."""
-
-BEAM = 5
-"""The beam of a ``/translate`` request (capped by the server's ``max_beam``): LibreTranslate's
-clients send no decoding options, and what they get is what a translator reads; a request
-for ``alternatives: N`` gets a beam of at least N + 1."""
 
 Pairs = Mapping[tuple[str, str], str]
 """(source code, target code) -> the name of the model that translates it."""

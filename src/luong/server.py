@@ -68,7 +68,6 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from luong.config.faces import ServeLimits
 from luong.errors import LuongError, LuongTypeError
 from luong.libretranslate import (
-    BEAM,
     PATHS,
     LibreError,
     check_key,
@@ -361,6 +360,7 @@ def _add_api_routes(app: FastAPI, service: _Service) -> None:
                     "config": served.translator.config.to_json(),
                     "src_vocab_size": len(served.translator.src_vocab),
                     "tgt_vocab_size": len(served.translator.tgt_vocab),
+                    "decoding": served.translator.search.to_json(),
                     "metrics": _run_figures(served.metrics),
                 }
                 for served in service.models
@@ -376,7 +376,9 @@ def _add_api_routes(app: FastAPI, service: _Service) -> None:
             raise HTTPException(422, f"model: expected one of {', '.join(by_name)}, got {name!r}")
         served = by_name[name]
         try:
-            search = service.options(**{f: v for f, v in body if f not in REQUEST_FIELDS})
+            # the fields the request sent; the model's decoding defaults for the rest
+            given = {f: getattr(body, f) for f in body.model_fields_set if f not in REQUEST_FIELDS}
+            search = served.translator.options(given, service.options)
             request = RequestOptions(**{f: v for f, v in body if f in REQUEST_OPTIONS})
         except OptionError as error:
             raise HTTPException(422, str(error)) from None
@@ -463,7 +465,10 @@ def _add_libretranslate_routes(app: FastAPI, service: _Service) -> None:
             # Each line is a source of its own (the limits count lines), its break kept.
             split = split_lines(asked.texts)
             try:
-                search = service.options(beam=max(n, min(BEAM, limits.max_beam)), nbest=n)
+                # the model's decoding defaults (its beam capped by max_beam), a beam of at
+                # least N + 1 for N alternatives
+                beam = max(n, min(served.translator.search.beam, limits.max_beam))
+                search = served.translator.options({"beam": beam, "nbest": n}, service.options)
                 _check_request(split.lines, search, served, limits, wanted, split.names)
             except OptionError as error:
                 raise LibreError(400, f"Invalid request: {error}") from None

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -26,6 +26,7 @@ import torch
 from luong.alignment import hypothesis_alignment, pharaoh
 from luong.config.faces import FORMATS
 from luong.config.model import Seq2SeqConfig
+from luong.decoding_defaults import decoding_defaults, with_defaults
 from luong.devices import autocast, check_precision, resolve_device
 from luong.ensemble import Decodable, Ensemble, members_of
 from luong.errors import LuongError, LuongTypeError
@@ -414,20 +415,32 @@ class Translator:
     output missed one, aligns, and computes in the translator's precision (autocast, entered
     on the thread that decodes: a server's worker thread too).
 
+    A request that says nothing of how to search is decoded with ``search``, the model's
+    decoding defaults (``luong.decoding_defaults``: what ``from_pretrained`` reads of the
+    folder, the search its training chose for its test split; greedy search for a model
+    given here without them); one that says some of it gets the rest from them
+    (``options``).
+
     Args:
         model: the ``Seq2Seq`` or ``Ensemble`` to translate with.
         precision: ``luong.config.choices.PRECISIONS``: ``"fp32"``, or ``"bf16"`` / ``"fp16"`` (fp16
             on CUDA only): the search under autocast.
+        search: the model's decoding defaults (default greedy search).
     """
 
-    def __init__(self, model: Decodable, precision: str = "fp32") -> None:
+    def __init__(
+        self, model: Decodable, precision: str = "fp32", search: SearchOptions | None = None
+    ) -> None:
         if not isinstance(model, Seq2Seq | Ensemble):
             raise LuongTypeError(
                 f"model: expected a Seq2Seq or an Ensemble, got {type(model).__name__}"
             )
+        if search is not None and not isinstance(search, SearchOptions):
+            raise LuongTypeError(f"search: expected SearchOptions, got {type(search).__name__}")
         check_precision(precision, members_of(model)[0].device)
         self.model = model
         self.precision = precision
+        self.search = SearchOptions() if search is None else search
 
     @classmethod
     def from_pretrained(
@@ -443,11 +456,13 @@ class Translator:
         (a name, ``luong.config.choices.DEVICES``, resolved and checked on this machine before
         anything is read: ``luong.devices.resolve_device``), computing in ``precision``.
         ``names``: what the messages call the device and the precision (a command line
-        names its flags: ``("--device", "--precision")``).
+        names its flags: ``("--device", "--precision")``). Its decoding defaults are the
+        folder's (an ensemble's first folder's): ``luong.decoding_defaults``.
 
         Raises:
             ValueError: a device this machine lacks, a precision it cannot run there, a
-                folder that is no model (``Seq2Seq.from_pretrained``).
+                folder that is no model (``Seq2Seq.from_pretrained``), a ``config.toml``
+                whose test decoding is out of bounds.
         """
         if isinstance(device, str):
             device = resolve_device(device, names[0])
@@ -455,12 +470,27 @@ class Translator:
             raise LuongTypeError(f"device: expected a device name, got {type(device).__name__}")
         check_precision(precision, device, names[1])
         if isinstance(directory, str | Path):
-            return cls(Seq2Seq.from_pretrained(directory, device=device), precision)
+            model = Seq2Seq.from_pretrained(directory, device=device)
+            return cls(model, precision, decoding_defaults(directory))
         if not isinstance(directory, Sequence):
             raise LuongTypeError(
                 f"directory: expected a model folder or a list of them, got {type(directory)}"
             )
-        return cls(Ensemble.from_pretrained(directory, device=device), precision)
+        ensemble = Ensemble.from_pretrained(directory, device=device)
+        return cls(ensemble, precision, decoding_defaults(directory[0]))
+
+    def options(
+        self, given: Mapping[str, Any] | None = None, cls: type[SearchOptions] = SearchOptions
+    ) -> SearchOptions:
+        """How to search for a request that says ``given`` (fields of ``SearchOptions``: a
+        command's flags, a request's fields): those, and the model's decoding defaults
+        (``search``) for the rest (``luong.decoding_defaults.with_defaults``: a sampling
+        request takes none of the defaults' beam, alpha and beta).
+
+        Raises:
+            OptionError: the options together out of bounds.
+        """
+        return with_defaults(given or {}, self.search, cls)
 
     @property
     def config(self) -> Seq2SeqConfig:
@@ -566,7 +596,7 @@ class Translator:
 
         Args:
             sources: the inputs.
-            search: how to decode (default greedy search).
+            search: how to decode (default: the model's decoding defaults, ``self.search``).
             request: what is asked beside the search (default ``RequestOptions()``).
             constraints: per source, the phrases its outputs must contain, each as often as
                 listed (``luong.search.decode``).
@@ -583,7 +613,7 @@ class Translator:
                 sampling (``RequestOptions.check_search``); as
                 ``luong.search.decode_batches``; all on the call itself.
         """
-        search = SearchOptions() if search is None else search
+        search = self.search if search is None else search
         request = RequestOptions() if request is None else request
         if not isinstance(search, SearchOptions):
             raise LuongTypeError(f"options: expected SearchOptions, got {type(search).__name__}")
@@ -625,7 +655,7 @@ class Translator:
         exact: bool = False,
     ) -> list[str]:
         """The best output per input, in order (``""`` for an empty input):
-        ``translations``' first texts."""
+        ``translations``' first texts (``options`` None: the model's decoding defaults)."""
         lists = self.translate_nbest(
             texts, options, request, batch_size=batch_size, constraints=constraints, exact=exact
         )
@@ -641,7 +671,8 @@ class Translator:
         constraints: Sequence[Sequence[str]] | None = None,
         exact: bool = False,
     ) -> list[list[str]]:
-        """``options.nbest`` outputs per input, best first (``translations``' texts)."""
+        """``options.nbest`` outputs per input, best first (``translations``' texts;
+        ``options`` None: the model's decoding defaults)."""
         translations = self.translations(
             texts, options, request, batch_size=batch_size, constraints=constraints, exact=exact
         )

@@ -10,10 +10,13 @@ import argparse
 import dataclasses
 import sys
 import typing
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from luong.config.choices import DEVICES, PRECISIONS, device_form
+from luong.config.train import SEARCH_FIELDS
+from luong.decoding_defaults import decoding_defaults, with_defaults
 from luong.files import read_text_lines, text_lines
 from luong.request_options import RequestOptions
 from luong.search_options import OptionError, SearchOptions, option_specs
@@ -29,11 +32,13 @@ __all__ = [
     "add_threads_flag",
     "flag_message",
     "flush_stdout",
+    "model_defaults",
     "model_folders",
     "overrides",
     "read_lines",
     "request_options",
     "say",
+    "search_given",
     "search_options",
     "stdin",
     "write_line",
@@ -165,12 +170,24 @@ def add_search_flags(
     help text and its default. A flag not given is None ("not given": the field's default),
     so ``search_options`` builds the options from what the user typed. A field added to
     ``SearchOptions`` is a flag of every command that decodes."""
-    group = parser.add_argument_group("decoding (luong.search_options.SearchOptions)")
+    group = parser.add_argument_group(
+        "decoding (luong.search_options.SearchOptions)",
+        "A flag not given takes the model's decoding default: how its training decoded its "
+        "test split (config.toml's test_beam, test_alpha, max_decode_len: beam 5 with the "
+        "translation preset), else the default shown; --sample takes none of the model's "
+        "beam, alpha and beta.",
+    )
     for f, kind, spec in option_specs(cls):
         if f.name in exclude:
             continue
         unset = f.default is None or f.default is False or f.default == ""
         shown = "" if unset else f" (default {f.default})"
+        if f.name in SEARCH_FIELDS:
+            shown = (
+                " (or the model's, where it sets one)"
+                if unset
+                else f" (default: the model's, else {f.default})"
+            )
         dest = SEARCH_DEST + f.name  # apart from a command's own flags (eval's data --seed)
         if kind is bool:
             group.add_argument(
@@ -194,20 +211,39 @@ def flag_message(error: OptionError) -> str:
     return f"{flag(error.name)}: {error.detail}"
 
 
-def search_options(
+def search_given(
     args: argparse.Namespace, cls: type[SearchOptions] = SearchOptions
-) -> SearchOptions:
-    """The ``cls`` the search flags of ``args`` give (``add_search_flags``); a bad value is
-    a usage error naming its flag, before any model is loaded."""
-    given = {
+) -> dict[str, Any]:
+    """The search flags typed (``add_search_flags``): field name -> value. What a command
+    decodes with is these and the model's decoding defaults for the rest
+    (``Translator.options``)."""
+    return {
         f.name: getattr(args, SEARCH_DEST + f.name)
         for f in dataclasses.fields(cls)
         if getattr(args, SEARCH_DEST + f.name, None) is not None
     }
+
+
+def search_options(
+    args: argparse.Namespace,
+    cls: type[SearchOptions] = SearchOptions,
+    defaults: SearchOptions | None = None,
+) -> SearchOptions:
+    """The ``cls`` the search flags of ``args`` give (``add_search_flags``), the model's
+    decoding defaults ``defaults`` (``model_defaults``; None: greedy search) for the rest
+    (``luong.decoding_defaults.with_defaults``, as ``Translator.options`` does), checked: a
+    bad value is a usage error naming its flag, before any model is loaded."""
     try:
-        return cls(**given)
+        return with_defaults(search_given(args, cls), defaults or SearchOptions(), cls)
     except OptionError as error:
         raise UsageError(flag_message(error)) from None
+
+
+def model_defaults(folders: Sequence[Path]) -> SearchOptions:
+    """The decoding defaults of a command's models (the first folder's, as the loader takes
+    an ensemble's): read before the model loads, so that a bad combination of flags is a
+    usage error at once."""
+    return decoding_defaults(folders[0])
 
 
 def model_folders(folders: list[Path]) -> Path | list[Path]:

@@ -7,7 +7,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from luong.cli.common import UsageError, device_options, model_folders, say, search_options
+from luong.cli.common import (
+    UsageError,
+    device_options,
+    model_defaults,
+    model_folders,
+    say,
+    search_options,
+)
 from luong.config.run import read_toml_tables
 from luong.evaluation import evaluate
 from luong.folder_files import RUN_CONFIG
@@ -60,7 +67,7 @@ def _check(args: argparse.Namespace) -> SearchOptions:
         raise UsageError(f"--n: expected >= 1, got {args.n}")
     if args.batch_size < 1:
         raise UsageError(f"--batch-size: expected >= 1, got {args.batch_size}")
-    return search_options(args)
+    return search_options(args, defaults=model_defaults(args.model))
 
 
 def _pairs(args: argparse.Namespace) -> tuple[list[Pair], bool, dict[str, Any]]:

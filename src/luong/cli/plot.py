@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from luong.cli.common import UsageError, device_options, search_options
+from luong.cli.common import UsageError, device_options, model_defaults, search_options
 from luong.config.faces import MAX_DPI, MAX_POSITIONS
 from luong.plot import (
     fresh_score_panels,
@@ -24,7 +24,7 @@ def _check_dpi(args: argparse.Namespace) -> None:
 
 
 def main_plot(args: argparse.Namespace) -> int:
-    options = search_options(args)
+    options = search_options(args, defaults=model_defaults([args.model]))
     _check_dpi(args)
     if not args.text.strip():
         raise UsageError("text: expected a non-empty input")

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import argparse
 import os
-from dataclasses import replace
 from pathlib import Path
 
 from luong.catalog import check_language, fill_catalog, too_long, translate_messages
-from luong.cli.common import UsageError, device_options, model_folders, say, search_options
+from luong.cli.common import (
+    UsageError,
+    device_options,
+    model_defaults,
+    model_folders,
+    say,
+    search_options,
+)
 from luong.errors import LuongError
 from luong.files import atomic_write, read_bounded
 from luong.languages import check_language as check_language_code
@@ -68,9 +74,7 @@ def main(args: argparse.Namespace) -> int:
         except ValueError as error:
             raise UsageError(str(error)) from None
     *folders, catalog = args.paths
-    options = search_options(args)
-    if args.search_beam is None:  # a catalog is worth beam search's few seconds
-        options = replace(options, beam=5)
+    options = search_options(args, defaults=model_defaults(folders))
     _check_out(args.out, catalog, args.force)
     raw = read_bounded(catalog, MAX_CATALOG_BYTES)
     try:

@@ -12,6 +12,7 @@ from luong.cli.common import (
     device_options,
     flag_message,
     flush_stdout,
+    model_defaults,
     model_folders,
     read_lines,
     request_options,
@@ -38,7 +39,8 @@ def _check(args: argparse.Namespace) -> tuple[SearchOptions, RequestOptions]:
         raise UsageError(f"--align: not with --placeholders {args.placeholders}; expected off")
     if args.constraints is not None and args.stream:
         raise UsageError("--constraints: not with --stream (the file is read with the input)")
-    search, request = search_options(args), request_options(args)
+    search = search_options(args, defaults=model_defaults(args.model))
+    request = request_options(args)
     try:
         request.check_search(search)  # what fails together fails here, not half-way
     except OptionError as error:
