@@ -13,11 +13,11 @@ machine lacks is one line before anything is read (``luong translate --device cu
 
 Threads: every command that computes takes ``--threads N`` (``use_threads``); without it, a
 process computes on ``OMP_NUM_THREADS`` threads when that is set, else on one
-(``default_threads``). One, because these machines are shared: on two idle cores a second
-thread made a training step 1.2x (dates) to 1.5x (the translation preset) faster, but beside
-two busy processes it made the translation preset's step 15x slower (OpenMP's threads spin
-while they wait for each other, and each loses its core in turn), one thread 1.6x slower
-(``benchmarks/threads.py``, docs/performance.md).
+(``default_threads``). One, because machines are shared: on two quiet cores a second thread
+made a training step 1.0x (dates) to 1.66x (the translation preset) faster, but beside two
+busy processes 1.5x slower, and 15x to 29x slower on a busier machine (OpenMP's threads spin
+while they wait for each other, and each loses its core in turn); one thread never
+collapses (``benchmarks/threads.py``, docs/performance.md).
 """
 
 from __future__ import annotations
@@ -141,7 +141,7 @@ def use_threads(threads: int | None = None) -> int:
     whole process); None: ``default_threads()``. Returns the number set.
 
         luong.use_threads(2)   # a quiet machine of your own: the translation preset's
-                               # training step 1.5x faster on two cores than on one
+                               # training step 1.66x faster on two cores than on one
 
     Raises:
         TypeError: ``threads`` not an integer.

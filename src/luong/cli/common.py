@@ -106,7 +106,7 @@ def add_threads_flag(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="CPU threads to compute on (default: $OMP_NUM_THREADS, else 1: on a shared "
         "machine a second thread can make a step many times slower; on a quiet one, "
-        "--threads 2 trains the translation preset about 1.5x faster; docs/performance.md)",
+        "--threads 2 trains the translation preset about 1.7x faster; docs/performance.md)",
     )
 
 
