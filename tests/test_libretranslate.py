@@ -402,6 +402,10 @@ def test_serve_api_keys_file_errors_are_one_line(tmp_path: Path) -> None:
         luong("serve", str(tmp_path / "m"), "--api-keys", str(tmp_path / "none")),
         "no such file",
     )
+    assert_one_line_error(  # a folder is not "no such file"
+        luong("serve", str(tmp_path / "m"), "--api-keys", str(tmp_path)),
+        f"--api-keys: {tmp_path}: a folder, expected a file of keys (one a line)",
+    )
 
 
 def test_luong_train_records_the_pair_and_luong_runs_shows_it(tmp_path: Path) -> None:

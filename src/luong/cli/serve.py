@@ -131,6 +131,8 @@ def read_api_keys(path: Path) -> frozenset[str]:
     Raises:
         UsageError: no such file, or no key in it.
     """
+    if path.is_dir():
+        raise UsageError(f"--api-keys: {path}: a folder, expected a file of keys (one a line)")
     if not path.is_file():
         raise UsageError(f"--api-keys: {path}: no such file")
     keys = frozenset(line.strip() for line in read_text_lines(path) if line.strip())
