@@ -72,7 +72,7 @@ FLOORS: list[tuple[str, set[str]]] = [
         "luong.tasks.translation", "luong.averaging", "luong.quantize",
     }),
     ("evaluation, task dispatch, catalogs", {"luong.evaluation", "luong.tasks", "luong.catalog"}),
-    ("prepared corpora", {"luong.prepared"}),
+    ("prepared corpora, corpora from catalogs", {"luong.prepared", "luong.corpus"}),
     ("training: the loss and the schedule, signals, records, data", {
         "luong.training", "luong.training.objective", "luong.training.signals",
         "luong.training.records", "luong.training.data",
@@ -92,7 +92,7 @@ FLOORS: list[tuple[str, set[str]]] = [
         "luong.cli.train", "luong.cli.evaluate", "luong.cli.translate", "luong.cli.plot",
         "luong.cli.zoo", "luong.cli.runs", "luong.cli.average", "luong.cli.serve",
         "luong.cli.export", "luong.cli.quantize", "luong.cli.po", "luong.cli.pair",
-        "luong.cli.prepare",
+        "luong.cli.prepare", "luong.cli.corpus",
     }),
     ("command line", {"luong.cli"}),
     ("the package", {"luong", "luong.__main__"}),

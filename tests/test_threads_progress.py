@@ -31,7 +31,7 @@ COMPUTING = {
     "export",
     "po",
 }
-READING = {"prepare", "runs", "curves", "pair"}
+READING = {"prepare", "corpus", "runs", "curves", "pair"}
 
 
 def test_default_threads_is_omp_num_threads_else_one() -> None:

@@ -3,6 +3,8 @@
     luong train dates|g2p --out runs/dates [--seed N] [--config FILE.toml] [--attention general] ...
     luong train --train FILE.tsv --dev FILE.tsv [--test FILE.tsv] --out DIR
         [--src-tokens char|space] [--tgt-tokens char|space] [--skip-bad-lines] [--preset g2p]
+    luong corpus [CATALOG|DIR ...] --tgt-lang de --out DIR [--split-by catalog|hash]
+        [--exclude dev.tsv devtest.tsv]   (pairs from gettext catalogs; default: /usr/share/locale)
     luong prepare --train FILE.tsv[.gz|.xz] --out DIR [--subword unigram --vocab-size 8000]
         [--spm-model FILE.model] [--max-src-len N] [--workers N] [--shard-pairs N]
     luong train --data DIR --dev FILE.tsv --out RUN   (a prepared corpus, read from disk)
@@ -91,6 +93,7 @@ class Command(NamedTuple):
 COMMANDS: dict[str, Command] = {
     "train": Command(parsers.add_train, "luong.cli.train:main"),
     "prepare": Command(parsers.add_prepare, "luong.cli.prepare:main"),
+    "corpus": Command(parsers.add_corpus, "luong.cli.corpus:main", "po"),
     "eval": Command(parsers.add_eval, "luong.cli.evaluate:main"),
     "translate": Command(parsers.add_translate, "luong.cli.translate:main"),
     "plot": Command(parsers.add_plot, "luong.cli.plot:main_plot", "plot"),

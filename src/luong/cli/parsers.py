@@ -22,7 +22,16 @@ from luong.cli.common import (
     add_threads_flag,
 )
 from luong.config.choices import INT8_PARTS
-from luong.config.faces import FORMATS, MAX_DPI, MAX_POSITIONS, PLACEHOLDER_MODES, ServeLimits
+from luong.config.faces import (
+    CORPUS_CONTEXTS,
+    CORPUS_SPLIT_BY,
+    FORMATS,
+    MAX_DPI,
+    MAX_POSITIONS,
+    PLACEHOLDER_MODES,
+    CorpusOptions,
+    ServeLimits,
+)
 from luong.config.model import Seq2SeqConfig
 from luong.config.train import TrainConfig
 from luong.config.vocab import VocabConfig
@@ -35,6 +44,7 @@ __all__ = [
     "NOT_SCORED",
     "PresetHelp",
     "add_average",
+    "add_corpus",
     "add_curves",
     "add_eval",
     "add_export",
@@ -192,6 +202,81 @@ def train_arguments(parser: argparse.ArgumentParser, preset: Preset, name: str =
     add_config_flags(parser, TrainConfig, f"training (overrides --config{of})", preset.train)
     add_config_flags(parser, VocabConfig, f"vocabulary (overrides --config{of})", preset.vocab)
     add_threads_flag(parser)
+
+
+def add_corpus(commands: Any) -> None:
+    defaults = CorpusOptions()
+    parser = commands.add_parser(
+        "corpus",
+        help="a parallel corpus from gettext catalogs (this machine's, or .po/.mo files)",
+        description="Harvest the translations of gettext catalogs into train.tsv, dev.tsv, "
+        "devtest.tsv and manifest.json for one language pair: .po and .mo files, folders of "
+        "them, or by default the locale tree of this system (/usr/share/locale/LANG/"
+        "LC_MESSAGES). Fuzzy, untranslated and obsolete entries are left out, plural ones "
+        "unless --plurals; keyboard accelerators are taken out, whitespace collapsed, long "
+        "pairs dropped; each source is kept once (its most frequent translation); a "
+        "catalog's declared charset is honoured and one that does not read is skipped. The "
+        "manifest lists the catalogs and what was dropped and why.",
+    )
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        type=Path,
+        metavar="PATH",
+        help="catalogs (.po, .mo) or folders of them (default: the locale tree's folder of "
+        "--tgt-lang, /usr/share/locale/LANG/LC_MESSAGES)",
+    )
+    parser.add_argument("--tgt-lang", required=True, help="the catalogs' language (de, pt-BR)")
+    parser.add_argument(
+        "--src-lang", default="en", help="the msgids' language, recorded (default en)"
+    )
+    parser.add_argument("--out", required=True, type=Path, help="the corpus folder to write")
+    parser.add_argument(
+        "--split-by",
+        choices=CORPUS_SPLIT_BY,
+        default=defaults.split_by,
+        help="catalog: whole catalogs to dev and devtest (a test of catalogs never trained "
+        f"on); hash: each source by a hash of its text (default {defaults.split_by})",
+    )
+    for name in ("dev", "devtest"):
+        parser.add_argument(
+            f"--{name}",
+            type=float,
+            default=getattr(defaults, name),
+            metavar="SHARE",
+            help=f"the share of the pairs dealt to {name} (default {getattr(defaults, name)})",
+        )
+    parser.add_argument(
+        "--plurals",
+        action="store_true",
+        help="plural entries too: msgid with msgstr[0], msgid_plural with the last form",
+    )
+    parser.add_argument(
+        "--context",
+        choices=CORPUS_CONTEXTS,
+        default=defaults.context,
+        help="an entry with a msgctxt: drop the context and keep the pair, or skip the entry "
+        f"(default {defaults.context})",
+    )
+    parser.add_argument(
+        "--max-len",
+        type=int,
+        default=defaults.max_len,
+        metavar="N",
+        help=f"drop a pair with a side of more than N characters (default {defaults.max_len})",
+    )
+    parser.add_argument(
+        "--exclude",
+        nargs="+",
+        type=Path,
+        default=[],
+        metavar="FILE",
+        help="TSV files (their first column) or catalogs whose sources no split may hold "
+        "(another corpus's dev and test)",
+    )
+    parser.add_argument(
+        "--force", action="store_true", help="replace --out if it holds an earlier corpus"
+    )
 
 
 def add_prepare(commands: Any) -> None:

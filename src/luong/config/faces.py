@@ -1,18 +1,29 @@
 """The faces' settings: what ``luong translate`` writes (``FORMATS``) and how it treats
 placeholders (``PLACEHOLDER_MODES``), the bounds of a figure (``MAX_DPI``,
-``MAX_POSITIONS``) and what one request to ``luong serve`` may ask for (``ServeLimits``).
+``MAX_POSITIONS``), how ``luong corpus`` reads catalogs (``CorpusOptions``) and what one
+request to ``luong serve`` may ask for (``ServeLimits``).
 
 Plain data here, so that the command line shows them without importing the modules that use
-them (``luong.translator``, ``luong.plot``, ``luong.server``: they import torch).
+them (``luong.translator``, ``luong.plot``, ``luong.server``: they import torch;
+``luong.corpus``: polib).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-from luong.errors import LuongError
+from luong.errors import LuongError, LuongTypeError
 
-__all__ = ["FORMATS", "MAX_DPI", "MAX_POSITIONS", "PLACEHOLDER_MODES", "ServeLimits"]
+__all__ = [
+    "CORPUS_CONTEXTS",
+    "CORPUS_SPLIT_BY",
+    "FORMATS",
+    "MAX_DPI",
+    "MAX_POSITIONS",
+    "PLACEHOLDER_MODES",
+    "CorpusOptions",
+    "ServeLimits",
+]
 
 FORMATS: tuple[str, ...] = ("text", "jsonl")
 """What ``luong translate`` (``luong.translator.output_lines``) writes: the outputs (n-best
@@ -34,6 +45,48 @@ MAX_DPI = 1200
 
 MAX_POSITIONS = 1000
 """The most source positions a chart of ``luong.plot.plot_scores`` draws (padding included)."""
+
+CORPUS_CONTEXTS = ("drop", "skip")
+"""What ``luong corpus`` does with an entry that has a context: drop the context, or skip it."""
+
+CORPUS_SPLIT_BY = ("catalog", "hash")
+"""How ``luong corpus`` deals its splits: whole catalogs, or each source by a hash."""
+
+
+@dataclass(frozen=True)
+class CorpusOptions:
+    """How ``luong corpus`` turns gettext catalogs into pairs and splits them
+    (``luong.corpus``, whose docstring has the rules)."""
+
+    plurals: bool = False  # plural entries too: msgid -> msgstr[0], msgid_plural -> the last
+    context: str = "drop"  # an entry with a msgctxt: "drop" the context, or "skip" the entry
+    max_len: int = 200  # the most characters a side may have
+    dev: float = 0.05  # the share of the pairs dealt to dev
+    devtest: float = 0.05  # the share dealt to devtest
+    split_by: str = "catalog"  # "catalog": whole catalogs; "hash": each source
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.plurals, bool):
+            raise LuongTypeError(f"plurals: expected a bool, got {type(self.plurals).__name__}")
+        if self.context not in CORPUS_CONTEXTS:
+            raise LuongError(
+                f"context: expected one of {', '.join(CORPUS_CONTEXTS)}, got {self.context!r}"
+            )
+        if self.split_by not in CORPUS_SPLIT_BY:
+            raise LuongError(
+                f"split_by: expected one of {', '.join(CORPUS_SPLIT_BY)}, got {self.split_by!r}"
+            )
+        if isinstance(self.max_len, bool) or not isinstance(self.max_len, int) or self.max_len < 1:
+            raise LuongError(f"max_len: expected a positive integer, got {self.max_len!r}")
+        for name in ("dev", "devtest"):
+            share = getattr(self, name)
+            if isinstance(share, bool) or not isinstance(share, int | float) or not 0 <= share < 1:
+                raise LuongError(f"{name}: expected a share in [0, 1), got {share!r}")
+        if self.dev + self.devtest >= 1:
+            raise LuongError(
+                f"dev + devtest: expected below 1 (train needs a share), got "
+                f"{self.dev + self.devtest:g}"
+            )
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,229 @@
+"""``luong corpus``: parallel data from gettext catalogs (``luong.corpus``): the rules a
+careful corpus builder follows, charsets, malformed catalogs, splits and exclusions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polib
+import pytest
+from helpers import assert_one_line_error, luong
+
+from luong.config.faces import CorpusOptions
+from luong.corpus import build_corpus, catalog_files, excluded_sources
+
+HEADER = {"Language": "de", "Content-Type": "text/plain; charset=UTF-8"}
+
+
+def catalog(
+    path: Path,
+    entries: list[polib.POEntry],
+    metadata: dict[str, str] | None = None,
+    mo: bool = False,
+) -> Path:
+    """A catalog of ``entries`` at ``path`` (a .po, or with ``mo`` compiled to a .mo)."""
+    po = polib.POFile()
+    po.metadata = metadata or HEADER
+    for entry in entries:
+        po.append(entry)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    po.save_as_mofile(str(path)) if mo else po.save(str(path))
+    return path
+
+
+def entry(msgid: str, msgstr: str = "", **fields: object) -> polib.POEntry:
+    return polib.POEntry(msgid=msgid, msgstr=msgstr, **fields)
+
+
+def every_rule(folder: Path) -> list[Path]:
+    """Catalogs holding a case of each rule."""
+    alpha = catalog(
+        folder / "alpha.po",
+        [
+            entry("Open file", "Datei öffnen"),
+            entry("Maybe", "Vielleicht", flags=["fuzzy"]),
+            entry("Nothing yet"),
+            entry("Gone", "Weg", obsolete=True),
+            polib.POEntry(
+                msgid="%d file",
+                msgid_plural="%d files",
+                msgstr_plural={0: "%d Datei", 1: "%d Dateien"},
+            ),
+            entry("Close", "Schließen", msgctxt="tab"),
+            entry("_Save", "_Speichern"),
+            entry("_Quit", "_Beenden"),
+            entry("Line one\n  line\ttwo ", "Zeile eins\nZeile zwei"),
+            entry("A message far longer than the limit of forty characters", "Lang"),
+            entry("Print", "Drucken"),
+        ],
+    )
+    beta = catalog(folder / "beta.mo", [entry("Print", "Ausdrucken")], mo=True)
+    gamma = catalog(folder / "gamma.po", [entry("Print", "Ausdrucken"), entry("Quit", "Ende")])
+    return [alpha, beta, gamma]
+
+
+def pairs_of(corpus_splits: dict[str, list[tuple[str, str]]]) -> list[tuple[str, str]]:
+    return [pair for split in ("train", "dev", "devtest") for pair in corpus_splits[split]]
+
+
+def test_the_rules_of_a_careful_corpus_builder(tmp_path: Path) -> None:
+    files = every_rule(tmp_path)
+    options = CorpusOptions(max_len=40, dev=0, devtest=0, split_by="hash")
+    corpus = build_corpus(files, options, "de")
+    assert pairs_of(corpus.splits) == [
+        ("Open file", "Datei öffnen"),
+        ("Close", "Schließen"),  # the context dropped
+        ("Save", "Speichern"),  # the accelerators out (the catalog marks with _)
+        ("Quit", "Beenden"),  # the first catalog's: one each
+        ("Line one line two", "Zeile eins Zeile zwei"),  # whitespace collapsed
+        ("Print", "Ausdrucken"),  # the most frequent translation: two catalogs of three
+    ]
+    assert corpus.dropped == {
+        "fuzzy": 1,
+        "untranslated": 1,
+        "plural": 1,
+        "too long": 1,
+        "duplicate source": 3,
+    }
+    assert [(c["domain"], c["entries"], c["pairs"]) for c in corpus.catalogs] == [
+        ("alpha", 10, 6),
+        ("beta", 1, 1),
+        ("gamma", 2, 2),
+    ]
+
+
+def test_plurals_and_contexts_as_asked(tmp_path: Path) -> None:
+    files = every_rule(tmp_path)
+    options = CorpusOptions(plurals=True, context="skip", max_len=40, dev=0, devtest=0)
+    pairs = pairs_of(build_corpus(files, options, "de").splits)
+    assert ("%d file", "%d Datei") in pairs and ("%d files", "%d Dateien") in pairs
+    assert not [pair for pair in pairs if pair[0] == "Close"]
+
+
+def test_charsets_a_malformed_catalog_and_another_language(tmp_path: Path) -> None:
+    latin = tmp_path / "latin.po"
+    latin.write_bytes(
+        b'msgid ""\nmsgstr ""\n"Language: de\\n"\n'
+        b'"Content-Type: text/plain; charset=ISO-8859-1\\n"\n\n'
+        b'msgid "Size"\nmsgstr "Gr\xf6\xdfe"\n'
+    )
+    broken = tmp_path / "broken.po"
+    broken.write_text('msgid "Open\nmsgstr "Offen"\n', encoding="utf-8")
+    french = catalog(tmp_path / "fr.po", [entry("Open", "Ouvrir")], {"Language": "fr"})
+    corpus = build_corpus(catalog_files([tmp_path], "de"), CorpusOptions(dev=0, devtest=0), "de")
+    assert pairs_of(corpus.splits) == [("Size", "Größe")]
+    assert corpus.skipped == [
+        {"path": str(broken), "reason": "line 1: end-of-line within string"},
+        {"path": str(french), "reason": "its Language header says 'fr', not de"},
+    ]
+
+
+def two_languages_of_catalogs(folder: Path, count: int = 12) -> list[Path]:
+    """``count`` catalogs of 5 messages each, two sources shared by every catalog."""
+    return [
+        catalog(
+            folder / f"domain{i:02}.po",
+            [entry(f"Message {i}.{j}", f"Nachricht {i}.{j}") for j in range(3)]
+            + [entry("Cancel", "Abbrechen"), entry("Help", "Hilfe")],
+        )
+        for i in range(count)
+    ]
+
+
+def test_splits_by_catalog_are_disjoint_and_hold_whole_catalogs(tmp_path: Path) -> None:
+    files = two_languages_of_catalogs(tmp_path)
+    options = CorpusOptions(dev=0.2, devtest=0.2, split_by="catalog")
+    corpus = build_corpus(files, options, "de")
+    assert build_corpus(files, options, "de").splits == corpus.splits  # the same every time
+    sources = {split: {s for s, _ in pairs} for split, pairs in corpus.splits.items()}
+    assert not sources["train"] & sources["dev"] and not sources["train"] & sources["devtest"]
+    assert not sources["dev"] & sources["devtest"]
+    for info in corpus.catalogs:  # each catalog's own messages all in its split
+        i = int(info["domain"][-2:])
+        assert {f"Message {i}.{j}" for j in range(3)} <= sources[info["split"]]
+    dealt = [info["split"] for info in corpus.catalogs]
+    assert dealt.count("devtest") >= 1 and dealt.count("dev") >= 1 and dealt.count("train") >= 6
+    # the shared sources go where a held-out catalog holds them, never to train
+    assert {"Cancel", "Help"} <= sources["devtest"]
+
+
+def test_splits_by_hash_follow_the_source_alone(tmp_path: Path) -> None:
+    files = two_languages_of_catalogs(tmp_path)
+    options = CorpusOptions(dev=0.3, devtest=0.3, split_by="hash")
+    whole = build_corpus(files, options, "de").splits
+    part = build_corpus(files[:4], options, "de").splits
+    where = {source: split for split, pairs in whole.items() for source, _ in pairs}
+    for split, pairs in part.items():
+        assert all(where[source] == split for source, _ in pairs)
+    assert all(whole[split] for split in ("train", "dev", "devtest"))
+
+
+def test_excluded_sources_are_in_no_split(tmp_path: Path) -> None:
+    files = every_rule(tmp_path / "catalogs")
+    (tmp_path / "dev.tsv").write_text("Open  file\tDatei öffnen\n_Quit\tx\n", encoding="utf-8")
+    held = catalog(tmp_path / "held.po", [entry("Print", "Drucken")])
+    exclude = excluded_sources([tmp_path / "dev.tsv", held])
+    assert {"Open file", "_Quit", "Quit", "Print"} <= exclude
+    corpus = build_corpus(files, CorpusOptions(max_len=40, dev=0, devtest=0), "de", exclude)
+    sources = [source for source, _ in pairs_of(corpus.splits)]
+    assert sources == ["Close", "Save", "Line one line two"]
+    assert corpus.dropped["excluded"] == 6  # each time a catalog held one: 1 + 2 + 3
+
+
+def test_the_default_is_the_locale_tree_of_the_target_language(tmp_path: Path) -> None:
+    mo = catalog(tmp_path / "pt_BR" / "LC_MESSAGES" / "app.mo", [entry("Yes", "Sim")], mo=True)
+    catalog(tmp_path / "pt" / "LC_MESSAGES" / "app.mo", [entry("Yes", "Sim")], mo=True)
+    assert catalog_files([], "pt-BR", root=tmp_path) == [mo]
+    with pytest.raises(ValueError, match=r"/de/LC_MESSAGES: no \.po or \.mo catalogs in it$"):
+        (tmp_path / "de" / "LC_MESSAGES").mkdir(parents=True)
+        catalog_files([], "de", root=tmp_path)
+
+
+def test_luong_corpus_writes_the_splits_and_a_manifest(tmp_path: Path) -> None:
+    files = two_languages_of_catalogs(tmp_path / "catalogs")
+    out = tmp_path / "corpus"
+    args = [str(tmp_path / "catalogs"), "--tgt-lang", "de", "--out", str(out)]
+    result = luong("corpus", *args, "--dev", "0.2", "--devtest", "0.2")
+    assert result.returncode == 0, result.stderr.decode()
+    manifest = json.loads((out / "manifest.json").read_text())
+    lines = {s: (out / f"{s}.tsv").read_text().splitlines() for s in ("train", "dev", "devtest")}
+    assert {s: len(v) for s, v in lines.items()} == manifest["pairs"]
+    assert sum(manifest["pairs"].values()) == 3 * len(files) + 2
+    # Cancel and Help: in every catalog, so in devtest's; out of dev's and train's
+    assert manifest["dropped"] == {
+        "duplicate source": 2 * len(files) - 2,
+        "held out of dev": 2,
+        "held out of train": 2,
+    }
+    assert result.stdout.decode().startswith(f"{3 * len(files) + 2} pairs from 12 catalogs")
+    assert all(len(line.split("\t")) == 2 for v in lines.values() for line in v)
+    # an earlier corpus is replaced only with --force; any other folder never
+    assert_one_line_error(luong("corpus", *args), "(an earlier corpus: --force replaces it)")
+    assert luong("corpus", *args, "--force").returncode == 0
+    (out / "notes.txt").write_text("mine")
+    assert_one_line_error(luong("corpus", *args, "--force"), f"{out}: not empty")
+    assert (out / "notes.txt").read_text() == "mine"
+
+
+def test_bad_arguments_are_one_line(tmp_path: Path) -> None:
+    out = str(tmp_path / "out")
+    bad_lang = luong("corpus", str(tmp_path), "--tgt-lang", "german", "--out", out)
+    assert_one_line_error(bad_lang, "--tgt-lang: expected an ISO 639 language code")
+    assert bad_lang.returncode == 2
+    shares = luong("corpus", str(tmp_path), "--tgt-lang", "de", "--out", out, "--dev", "0.6",
+                   "--devtest", "0.5")  # fmt: skip
+    assert_one_line_error(shares, "--dev + devtest: expected below 1")
+    assert_one_line_error(
+        luong("corpus", str(tmp_path), "--tgt-lang", "de", "--out", out),
+        f"{tmp_path}: no .po or .mo catalogs in it",
+    )
+    assert_one_line_error(
+        luong("corpus", str(tmp_path / "none.po"), "--tgt-lang", "de", "--out", out),
+        f"{tmp_path / 'none.po'}: no such file or folder",
+    )
+    empty = catalog(tmp_path / "empty.po", [entry("Nothing yet")])
+    assert_one_line_error(
+        luong("corpus", str(empty), "--tgt-lang", "de", "--out", out), "no pairs: 1 catalogs read"
+    )
+    assert not Path(out).exists()
