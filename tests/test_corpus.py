@@ -175,6 +175,8 @@ def test_the_default_is_the_locale_tree_of_the_target_language(tmp_path: Path) -
     mo = catalog(tmp_path / "pt_BR" / "LC_MESSAGES" / "app.mo", [entry("Yes", "Sim")], mo=True)
     catalog(tmp_path / "pt" / "LC_MESSAGES" / "app.mo", [entry("Yes", "Sim")], mo=True)
     assert catalog_files([], "pt-BR", root=tmp_path) == [mo]
+    chinese = catalog(tmp_path / "zh_CN" / "LC_MESSAGES" / "app.mo", [entry("Yes", "是")], mo=True)
+    assert catalog_files([], "zh-Hans-CN", root=tmp_path) == [chinese]  # gettext's ll_CC
     with pytest.raises(ValueError, match=r"/de/LC_MESSAGES: no \.po or \.mo catalogs in it$"):
         (tmp_path / "de" / "LC_MESSAGES").mkdir(parents=True)
         catalog_files([], "de", root=tmp_path)

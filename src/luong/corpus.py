@@ -48,6 +48,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import babel
 import polib
 
 from luong.catalog import detect_accelerator, find_accelerator
@@ -93,8 +94,10 @@ class Corpus:
 
 
 def locale_name(language: str) -> str:
-    """The folder of ``language`` (a babel code, ``pt-BR``) in a locale tree: ``pt_BR``."""
-    return language.replace("-", "_")
+    """The folder of ``language`` (a babel code) in a locale tree, gettext's ``ll_CC``:
+    ``pt-BR`` -> ``pt_BR``, ``zh-Hans-CN`` -> ``zh_CN`` (the script left out)."""
+    locale = babel.Locale.parse(language, sep="-")
+    return locale.language + (f"_{locale.territory}" if locale.territory else "")
 
 
 def catalog_files(
