@@ -7,7 +7,8 @@ po``, scored against their own translations.
 
 For each catalog the corpus dealt to devtest (its manifest; whole catalogs, never trained
 on): its singular entries become a template (each msgstr emptied, the header's Language
-kept), ``luong po`` fills it as a translator would run it (the model's decoding defaults),
+kept), ``luong po --to-utf8`` fills it as a translator would run it (the model's decoding
+defaults; in UTF-8, since a model may write what a catalog's older charset cannot hold),
 and BLEU and chrF (sacrebleu, through ``luong.metrics``) score every filled msgstr against the
 catalog's own. Also ``luong eval MODEL --data CORPUS/devtest.tsv``: the devtest split's
 figures. One JSON object out.
@@ -28,19 +29,22 @@ import polib
 from luong.metrics import bleu_chrf
 
 
-def luong(*args: str) -> str:
-    """``luong ARGS`` as a person runs it; its stdout (exit 3 of ``luong po``: entries whose
-    format check failed, named on stderr, the catalog written)."""
+def luong(*args: str) -> subprocess.CompletedProcess[str]:
+    """``luong ARGS`` as a person runs it (exit 3 of ``luong po``: entries whose format
+    check failed, named on stderr, the catalog written)."""
     result = subprocess.run(
         [sys.executable, "-m", "luong", *args], capture_output=True, text=True, check=False
     )
     if result.returncode not in (0, 3):
         raise RuntimeError(f"luong {' '.join(args)}: {result.stderr.strip()}")
-    return result.stdout
+    return result
 
 
-def fill(model: Path, path: Path, tgt_lang: str, work: Path) -> dict[str, object]:
-    """The catalog ``path`` emptied, filled by ``luong po``, scored against itself."""
+def fill(
+    model: Path, path: Path, tgt_lang: str, work: Path, pooled: list[tuple[str, str]]
+) -> dict[str, object]:
+    """The catalog ``path`` emptied, filled by ``luong po``, scored against itself; its
+    (output, reference) pairs added to ``pooled``."""
     original = polib.mofile(str(path)) if path.suffix == ".mo" else polib.pofile(str(path))
     template = polib.POFile()
     template.metadata = {**original.metadata, "Language": tgt_lang}
@@ -52,9 +56,11 @@ def fill(model: Path, path: Path, tgt_lang: str, work: Path) -> dict[str, object
     empty, filled = work / f"{path.stem}.po", work / f"{path.stem}.{tgt_lang}.po"
     template.save(str(empty))
     started = time.perf_counter()
-    summary = luong("po", str(model), str(empty), "--out", str(filled), "--force").strip()
+    done = luong("po", str(model), str(empty), "--out", str(filled), "--force", "--to-utf8")
+    summary = "\n".join(filter(None, (done.stdout.strip(), done.stderr.strip())))
     seconds = time.perf_counter() - started
     outputs = [entry.msgstr for entry in polib.pofile(str(filled)) if entry.msgid]
+    pooled.extend(zip(outputs, references, strict=True))
     scores = bleu_chrf(outputs, [[reference] for reference in references])
     return {
         "catalog": path.stem,
@@ -75,10 +81,12 @@ def main() -> None:
     args = parser.parse_args()
     manifest = json.loads((args.corpus / "manifest.json").read_text(encoding="utf-8"))
     held_out = [Path(c["path"]) for c in manifest["catalogs"] if c["split"] == "devtest"]
+    pooled: list[tuple[str, str]] = []
     with tempfile.TemporaryDirectory() as work:
-        catalogs = [fill(args.model, path, args.tgt_lang, Path(work)) for path in held_out]
+        catalogs = [fill(args.model, p, args.tgt_lang, Path(work), pooled) for p in held_out]
+    every = bleu_chrf([out for out, _ in pooled], [[ref] for _, ref in pooled])
     evaluated = json.loads(
-        luong("eval", str(args.model), "--data", str(args.corpus / "devtest.tsv"), "--json")
+        luong("eval", str(args.model), "--data", str(args.corpus / "devtest.tsv"), "--json").stdout
     )
     result = {
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
@@ -87,7 +95,9 @@ def main() -> None:
         "corpus": {"pairs": manifest["pairs"], "catalogs": manifest["catalogs_read"]},
         "devtest": {k: evaluated[k] for k in ("bleu", "chrf", "sources", "bleu_signature")},
         "held_out_catalogs": catalogs,
-        "held_out_entries": sum(int(str(c["entries"])) for c in catalogs),
+        "held_out_entries": len(pooled),
+        "held_out_bleu": round(float(every["bleu"]), 2),
+        "held_out_chrf": round(float(every["chrf"]), 2),
     }
     text = json.dumps(result, indent=1, ensure_ascii=False)
     print(text)
