@@ -418,6 +418,14 @@ def add_po(commands: Any) -> None:
         help="the target language (de, pt-BR: a code babel knows), when the model records "
         "none; the catalog's Language must agree",
     )
+    parser.add_argument(
+        "--min-confidence",
+        metavar="X",
+        help="leave an entry whose confidence is below X, a number in [0, 1], untranslated "
+        "for a person (named in the summary); each entry filled has its confidence in a "
+        "comment (# luong: confidence 0.73: the geometric mean of its tokens' probabilities; "
+        "docs/results.md says what a value meant on gettext-en-de; default: fill every entry)",
+    )
     # constrain: the better of the two mechanisms on gettext-en-de's dev (docs/results.md)
     add_placeholders_flag(parser, "constrain")
     parser.add_argument(
