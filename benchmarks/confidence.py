@@ -6,8 +6,9 @@ value means: on gettext-en-de, each output's confidence against its sentence chr
 
 Each split is decoded as the model's training decoded its test split (its decoding
 defaults: beam 5 and alpha 0.6 with the translation preset; a beam at least ``nbest``
-wide), with ``nbest`` outputs per source (the best is the same as with one: ``luong.search.beam``), placeholders off (the
-model's own outputs). Two measures of the best output's confidence:
+wide), with ``nbest`` outputs per source (the best is the same as with one:
+``luong.search.beam``), placeholders off (the model's own outputs). Two measures of the
+best output's confidence:
 
 - ``geometric_mean``: ``luong.confidence.confidence``, exp(mean log-probability of its
   tokens, EOS included), what luong writes;
