@@ -33,12 +33,13 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import sacrebleu
 from scipy.stats import spearmanr
 
-from luong import RequestOptions, load
+from luong import RequestOptions, Translator, load
 from luong.confidence import confidence
 from luong.tasks.tsv import read_pairs
 
@@ -54,7 +55,7 @@ def nbest_share(summed: list[float]) -> float:
     return weights[0] / math.fsum(weights)
 
 
-def decode_split(translator, path: Path, nbest: int, batch_size: int) -> dict[str, list]:  # type: ignore[no-untyped-def]
+def decode_split(translator: Translator, path: Path, nbest: int, batch_size: int) -> dict[str, Any]:
     """The split's best outputs, their sentence chrF and both measures, in order."""
     pairs = read_pairs(path).pairs
     sources = [source for source, _ in pairs]
@@ -83,7 +84,7 @@ def decode_split(translator, path: Path, nbest: int, batch_size: int) -> dict[st
     }
 
 
-def ranking(split: dict[str, list]) -> dict[str, float]:
+def ranking(split: dict[str, Any]) -> dict[str, float]:
     """Spearman's rho of each measure against sentence chrF."""
     return {
         measure: round(float(spearmanr(split[measure], split["chrf"]).statistic), 4)
@@ -91,7 +92,7 @@ def ranking(split: dict[str, list]) -> dict[str, float]:
     }
 
 
-def calibration(split: dict[str, list]) -> list[dict[str, object]]:
+def calibration(split: dict[str, Any]) -> list[dict[str, object]]:
     """The geometric mean in buckets of 0.1 (the last holds 1.0): count, mean chrF."""
     rows = []
     values, chrf = np.array(split["geometric_mean"]), np.array(split["chrf"])
@@ -108,7 +109,7 @@ def calibration(split: dict[str, list]) -> list[dict[str, object]]:
     return rows
 
 
-def thresholded(split: dict[str, list], threshold: float) -> dict[str, float]:
+def thresholded(split: dict[str, Any], threshold: float) -> dict[str, float]:
     """Outputs at or above ``threshold`` filled, the others left: what it gives."""
     kept = [c >= threshold for c in split["geometric_mean"]]
     filled = [i for i, k in enumerate(kept) if k]

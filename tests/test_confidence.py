@@ -295,3 +295,14 @@ def test_luong_po_refuses_a_bad_min_confidence(tiny: Path, tmp_path: Path, value
         result, f"luong: error: --min-confidence: expected a number in [0, 1], got '{value}'"
     )
     assert not out.exists()
+
+
+def test_an_entry_whose_confidence_is_nan_is_left_below_any_minimum() -> None:
+    def nan_for_unsure(texts: list[str]) -> list[MachineText]:
+        return [MachineText(t.upper(), math.nan if t == "unsure" else 0.9) for t in texts]
+
+    filled = fill_catalog(CATALOG, nan_for_unsure, target="de", model="m", min_confidence=0)
+    assert filled.summary.untranslated[0] == (
+        'line 10 (msgid "unsure"): left untranslated: confidence nan, below the minimum 0'
+    )
+    assert filled.summary.low_confidence == 2  # "sure\nunsure" too

@@ -600,8 +600,7 @@ def _check_min_confidence(value: object) -> None:
     """Refuse a ``min_confidence`` that is not a number in [0, 1] (or None)."""
     if value is None:
         return
-    number = isinstance(value, int | float) and not isinstance(value, bool)
-    if not number or not 0.0 <= value <= 1.0:  # type: ignore[operator]
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
         raise LuongError(f"min_confidence: expected a number in [0, 1], got {value!r}")
 
 

@@ -236,8 +236,8 @@ def translation_records(
 ) -> list[dict[str, Any]]:
     """A ``Translation``'s hypotheses as JSON-ready records (``hypothesis_record``), each
     with the text as written (placeholders put back or kept) and, for an output that came
-    from a second search, ``"searched_again": true`` (its scores and attention are the first
-    search's)."""
+    from a second search, ``"searched_again": true`` (its score, confidence and attention
+    are the first search's)."""
     records = []
     for k, hypothesis in enumerate(translation.hypotheses):
         # the links the translation holds already (request.align): not aligned a second time
