@@ -506,11 +506,10 @@ def fill_catalog(
             ``translate`` returning neither strings nor ``MachineText``.
         ValueError: an unknown ``accelerator``, a ``target`` that is no language code, a
             ``min_confidence`` that is not a number in [0, 1] (or with translations that
-            carry no confidence), a
-            catalog msgfmt rejects or polib cannot read (``line N: ...``), a header in another
-            language, a charset Python cannot decode, a ``Plural-Forms`` msgfmt or Python's
-            gettext cannot read, a translation the header's charset cannot hold (naming the
-            entry).
+            carry no confidence), a catalog msgfmt rejects or polib cannot read (``line N:
+            ...``), a header in another language, a charset Python cannot decode, a
+            ``Plural-Forms`` msgfmt or Python's gettext cannot read, a translation the
+            header's charset cannot hold (naming the entry).
     """
     _check_fill_arguments(text, translate, model, accelerator, too_long)
     _check_min_confidence(min_confidence)

@@ -365,8 +365,9 @@ def add_po(commands: Any) -> None:
         "po",
         help="fill a gettext catalog's untranslated entries (.po or .pot)",
         description="Fill the untranslated entries of a gettext catalog (.po, or a .pot) with a "
-        "model's translations, each marked fuzzy with a comment naming the model, for a person "
-        "to review; translated, fuzzy and obsolete entries and everything else in the file are "
+        "model's translations, each marked fuzzy with a comment naming the model (and one giving "
+        "the model's confidence in it), for a person to review; translated, fuzzy and "
+        "obsolete entries and everything else in the file are "
         "kept byte for byte. Plural entries get every msgstr[n] the header's Plural-Forms asks "
         "for (a .pot gets the target language's). Decodes as the model's training decoded its "
         "test split (beam 5 with the translation preset) unless the decoding flags say "
