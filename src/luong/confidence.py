@@ -8,9 +8,9 @@ geometric mean of the probabilities the model gave its tokens as it wrote them:
 the length-normalised log-probability of the unsupervised quality estimation of Fomicheva
 et al. (2020, "Unsupervised Quality Estimation for Neural Machine Translation", TACL:
 Seq-Prob), put on a probability's scale: 1 when the model gave every token probability 1,
-near 0 when it guessed. It is what the model thinks, not a chance of being right: a model
-trained with label smoothing (the translation preset's 0.1) never puts probability 1 on a
-token, and its values sit lower. docs/results.md ("Confidence") maps values to the sentence
+near 0 when it guessed. It is what the model thinks, not a chance of being right (a model
+trained with label smoothing, as the translation preset's 0.1, gives lower values than one
+without). docs/results.md ("Confidence") maps values to the sentence
 chrF they meant on gettext-en-de's dev (the calibration) and measures how well it ranks the
 outputs of devtest (Spearman's correlation with sentence chrF), against the other measure
 the issue named, the best output's share of the n-best list's probability mass, which ranks
