@@ -65,7 +65,7 @@ FLOORS: list[tuple[str, set[str]]] = [
     ("search: constraints", {"luong.search.constrained"}),
     ("search: text in", {"luong.search.text"}),
     ("search", {"luong.search"}),
-    ("word alignments", {"luong.alignment"}),
+    ("word alignments, confidence", {"luong.alignment", "luong.confidence"}),
     ("placeholders", {"luong.placeholders"}),
     ("translation of strings, the tasks, averaging, int8", {
         "luong.translator", "luong.tasks.dates", "luong.tasks.g2p", "luong.tasks.tsv",

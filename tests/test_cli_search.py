@@ -79,7 +79,7 @@ def test_translate_jsonl_gives_hypotheses_with_attention(model_dir: Path, source
         assert len(hyps) == 2
         assert hyps[0]["score"] >= hyps[1]["score"]
         for hyp in hyps:
-            assert set(hyp) == {"text", "score", "tokens", "attention"}
+            assert set(hyp) == {"text", "score", "confidence", "tokens", "attention"}
             tokens, attention = hyp["tokens"], hyp["attention"]
             assert len(attention) == len(tokens)
             if tokens[-1] == "</s>":

@@ -29,6 +29,11 @@ What a filled entry gets:
 - the ``fuzzy`` flag and the translator comment ``# luong: machine translation by MODEL,
   review it``, so that msgfmt leaves it out of the ``.mo`` until a person has reviewed it
   (as Weblate and Translate Toolkit mark theirs);
+- when the translations carry their confidence (``MachineText``, which
+  ``translate_messages`` gives), the comment ``# luong: confidence 0.73`` before it: the
+  model's confidence in the entry (``luong.confidence``: the geometric mean of its tokens'
+  probabilities), the lowest of its lines' and forms' (an entry is as sure as its weakest
+  line), rounded down to two decimals, so that a reviewer can sort or search by it;
 - its lines translated one at a time: a message is cut at its real newlines, each line's
   leading and trailing blanks kept and its words translated, and the lines joined again, so
   the translation has exactly the newlines of the source (msgfmt --check-format requires the
@@ -37,11 +42,13 @@ What a filled entry gets:
   translation and put back once after it (``ACCELERATORS``, ``find_accelerator``).
 
 An entry to fill is left untranslated, and named in the summary, when a line of it is longer
-than the model reads (``too_long``: a line ``luong translate`` would refuse) or when it holds
-an escape that polib would write back otherwise (``\\a``, octal, ``\\x``). A filled entry with a
-format flag (``c-format``, ``python-format``, ``python-brace-format``) is checked as
-msgfmt --check-format checks it (its directives, ``luong.directives``, as often and those
-taken in order in the same order), and each that fails is named in the summary.
+than the model reads (``too_long``: a line ``luong translate`` would refuse), when it holds
+an escape that polib would write back otherwise (``\\a``, octal, ``\\x``), or when its
+confidence is below ``min_confidence`` (``luong po --min-confidence``: left for a person).
+A filled entry with a format flag (``c-format``, ``python-format``, ``python-brace-format``)
+is checked as msgfmt --check-format checks it (its directives, ``luong.directives``, as
+often and those taken in order in the same order), and each that fails is named in the
+summary.
 
 The translation itself is one function, ``translate_messages``; ``fill_catalog`` takes any
 function of a list of strings, so tests and other translators plug in there.
@@ -50,6 +57,7 @@ function of a list of strings, so tests and other translators plug in there.
 from __future__ import annotations
 
 import gettext
+import math
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -59,6 +67,7 @@ import polib
 from babel.core import UnknownLocaleError
 from babel.messages.plurals import get_plural
 
+from luong.confidence import confidence
 from luong.directives import FORMATS, in_order
 from luong.errors import LuongError, LuongTypeError
 from luong.languages import check_language as check_language_code
@@ -84,6 +93,7 @@ __all__ = [
     "ACCELERATORS",
     "FilledCatalog",
     "FillSummary",
+    "MachineText",
     "catalog_language",
     "check_language",
     "detect_accelerator",
@@ -101,6 +111,20 @@ KDE, Windows), ``none`` (leave every ``_`` and ``&`` to the model), ``auto``
 (``detect_accelerator``)."""
 
 MACHINE_COMMENT = "luong: machine translation by {model}, review it"
+CONFIDENCE_COMMENT = "luong: confidence {confidence}"
+
+
+@dataclass(frozen=True)
+class MachineText:
+    """A line as a model translated it (``translate_messages``), with the model's
+    ``confidence`` in it (``luong.confidence``, in [0, 1])."""
+
+    text: str
+    confidence: float
+
+
+Translate = Callable[[list[str]], Sequence[str | MachineText]]
+"""What fills a catalog: its lines in, a list of their translations out, in order."""
 
 
 @dataclass(frozen=True)
@@ -118,11 +142,17 @@ class FillSummary:
     format_matches: int  # of which every msgstr passes the format check
     untranslated: tuple[str, ...] = ()  # entries to fill left untranslated, each named, why
     format_errors: tuple[str, ...] = ()  # filled format entries failing the check, named
+    low_confidence: int = 0  # of the untranslated, those below the minimum confidence
 
     def line(self) -> str:
         """The summary as ``luong po`` prints it."""
+        low = (
+            f", {self.low_confidence} of them below the minimum confidence"
+            if self.low_confidence
+            else ""
+        )
         untranslated = (
-            f"; {len(self.untranslated)} left untranslated (named below)"
+            f"; {len(self.untranslated)} left untranslated (named below{low})"
             if self.untranslated
             else ""
         )
@@ -175,12 +205,14 @@ def translate_messages(
     texts: Sequence[str],
     options: SearchOptions,
     placeholders: str = "constrain",
-) -> list[str]:
+) -> list[MachineText]:
     """The one place a catalog's messages are translated: ``texts`` (single lines, without
     their accelerators) in, one translation each out, in order, their placeholders kept as
     ``placeholders`` says (``RequestOptions.placeholders``: ``"constrain"``, the better on
     gettext-en-de's dev, docs/results.md; ``"mask"``; ``"off"``: the model's own), through
-    ``Translator.translations`` as every face.
+    ``Translator.translations`` as every face, each with the model's confidence in it
+    (``luong.confidence``; that of the first search for an output searched again to keep
+    its placeholders; 0.0 for an empty text, which is not translated).
 
     Raises:
         TypeError: ``translator`` is not a ``Translator``, ``options`` not ``SearchOptions``.
@@ -190,7 +222,11 @@ def translate_messages(
         raise LuongTypeError(f"translator: expected a Translator, got {type(translator).__name__}")
     if not isinstance(options, SearchOptions):
         raise LuongTypeError(f"options: expected SearchOptions, got {type(options).__name__}")
-    return translator.translate(list(texts), options, RequestOptions(placeholders=placeholders))
+    request = RequestOptions(placeholders=placeholders)
+    return [
+        MachineText(t.texts[0], confidence(t.hypotheses[0])) if t.texts else MachineText("", 0.0)
+        for t in translator.translations(list(texts), options, request)
+    ]
 
 
 def too_long(
@@ -355,6 +391,7 @@ class _Messages:
     def __init__(self, marker: str) -> None:
         self.marker = marker
         self.pending: dict[str, str | None] = {}
+        self.confidences: dict[str, float | None] = {}  # None: the translation carries none
 
     def words(self, text: str) -> list[str]:
         """The lines of ``text`` that hold words, as they are translated (without the
@@ -371,16 +408,32 @@ class _Messages:
         at = find_accelerator(text, self.marker)
         return (text, None) if at is None else (text[:at] + text[at + 1 :], at)
 
-    def translate(self, translate: Callable[[list[str]], list[str]]) -> None:
+    def translate(self, translate: Translate) -> None:
         sources = list(self.pending)
         outputs = translate(sources) if sources else []
         if not isinstance(outputs, list) or len(outputs) != len(sources):
             got = len(outputs) if isinstance(outputs, list) else type(outputs).__name__
             raise LuongError(f"translate: expected {len(sources)} translations, got {got}")
         for source, output in zip(sources, outputs, strict=True):
-            if not isinstance(output, str):
-                raise LuongTypeError(f"translate: expected strings, got {type(output).__name__}")
-            self.pending[source] = output
+            if isinstance(output, MachineText):
+                self.pending[source] = output.text
+                self.confidences[source] = output.confidence
+            elif isinstance(output, str):
+                self.pending[source] = output
+                self.confidences[source] = None
+            else:
+                raise LuongTypeError(
+                    f"translate: expected strings or MachineText, got {type(output).__name__}"
+                )
+
+    def confidence(self, texts: Sequence[str]) -> float | None:
+        """The lowest confidence of the lines of ``texts`` that hold words (NaN if one is);
+        None when a translation carries none (or no line holds words)."""
+        values = [self.confidences[words] for text in texts for words in self.words(text)]
+        if not values or any(value is None for value in values):
+            return None
+        known = [value for value in values if value is not None]
+        return math.nan if any(math.isnan(value) for value in known) else min(known)
 
     def of(self, text: str) -> str | None:
         """The translation of ``text``; None when a line with words came out empty."""
@@ -409,7 +462,7 @@ def catalog_language(text: str) -> str:
 
 def fill_catalog(
     text: str,
-    translate: Callable[[list[str]], list[str]],
+    translate: Translate,
     *,
     target: str,
     model: str,
@@ -417,6 +470,7 @@ def fill_catalog(
     accelerator: str = "auto",
     to_utf8: bool = False,
     too_long: Callable[[str], str | None] | None = None,
+    min_confidence: float | None = None,
 ) -> FilledCatalog:
     """Fill a catalog's untranslated entries (and its fuzzy ones with ``retranslate_fuzzy``)
     with ``translate``'s translations; every other byte is kept (the module's docstring).
@@ -424,7 +478,9 @@ def fill_catalog(
     Args:
         text: the ``.po`` or ``.pot`` file's text, decoded (``luong.po_file.decode_catalog``:
             in the charset its header declares).
-        translate: the messages' lines (``translate_messages``) -> their translations.
+        translate: the messages' lines (``translate_messages``) -> their translations:
+            strings, or ``MachineText`` (each entry filled then gets its confidence in a
+            comment).
         target: the target language, a code babel knows (``de``, ``pt-BR``); the header's
             ``Language`` must name the same language (``check_language``), and is set to it
             when empty.
@@ -436,6 +492,10 @@ def fill_catalog(
         too_long: a line's reason not to be translated (the module docstring: the function
             ``too_long(translator)`` makes), or None when it is; its entry is left
             untranslated and named in the summary. None: every line is translated.
+        min_confidence: an entry whose confidence (the lowest of its lines', the module
+            docstring) is below it, a number in [0, 1], is left untranslated, for a person,
+            and named in the summary; ``translate`` must then give ``MachineText``. None:
+            every entry translated is filled.
 
     Returns:
         the ``FilledCatalog``: the new text, its ``FillSummary``, language, plural count,
@@ -443,14 +503,16 @@ def fill_catalog(
 
     Raises:
         TypeError: ``text`` not a string, ``translate`` or ``too_long`` not callable,
-            ``translate`` returning non-strings.
+            ``translate`` returning neither strings nor ``MachineText``.
         ValueError: an unknown ``accelerator``, a ``target`` that is no language code, a
-            catalog msgfmt rejects or polib cannot read (``line N: ...``), a header in another
-            language, a charset Python cannot decode, a ``Plural-Forms`` msgfmt or Python's
-            gettext cannot read, a translation the header's charset cannot hold (naming the
-            entry).
+            ``min_confidence`` that is not a number in [0, 1] (or with translations that
+            carry no confidence), a catalog msgfmt rejects or polib cannot read (``line N:
+            ...``), a header in another language, a charset Python cannot decode, a
+            ``Plural-Forms`` msgfmt or Python's gettext cannot read, a translation the
+            header's charset cannot hold (naming the entry).
     """
     _check_fill_arguments(text, translate, model, accelerator, too_long)
+    _check_min_confidence(min_confidence)
     check_language_code(target, "target")
     text = text.removeprefix(BOM)
     blocks = read_blocks(text)
@@ -468,11 +530,11 @@ def fill_catalog(
         accelerator = detect_accelerator([e.msgid for e in entries.values() if not e.obsolete])
     todo, skipped = _entries_to_fill(entries, header.nplurals, retranslate_fuzzy)
     messages = _Messages(accelerator)
-    untranslated: list[str] = []
+    untranslated: dict[int, str] = {}  # block -> why, named in the catalog's order
     for i in list(todo):
         why = _untranslatable(blocks[i], messages, too_long)
         if why is not None:
-            untranslated.append(f"{entry_name(blocks[i])}: left untranslated: {why}")
+            untranslated[i] = f"{entry_name(blocks[i])}: left untranslated: {why}"
             todo.remove(i)
             continue
         messages.add(entries[i].msgid)
@@ -483,17 +545,33 @@ def fill_catalog(
     comment = MACHINE_COMMENT.format(model=model)
     out = [block.text for block in blocks]
     filled: list[tuple[Block, polib.POEntry, list[_Translated]]] = []
+    low = 0
     for i in todo:
-        translated = _fill_entry(entries[i], messages, header.nplurals, comment)
-        if translated is not None:  # else the block stays as it was
-            out[i] = render_entry(entries[i], newline)
-            _check_charset(out[i], header, blocks[i])
-            filled.append((blocks[i], entries[i], translated))
+        translated = _translations(entries[i], messages, header.nplurals)
+        if translated is None:  # the block stays as it was
+            continue
+        sure = messages.confidence([source for _, source, _ in translated])
+        if min_confidence is not None:
+            if sure is None:
+                raise LuongError(
+                    "min_confidence: the translations carry no confidence (translate gave "
+                    "strings, not MachineText)"
+                )
+            if not sure >= min_confidence:  # NaN too: no number to trust
+                why = f"confidence {_shown(sure)}, below the minimum {min_confidence:g}"
+                untranslated[i] = f"{entry_name(blocks[i])}: left untranslated: {why}"
+                low += 1
+                continue
+        _fill_entry(entries[i], translated, comment, sure)
+        out[i] = render_entry(entries[i], newline)
+        _check_charset(out[i], header, blocks[i])
+        filled.append((blocks[i], entries[i], translated))
     if header_at is not None:
         out[header_at] = header.text
     else:  # a file without a header gets one in front, as msginit writes it
         out[:0] = [header.text, newline]
-    summary = _summary(filled, skipped, len(todo) - len(filled), untranslated)
+    named = [untranslated[i] for i in sorted(untranslated)]
+    summary = _summary(filled, skipped, len(todo) - len(filled) - low, named, low)
     language = header.language or target
     encoding = header.encoding
     return FilledCatalog("".join(out), summary, language, header.nplurals, accelerator, encoding)
@@ -515,6 +593,20 @@ def _check_fill_arguments(
         )
     if not model.strip():
         raise LuongError(f"model: expected the model's name, got {model!r}")
+
+
+def _check_min_confidence(value: object) -> None:
+    """Refuse a ``min_confidence`` that is not a number in [0, 1] (or None)."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
+        raise LuongError(f"min_confidence: expected a number in [0, 1], got {value!r}")
+
+
+def _shown(value: float) -> str:
+    """A confidence as a comment writes it: rounded down to two decimals (so that an entry
+    shown ``0.70`` holds at least 0.70), ``nan`` for none."""
+    return "nan" if math.isnan(value) else f"{math.floor(value * 100) / 100:.2f}"
 
 
 def _untranslatable(
@@ -664,15 +756,13 @@ _Translated = tuple[int | None, str, str]
 """A msgstr filled: its form (None: ``msgstr``; n: ``msgstr[n]``), source, translation."""
 
 
-def _fill_entry(
-    entry: polib.POEntry, messages: _Messages, count: int, comment: str
+def _translations(
+    entry: polib.POEntry, messages: _Messages, count: int
 ) -> list[_Translated] | None:
-    """Give ``entry`` the translations of its msgstrs, the ``fuzzy`` flag and the machine's
-    translator ``comment`` (in place of an older one of luong's); return what was filled.
-    An untranslated entry's empty msgstrs are filled, a fuzzy one's all of them; a plural
-    entry's ``msgstr[0]`` translates ``msgid``, its other ``count - 1`` ``msgid_plural``.
-    None, the entry untouched, when a line of one of them came out empty (``_Messages.of``):
-    a half-filled entry would be worse than none."""
+    """The translations of ``entry``'s msgstrs to fill: an untranslated entry's empty
+    msgstrs, a fuzzy one's all of them; a plural entry's ``msgstr[0]`` translates
+    ``msgid``, its other ``count - 1`` ``msgid_plural``. None when a line of one of them
+    came out empty (``_Messages.of``): a half-filled entry would be worse than none."""
     forms: list[tuple[int | None, str]] = [(None, entry.msgid)]
     if entry.msgid_plural:
         forms = [
@@ -686,6 +776,15 @@ def _fill_entry(
         if translation is None:
             return None
         translated.append((form, source, translation))
+    return translated
+
+
+def _fill_entry(
+    entry: polib.POEntry, translated: list[_Translated], comment: str, sure: float | None
+) -> None:
+    """Give ``entry`` its ``translated`` msgstrs (``_translations``), the ``fuzzy`` flag and
+    the machine's translator ``comment``, after the comment of its confidence ``sure`` where
+    known (both in place of older ones of luong's)."""
     for form, _, translation in translated:
         if form is None:
             entry.msgstr = translation
@@ -694,8 +793,9 @@ def _fill_entry(
     if "fuzzy" not in entry.flags:
         entry.flags.insert(0, "fuzzy")
     kept = [c for c in entry.tcomment.splitlines() if not c.startswith("luong: ")]
+    if sure is not None:
+        kept.append(CONFIDENCE_COMMENT.format(confidence=_shown(sure)))
     entry.tcomment = "\n".join([*kept, comment])
-    return translated
 
 
 def _summary(
@@ -703,12 +803,13 @@ def _summary(
     skipped: Counter[str],
     left_empty: int,
     untranslated: list[str],
+    low_confidence: int = 0,
 ) -> FillSummary:
     """The ``FillSummary`` of the entries ``filled`` (each with its block and what
     ``_fill_entry`` filled), those ``skipped`` (``_entries_to_fill``), ``left_empty`` and
-    ``untranslated`` (named). A filled entry with a format flag passes when each msgstr
-    passes msgfmt --check-format's comparison with its source (``_format_error``); each that
-    fails is named."""
+    ``untranslated`` (named; ``low_confidence`` of them below the minimum confidence). A
+    filled entry with a format flag passes when each msgstr passes msgfmt --check-format's
+    comparison with its source (``_format_error``); each that fails is named."""
     plural = [translated for _, entry, translated in filled if entry.msgid_plural]
     checked = 0
     errors: list[str] = []
@@ -736,6 +837,7 @@ def _summary(
         format_matches=checked - len(errors),
         untranslated=tuple(untranslated),
         format_errors=tuple(errors),
+        low_confidence=low_confidence,
     )
 
 

@@ -7,12 +7,12 @@ attention explorer page.
 - ``POST /api/translate``: ``TranslateRequest`` in (``sources``, ``model``, a field per
   ``RequestOptions`` field: ``attention``, ``align``, ``placeholders``, and a field per
   ``SearchOptions`` field, made from them by ``request_model``), ``{"model", "results":
-  [{"source", "source_tokens", "prefix_tokens", "hypotheses": [{"text", "score", "tokens",
-  "attention"?, "alignment"?, "searched_again"?}]}]}`` out, one result per source, in order.
-  Requests that share their options are decoded together (``luong.request_batcher``) on a
-  worker thread through ``Translator.translations``, the path every face takes, and their
-  answers are written there too, so the event loop (``/health``) stays free while a batch
-  decodes.
+  [{"source", "source_tokens", "prefix_tokens", "hypotheses": [{"text", "score",
+  "confidence", "tokens", "attention"?, "alignment"?, "searched_again"?}]}]}`` out, one
+  result per source, in order (``confidence``: ``luong.confidence``). Requests that share
+  their options are decoded together (``luong.request_batcher``) on a worker thread through
+  ``Translator.translations``, the path every face takes, and their answers are written
+  there too, so the event loop (``/health``) stays free while a batch decodes.
 - ``GET /api/models``: what a client needs: each model's name, language pair, config
   (architecture and longest source), vocabulary sizes and its run's figures (numbers only);
   the limits; ``key_required``. No path, command line or version of the host.

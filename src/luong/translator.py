@@ -24,6 +24,7 @@ from typing import Any
 import torch
 
 from luong.alignment import hypothesis_alignment, pharaoh
+from luong.confidence import confidence
 from luong.config.faces import FORMATS
 from luong.config.model import Seq2SeqConfig
 from luong.decoding_defaults import decoding_defaults, with_defaults
@@ -235,8 +236,8 @@ def translation_records(
 ) -> list[dict[str, Any]]:
     """A ``Translation``'s hypotheses as JSON-ready records (``hypothesis_record``), each
     with the text as written (placeholders put back or kept) and, for an output that came
-    from a second search, ``"searched_again": true`` (its scores and attention are the first
-    search's)."""
+    from a second search, ``"searched_again": true`` (its score, confidence and attention
+    are the first search's)."""
     records = []
     for k, hypothesis in enumerate(translation.hypotheses):
         # the links the translation holds already (request.align): not aligned a second time
@@ -260,15 +261,18 @@ def hypothesis_record(
     replace_unk: bool = False,
     align: bool = False,
 ) -> dict[str, Any]:
-    """A hypothesis as JSON-ready data: ``text``, ``score``, ``tokens`` (output symbols, EOS
-    included) and ``attention`` ``[T][S]`` over the source symbols and its EOS; numbers
-    rounded to 6 decimals, and None (JSON's null) for a number that is not finite, which JSON
-    cannot hold. With ``align``, ``alignment``: the word links ``[[i, j], ...]``, source word
-    ``i``, output word ``j`` (``luong.alignment.hypothesis_alignment``)."""
+    """A hypothesis as JSON-ready data: ``text``, ``score``, ``confidence`` (the geometric
+    mean of its tokens' probabilities, in [0, 1]: ``luong.confidence``), ``tokens`` (output
+    symbols, EOS included) and ``attention`` ``[T][S]`` over the source symbols and its EOS;
+    numbers rounded to 6 decimals, and None (JSON's null) for a number that is not finite,
+    which JSON cannot hold. With ``align``, ``alignment``: the word links
+    ``[[i, j], ...]``, source word ``i``, output word ``j``
+    (``luong.alignment.hypothesis_alignment``)."""
     copy_from = source if replace_unk else None
     record: dict[str, Any] = {
         "text": hypothesis_text(model, hypothesis, copy_from),
         "score": _json_number(hypothesis.score),
+        "confidence": _json_number(confidence(hypothesis)),
         "tokens": hypothesis_symbols(model, hypothesis, copy_from),
         "attention": [[_json_number(w) for w in row] for row in hypothesis.attention.tolist()],
     }

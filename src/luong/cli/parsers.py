@@ -450,8 +450,9 @@ def add_po(commands: Any) -> None:
         "po",
         help="fill a gettext catalog's untranslated entries (.po or .pot)",
         description="Fill the untranslated entries of a gettext catalog (.po, or a .pot) with a "
-        "model's translations, each marked fuzzy with a comment naming the model, for a person "
-        "to review; translated, fuzzy and obsolete entries and everything else in the file are "
+        "model's translations, each marked fuzzy with a comment naming the model (and one giving "
+        "the model's confidence in it), for a person to review; translated, fuzzy and "
+        "obsolete entries and everything else in the file are "
         "kept byte for byte. Plural entries get every msgstr[n] the header's Plural-Forms asks "
         "for (a .pot gets the target language's). Decodes as the model's training decoded its "
         "test split (beam 5 with the translation preset) unless the decoding flags say "
@@ -502,6 +503,14 @@ def add_po(commands: Any) -> None:
         metavar="LANG",
         help="the target language (de, pt-BR: a code babel knows), when the model records "
         "none; the catalog's Language must agree",
+    )
+    parser.add_argument(
+        "--min-confidence",
+        metavar="X",
+        help="leave an entry whose confidence is below X, a number in [0, 1], untranslated "
+        "for a person (named in the summary); each entry filled has its confidence in a "
+        "comment (# luong: confidence 0.73: the geometric mean of its tokens' probabilities; "
+        "docs/results.md says what a value meant on gettext-en-de; default: fill every entry)",
     )
     # constrain: the better of the two mechanisms on gettext-en-de's dev (docs/results.md)
     add_placeholders_flag(parser, "constrain")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import os
 from pathlib import Path
 
@@ -63,11 +64,25 @@ def _check_out(out: Path, catalog: Path, force: bool) -> None:
         raise LuongError(f"{out}: cannot write in {out.parent} (permission denied)")
 
 
+def _min_confidence(given: str | None) -> float | None:
+    """--min-confidence as a number in [0, 1] (None when not given)."""
+    if given is None:
+        return None
+    try:
+        value = float(given)
+    except ValueError:
+        value = math.nan
+    if not 0.0 <= value <= 1.0:  # NaN too
+        raise UsageError(f"--min-confidence: expected a number in [0, 1], got {given!r}")
+    return value
+
+
 def main(args: argparse.Namespace) -> int:
     if len(args.paths) < 2:
         raise UsageError("expected a model folder and a catalog (DIR... CATALOG)")
     if args.batch_size < 1:
         raise UsageError(f"--batch-size: expected >= 1, got {args.batch_size}")
+    min_confidence = _min_confidence(args.min_confidence)
     if args.tgt_lang is not None:
         try:
             check_language_code(args.tgt_lang, "--tgt-lang")
@@ -94,6 +109,7 @@ def main(args: argparse.Namespace) -> int:
             accelerator=args.accelerator,
             to_utf8=args.to_utf8,
             too_long=too_long(translator, args.placeholders),
+            min_confidence=min_confidence,
         )
     except LuongError as error:
         raise LuongError(f"{catalog}: {error}") from None
