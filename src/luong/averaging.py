@@ -35,7 +35,7 @@ from luong.checkpoint import list_checkpoints
 from luong.config.run import carried_run_toml, run_of
 from luong.devices import resolve_device
 from luong.errors import LuongError, LuongTypeError
-from luong.files import folder_list, write_folder, write_text
+from luong.files import folder_list, shown_names, write_folder, write_text
 from luong.folder_files import (
     AVERAGED,
     CHECKPOINTS,
@@ -195,7 +195,7 @@ def _check_out(out: Path, force: bool) -> None:
     held = sorted(path.name for path in out.iterdir()) if out.is_dir() else []
     if not held:
         return
-    shown = ", ".join(held[:3]) + (f" and {len(held) - 3} more" if len(held) > 3 else "")
+    shown = shown_names(held)
     earlier = AVERAGED in held and set(held) <= AVERAGE_FILES
     if earlier and not force:
         raise LuongError(

@@ -54,7 +54,7 @@ import polib
 from luong.catalog import detect_accelerator, find_accelerator
 from luong.config.faces import CorpusOptions
 from luong.errors import LuongError, LuongTypeError
-from luong.files import read_bounded, read_json, write_folder
+from luong.files import read_bounded, read_json, shown_names, write_folder
 from luong.languages import check_language
 from luong.po_file import decode_catalog
 
@@ -365,7 +365,7 @@ def write_corpus(
         if earlier and (read_json(out / MANIFEST) or {}).get("kind") == KIND and force:
             pass
         else:
-            shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+            shown = shown_names(names)
             hint = " (an earlier corpus: --force replaces it)" if earlier else ""
             raise LuongError(
                 f"{out}: not empty (it holds {shown}){hint}; choose a new or empty folder"

@@ -44,6 +44,7 @@ from luong.folder_files import LOCK
 
 __all__ = [
     "folder_list",
+    "shown_names",
     "clear_stale_partials",
     "BOM",
     "MAX_JSON_BYTES",
@@ -73,6 +74,12 @@ MAX_JSON_BYTES = 64 << 20
 
 MAX_TEXT_BYTES = 1 << 20
 """The largest text file read whole, such as a TOML config (1 MiB)."""
+
+
+def shown_names(names: Sequence[str]) -> str:
+    """``names`` as a message shows what a folder holds: the first three, then how many
+    more (``"a, b, c and 2 more"``)."""
+    return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
 
 
 def folder_list(name: str, folders: object) -> list[Path]:

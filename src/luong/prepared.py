@@ -70,7 +70,7 @@ import numpy as np
 from luong.batching import Batch, pad_batch
 from luong.config.vocab import VocabConfig
 from luong.errors import LuongError, LuongTypeError
-from luong.files import read_bounded, read_json, write_folder, write_json
+from luong.files import read_bounded, read_json, shown_names, write_folder, write_json
 from luong.folder_files import SRC_VOCAB, TGT_VOCAB
 from luong.subword import SubwordVocab, load_vocab, train_subword
 from luong.tasks.data import Pair, TaskData
@@ -402,7 +402,7 @@ def _check_out(out: Path) -> None:
         others = [name for name in held if name not in listed]
         if not others:
             return
-        shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+        shown = shown_names(others)
         what = f"a prepared corpus that also holds other files ({shown})"
     raise LuongError(
         f"{out}: {what}; choose a new or empty folder for --out (an earlier corpus is "

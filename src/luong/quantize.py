@@ -17,7 +17,7 @@ from pathlib import Path
 from luong.config.choices import INT8_PARTS
 from luong.config.run import carried_run_toml
 from luong.errors import LuongError, LuongTypeError
-from luong.files import write_folder, write_text
+from luong.files import shown_names, write_folder, write_text
 from luong.folder_files import MODEL_CONFIG, RUN_CONFIG, SRC_VOCAB, TGT_VOCAB, WEIGHTS
 from luong.model import Seq2Seq, is_int8_folder
 
@@ -102,12 +102,12 @@ def _check_out(out: Path, force: bool) -> None:
     held = sorted(path.name for path in out.iterdir()) if out.is_dir() else []
     if not held:
         return
-    shown = _shown(held)
+    shown = shown_names(held)
     int8 = is_int8_folder(out)
     others = [name for name in held if name not in INT8_FILES]
     if int8 and others:
         raise LuongError(
-            f"{out}: holds an int8 model and other files ({_shown(others)}); choose a new or "
+            f"{out}: holds an int8 model and other files ({shown_names(others)}); choose a new or "
             "empty folder for --out (--force replaces only an earlier int8 model that holds "
             "nothing else)"
         )
@@ -122,7 +122,3 @@ def _check_out(out: Path, force: bool) -> None:
             f"{out}: not empty and not an earlier int8 model (it holds {shown}); choose a new "
             "or empty folder for --out (--force replaces only an earlier int8 model)"
         )
-
-
-def _shown(names: Sequence[str]) -> str:
-    return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")

@@ -32,7 +32,7 @@ from luong.config.vocab import VocabConfig
 from luong.distributed import pick_device, setup
 from luong.errors import LuongError
 from luong.evaluation import BLEU_SCORES, PAIR_SCORES, REFERENCE_SCORES, evaluate, prefixed
-from luong.files import FolderLocked, locked, read_json, write_json, write_text
+from luong.files import FolderLocked, locked, read_json, shown_names, write_json, write_text
 from luong.folder_files import LOCK, METRICS, MODEL_CONFIG, RUN, RUN_CONFIG, TRAIN_LOG
 from luong.languages import check_language
 from luong.model import Seq2Seq, is_int8_folder, language_pair
@@ -461,7 +461,7 @@ def _check_run_folder(out: Path) -> None:
         return
     others = sorted(path.name for path in out.iterdir() if path.name != LOCK)
     if others:
-        shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+        shown = shown_names(others)
         raise LuongError(
             f"{out}: not empty and not a luong run folder (it holds {shown}, but no {RUN}); "
             "choose a new or empty folder for --out"

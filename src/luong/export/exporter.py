@@ -45,7 +45,7 @@ from torch import Tensor, nn
 from luong.decoder import DecoderState, Memory
 from luong.errors import LuongError, LuongTypeError
 from luong.export import runtime
-from luong.files import write_folder, write_text
+from luong.files import shown_names, write_folder, write_text
 from luong.folder_files import SRC_VOCAB, TGT_VOCAB
 from luong.model import Seq2Seq, evaluating, is_int8_folder
 from luong.version import __version__
@@ -185,7 +185,7 @@ def check_out(out: str | Path) -> Path:
         raise LuongError(f"{out}: a file, not a folder; --out names a new or empty folder")
     held = sorted(path.name for path in out.iterdir()) if out.is_dir() else []
     if held:
-        shown = ", ".join(held[:3]) + (f" and {len(held) - 3} more" if len(held) > 3 else "")
+        shown = shown_names(held)
         raise LuongError(
             f"{out}: not empty (it holds {shown}); choose a new or empty folder for --out"
         )
