@@ -101,6 +101,7 @@ __all__ = [
     "find_accelerator",
     "format_placeholders",
     "plural_forms",
+    "primary_language",
     "too_long",
     "translate_messages",
 ]
@@ -260,7 +261,7 @@ def too_long(
     return reason
 
 
-def _primary(language: str) -> str:
+def primary_language(language: str) -> str:
     """``de_AT.UTF-8@euro`` -> ``de``: the language without region, script, charset."""
     return re.split(r"[_\-.@]", language.strip())[0].lower()
 
@@ -274,7 +275,7 @@ def check_language(catalog: str, target: str) -> None:
     """
     if not target.strip():
         raise LuongError(f"target: expected a language code such as 'de', got {target!r}")
-    if catalog.strip() and _primary(catalog) != _primary(target):
+    if catalog.strip() and primary_language(catalog) != primary_language(target):
         raise LuongError(
             f"the catalog's Language is {catalog.strip()}, the model translates into {target}"
         )

@@ -51,7 +51,7 @@ from typing import Any
 import babel
 import polib
 
-from luong.catalog import detect_accelerator, find_accelerator
+from luong.catalog import detect_accelerator, find_accelerator, primary_language
 from luong.config.faces import CorpusOptions
 from luong.errors import LuongError, LuongTypeError
 from luong.files import read_bounded, read_json, shown_names, write_folder
@@ -151,7 +151,7 @@ def _read(path: Path) -> polib.POFile | polib.MOFile:
     ``MAX_CATALOG_BYTES``)."""
     data = read_bounded(path, MAX_CATALOG_BYTES)
     if path.suffix == ".mo":
-        return polib.mofile(str(path))
+        return polib.mofile(data)  # polib reads a .mo's bytes as well as its path
     return polib.pofile(decode_catalog(data))
 
 
@@ -195,10 +195,6 @@ def _catalog_pairs(
 
 def _language_of(catalog: polib.POFile | polib.MOFile) -> str:
     return str(catalog.metadata.get("Language", "")).strip()
-
-
-def _primary(code: str) -> str:
-    return code.replace("_", "-").split("-")[0].lower()
 
 
 def excluded_sources(paths: Sequence[str | os.PathLike[str]]) -> set[str]:
@@ -262,7 +258,7 @@ def build_corpus(
             corpus.skipped.append({"path": str(path), "reason": str(error) or type(error).__name__})
             continue
         language = _language_of(catalog)
-        if language and _primary(language) != _primary(tgt_lang):
+        if language and primary_language(language) != primary_language(tgt_lang):
             reason = f"its Language header says {language!r}, not {tgt_lang}"
             corpus.skipped.append({"path": str(path), "reason": reason})
             continue
@@ -308,7 +304,7 @@ def build_corpus(
                 if at < options.devtest + options.dev
                 else "train"
             )
-        target = max(counts, key=lambda t: (counts[t], -list(counts).index(t)))
+        target = counts.most_common(1)[0][0]  # ties: the first seen (Counter keeps order)
         corpus.splits[split].append((source, target))
     return corpus
 
@@ -362,13 +358,14 @@ def write_corpus(
     if out.is_dir() and any(out.iterdir()):
         names = sorted(p.name for p in out.iterdir())
         earlier = (out / MANIFEST).is_file() and set(names) <= set(CORPUS_FILES)
-        if earlier and (read_json(out / MANIFEST) or {}).get("kind") == KIND and force:
-            pass
-        else:
-            shown = shown_names(names)
+        if earlier:  # luong's corpus, holding nothing else
+            kept = read_json(out / MANIFEST)
+            earlier = isinstance(kept, dict) and kept.get("kind") == KIND
+        if not (earlier and force):
             hint = " (an earlier corpus: --force replaces it)" if earlier else ""
             raise LuongError(
-                f"{out}: not empty (it holds {shown}){hint}; choose a new or empty folder"
+                f"{out}: not empty (it holds {shown_names(names)}){hint}; choose a new or "
+                "empty folder"
             )
     manifest = {
         "kind": KIND,

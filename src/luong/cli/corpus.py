@@ -28,8 +28,9 @@ def main(args: argparse.Namespace) -> int:
             devtest=args.devtest,
             split_by=args.split_by,
         )
-    except LuongError as error:
-        raise UsageError(f"--{str(error).replace('_', '-')}") from None
+    except LuongError as error:  # "max_len: ..." -> "--max-len: ...": the flag's name
+        name, _, detail = str(error).partition(":")
+        raise UsageError(f"--{name.replace('_', '-')}:{detail}") from None
     files = catalog_files(args.paths, args.tgt_lang)
     exclude = excluded_sources(args.exclude)
     corpus = build_corpus(files, options, args.tgt_lang, exclude)
