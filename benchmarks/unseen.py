@@ -1,0 +1,253 @@
+"""Catalogs of packages a model never saw, as a translator meets them (issues 40 and 41): each
+of six Debian packages' German catalogs (none in gettext-en-de, none in the larger corpus of
+benchmarks/debian_catalogs.py) has its translated singular entries split into halves by a hash
+of the source. The first half plays the project's own translations, the second the entries to
+fill: a project catalog holds the first half translated and the second empty, ``luong po``
+fills it as a translator runs it, and BLEU and chrF (sacrebleu, through ``luong.metrics``)
+score the second half's outputs against the package's own translations.
+
+    python benchmarks/unseen.py runs/de runs/de-large --catalogs /work/cache/debian-de \
+        [--adapt] [--tm] [--glossary] [--out docs/unseen.json]
+
+``--adapt``: ``luong po --adapt DIR`` (each model fine-tuned on the project's first half, then
+the second filled), and each adapted model's devtest BLEU (what adaptation costs the general
+model). ``--tm``: a translation memory of the first half and gettext-en-de's train. With
+``--glossary``: the glossary of ``glossary_terms`` (the method is its docstring). Each
+configuration is one row per model; the catalogs come from benchmarks/debian_catalogs.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import polib
+
+from luong.metrics import bleu_chrf
+
+UNSEEN = {
+    "system-config-printer-common": "system-config-printer.mo",  # printers, queues, jobs
+    "seahorse": "seahorse.mo",  # keyrings, keys, secrets
+    "nano": "nano.mo",  # a text editor
+    "file-roller": "file-roller.mo",  # archives
+    "simple-scan": "simple-scan.mo",  # scanning
+    "deja-dup": "deja-dup.mo",  # backups
+}
+"""Package -> its catalog: six programs of different kinds, picked by hand before any model
+decoded them (their terms are the issue's: queue, job, secret, keyring)."""
+
+GETTEXT = Path("/work/shared/data/gettext-en-de")
+
+
+def first_half(source: str) -> bool:
+    """The half a source falls in: the first byte of its SHA-256, even or odd."""
+    return hashlib.sha256(source.encode("utf-8")).digest()[0] % 2 == 0
+
+
+@dataclass
+class Project:
+    """One package's catalog cut into halves, written as the project a translator holds."""
+
+    name: str
+    catalog: Path  # first half translated, second half empty
+    first: list[tuple[str, str]]  # (source, translation)
+    second: list[tuple[str | None, str, str]]  # (context, source, reference)
+
+
+def projects(catalogs: Path, work: Path) -> list[Project]:
+    """The six projects, written under ``work``."""
+    made = []
+    for package, name in UNSEEN.items():
+        original = polib.mofile(str(catalogs / package / name))
+        catalog = polib.POFile()
+        catalog.metadata = {
+            "Project-Id-Version": package,
+            "Language": "de",
+            "MIME-Version": "1.0",
+            "Content-Type": "text/plain; charset=UTF-8",
+            "Content-Transfer-Encoding": "8bit",
+        }
+        first, second = [], []
+        for entry in original:
+            if not entry.msgid or entry.msgid_plural or not entry.msgstr:
+                continue
+            if first_half(entry.msgid):
+                first.append((entry.msgid, entry.msgstr))
+                msgstr = entry.msgstr
+            else:
+                second.append((entry.msgctxt, entry.msgid, entry.msgstr))
+                msgstr = ""
+            catalog.append(polib.POEntry(msgid=entry.msgid, msgstr=msgstr, msgctxt=entry.msgctxt))
+        path = work / f"{Path(name).stem}.po"
+        catalog.save(str(path))
+        made.append(Project(Path(name).stem, path, first, second))
+    return made
+
+
+def luong(*args: str) -> subprocess.CompletedProcess[str]:
+    """``luong ARGS`` as a person runs it (exit 3 of ``luong po``: entries whose format
+    check failed, named on stderr, the catalog written)."""
+    result = subprocess.run(
+        [sys.executable, "-m", "luong", *args], capture_output=True, text=True, check=False
+    )
+    if result.returncode not in (0, 3):
+        raise RuntimeError(f"luong {' '.join(args)}: {result.stderr.strip()}")
+    return result
+
+
+def outputs(filled: Path, project: Project) -> list[str]:
+    """The filled msgstr of each second-half entry ("" where luong po left it empty)."""
+    found = {(e.msgctxt, e.msgid): e.msgstr for e in polib.pofile(str(filled))}
+    return [found.get((context, source), "") for context, source, _ in project.second]
+
+
+def scores(hyps: list[str], refs: list[str]) -> dict[str, float]:
+    """BLEU and chrF, rounded."""
+    got = bleu_chrf(hyps, [[ref] for ref in refs])
+    return {"bleu": round(float(got["bleu"]), 2), "chrf": round(float(got["chrf"]), 2)}
+
+
+def devtest_bleu(model: Path) -> dict[str, float]:
+    """``luong eval MODEL --data gettext-en-de/devtest.tsv``: BLEU and chrF."""
+    got = json.loads(
+        luong("eval", str(model), "--data", str(GETTEXT / "devtest.tsv"), "--json").stdout
+    )
+    return {"bleu": round(float(got["bleu"]), 2), "chrf": round(float(got["chrf"]), 2)}
+
+
+WORD = re.compile(r"[A-Za-z][A-Za-z-]+")
+
+
+def glossary_terms(projects: list[Project], least: int = 2) -> list[tuple[str, str]]:
+    """A glossary from the projects' first halves: every first-half entry whose source is one
+    or two words (a label: "Printer", "Print queue", accelerators and trailing dots taken
+    out) and whose translation is at most two words, where the source term occurs (word
+    boundaries, any case) in at least ``least`` sources of the first halves besides its
+    own. The project's own translation of its own label is its term."""
+    sources = [source for p in projects for source, _ in p.first]
+    terms: dict[str, str] = {}
+    for p in projects:
+        for source, target in p.first:
+            term = re.sub(r"[_&]|\.\.\.$|…$|:$", "", source).strip()
+            want = re.sub(r"[_&]|\.\.\.$|…$|:$", "", target).strip()
+            if not (1 <= len(term.split()) <= 2 and 1 <= len(want.split()) <= 2):
+                continue
+            if not all(WORD.fullmatch(word) for word in term.split()) or len(term) < 4:
+                continue
+            if term.lower() in {t.lower() for t in terms}:
+                continue
+            pattern = re.compile(rf"(?<![\w-]){re.escape(term)}(?![\w-])", re.IGNORECASE)
+            if sum(1 for s in sources if pattern.search(s)) >= least + 1:
+                terms[term] = want
+    return sorted(terms.items())
+
+
+def term_held(
+    triples: list[tuple[str, str, str]], glossary: list[tuple[str, str]]
+) -> dict[str, int]:
+    """Over (source, output, reference) triples, each glossary term a source holds (any
+    case, word boundaries): how often, how often the output holds its target term (any
+    case), and how often the reference does (how often the enforced form is the right
+    one)."""
+    seen = held = in_reference = 0
+    for source, output, reference in triples:
+        for term, target in glossary:
+            if re.search(rf"(?<![\w-]){re.escape(term)}(?![\w-])", source, re.IGNORECASE):
+                seen += 1
+                held += target.lower() in output.lower()
+                in_reference += target.lower() in reference.lower()
+    return {"occurrences": seen, "held": held, "in_reference": in_reference}
+
+
+def run(
+    model: Path, project: Project, work: Path, flags: list[str], adapt: bool
+) -> dict[str, object]:
+    """``luong po MODEL CATALOG FLAGS`` (``--adapt`` into ``work``), scored."""
+    filled = work / f"{project.name}.{model.name}.filled.po"
+    extra = ["--adapt", str(work / f"{project.name}.{model.name}.adapted")] if adapt else []
+    started = time.perf_counter()
+    done = luong(
+        "po", str(model), str(project.catalog), "--out", str(filled), "--force", "--to-utf8",
+        *extra, *flags,
+    )
+    seconds = time.perf_counter() - started
+    hyps = outputs(filled, project)
+    row: dict[str, object] = {
+        "project": project.name,
+        "entries": len(project.second),
+        **scores(hyps, [ref for _, _, ref in project.second]),
+        "seconds": round(seconds, 1),
+        "stderr": done.stderr.strip().splitlines()[-3:],
+        "outputs": hyps,
+    }
+    if adapt:
+        row["devtest"] = devtest_bleu(work / f"{project.name}.{model.name}.adapted")
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("models", type=Path, nargs="+")
+    parser.add_argument("--catalogs", type=Path, required=True)
+    parser.add_argument("--adapt", action="store_true")
+    parser.add_argument("--tm", action="store_true")
+    parser.add_argument("--glossary", action="store_true")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+
+    result: dict[str, object] = {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "command": " ".join(["python", "benchmarks/unseen.py", *sys.argv[1:]]),
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        made = projects(args.catalogs, work)
+        result["projects"] = {
+            p.name: {"first": len(p.first), "second": len(p.second)} for p in made
+        }
+        flags: list[str] = []
+        glossary: list[tuple[str, str]] = []
+        if args.glossary:
+            glossary = glossary_terms(made)
+            path = work / "glossary.tsv"
+            path.write_text("".join(f"{s}\t{t}\n" for s, t in glossary), encoding="utf-8")
+            flags += ["--glossary", str(path)]
+            result["glossary"] = glossary
+        rows: dict[str, object] = {}
+        for model in args.models:
+            per = []
+            for project in made:
+                tm = []
+                if args.tm:
+                    tm = ["--tm", str(project.catalog), str(GETTEXT / "train.tsv")]
+                per.append(run(model, project, work, flags + tm, args.adapt))
+            triples = [
+                (source, hyp, ref)
+                for project, row in zip(made, per, strict=True)
+                for (_, source, ref), hyp in zip(project.second, row.pop("outputs"), strict=True)  # type: ignore[call-overload]
+            ]
+            hyps, refs = [h for _, h, _ in triples], [r for _, _, r in triples]
+            pooled: dict[str, object] = {"entries": len(refs), **scores(hyps, refs)}
+            if glossary:
+                pooled["terms"] = term_held(triples, glossary)
+            if not args.adapt:
+                pooled["devtest"] = devtest_bleu(model)
+            rows[str(model)] = {"pooled": pooled, "projects": per}
+        result["models"] = rows
+    text = json.dumps(result, indent=1, ensure_ascii=False)
+    print(text)
+    if args.out is not None:
+        args.out.write_text(text + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
