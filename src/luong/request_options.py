@@ -5,9 +5,10 @@ says what to do around the search and what each output carries: the source's pla
 kept or not (``placeholders``), each output's word alignment (``align``), its attention
 (``attention``), and whether a translation memory given to the face is consulted
 (``memory``: the memory itself is data a face loads, ``luong.memory``, handed to
-``Translator.translations`` beside the request). Both are handed whole to ``luong.translator.Translator``, the one path from
-a request to its outputs, which every face calls: ``luong translate``, ``luong eval``,
-``luong po``, the server's ``POST /api/translate`` and LibreTranslate's ``/translate``.
+``Translator.translations`` beside the request). Both are handed whole to
+``luong.translator.Translator``, the one path from a request to its outputs, which every
+face calls: ``luong translate``, ``luong eval``, ``luong po``, the server's
+``POST /api/translate`` and LibreTranslate's ``/translate``.
 
     Translator(model).translations(texts, SearchOptions(beam=5),
                                    RequestOptions(placeholders="constrain"))
