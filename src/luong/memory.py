@@ -59,6 +59,7 @@ from pathlib import Path
 from lxml import etree
 from rapidfuzz import fuzz, process
 
+from luong.config.faces import TM_MATCHES, TM_THRESHOLD
 from luong.errors import LuongError, LuongTypeError
 from luong.files import read_bounded, read_text_lines
 from luong.placeholders import find_placeholders, keeps_placeholders
@@ -75,10 +76,10 @@ __all__ = [
     "read_entries",
 ]
 
-DEFAULT_THRESHOLD = 75.0
+DEFAULT_THRESHOLD = TM_THRESHOLD
 """The lowest ``fuzz.ratio`` score a fuzzy match is shown with (``--tm-threshold``)."""
 
-DEFAULT_LIMIT = 3
+DEFAULT_LIMIT = TM_MATCHES
 """The most fuzzy matches a source gets."""
 
 MAX_MEMORY_BYTES = 512 << 20
