@@ -171,9 +171,8 @@ def test_fuzzy_matches_best_first_with_their_scores() -> None:
         ("Open a file", 80.0),
     ]
     assert recall.fuzzy[0].score == fuzz.ratio("Open the filer", "Open the file")
-    assert [m.source for m in memory(*[(f"Open {c}", c) for c in "abcde"]).recall("Open x").fuzzy] == [
-        "Open a", "Open b", "Open c"  # at most 3, ties in memory order
-    ]  # fmt: skip
+    ties = memory(*[(f"Open {c}", c) for c in "abcde"]).recall("Open x")
+    assert [m.source for m in ties.fuzzy] == ["Open a", "Open b", "Open c"]  # at most 3, in order
 
 
 def test_a_reused_translation_must_keep_the_sources_placeholders() -> None:
