@@ -185,7 +185,7 @@ def test_a_reused_translation_must_keep_the_sources_placeholders() -> None:
         "Save %s", "Speichern", 100.0, "m.tsv", "not reused: its translation lacks %s"
     )
     assert memory(("a\nb", "a b")).recall("a\nb").fuzzy[0].note == (
-        "not reused: its translation lacks \n"
+        "not reused: its translation lacks \\n"  # written as two characters: one line
     )
     assert memory(("%s of %d", "%d von %s")).recall("%s of %d").fuzzy[0].note == (
         "not reused: its translation takes its placeholders in another order"

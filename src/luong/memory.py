@@ -243,11 +243,18 @@ def _placeholder_difference(source: str, target: str) -> str:
     """Why ``target`` does not keep ``source``'s placeholders, in words."""
     wanted, got = (Counter(span.text for span in find_placeholders(t)) for t in (source, target))
     lacks, adds = wanted - got, got - wanted
-    parts = [f"lacks {' '.join(lacks.elements())}"] if lacks else []
-    parts += [f"adds {' '.join(adds.elements())}"] if adds else []
+    # a line break written as \n, so that the note stays one line (a catalog's comment)
+    parts = [f"lacks {_spans(lacks)}"] if lacks else []
+    parts += [f"adds {_spans(adds)}"] if adds else []
     if not parts:
         parts = ["takes its placeholders in another order"]
     return f"its translation {', '.join(parts)}"
+
+
+def _spans(counts: Counter[str]) -> str:
+    return " ".join(
+        span.replace("\r", "\\r").replace("\n", "\\n") for span in counts.elements()
+    )
 
 
 def read_entries(
