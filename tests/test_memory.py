@@ -14,8 +14,10 @@ from fastapi.testclient import TestClient
 from helpers import SRC_SPACE, assert_one_line_error, luong, small_model
 from rapidfuzz import fuzz
 
+from luong.catalog import fill_catalog
 from luong.errors import LuongError
 from luong.memory import Match, MemoryEntry, Recall, TranslationMemory, read_entries
+from luong.po_file import decode_catalog
 from luong.request_options import RequestOptions
 from luong.search_options import SearchOptions
 from luong.server import ServedModel, create_app
@@ -222,6 +224,11 @@ def test_the_translator_decodes_only_what_the_memory_lacks(model: Path) -> None:
     assert [t.origin for t in both] == ["memory", "model", "model"]
     assert [(m.source, round(m.score, 2)) for m in both[1].matches or ()] == [("abc def", 85.71)]
     assert both[2].matches[0].note == "not reused: its translation lacks %s"
+    # constraints: one list per source given, the decoded sources' kept
+    held = translator.translations(
+        ["abc def", "abc deg"], SearchOptions(beam=2), constraints=[["9"], ["77"]], memory=tm
+    )
+    assert [("77" in t.texts[0], t.origin) for t in held] == [(False, "memory"), (True, "model")]
     off = list(
         translator.translations(["abc def"], search, RequestOptions(memory=False), memory=tm)
     )
@@ -352,3 +359,27 @@ def test_the_servers_answer_says_its_origin(model: Path, tmp_path: Path) -> None
     assert off["results"][0]["hypotheses"][0]["text"] != "Abc Def"
     fields = schema["components"]["schemas"]["TranslateRequest"]["properties"]
     assert fields["memory"]["default"] is True
+
+
+def test_the_readmes_wdiff_example() -> None:
+    data = Path(__file__).parent / "data" / "catalogs"
+    tm = TranslationMemory.read([data / "wdiff.de.po"], "en", "de")
+    text = decode_catalog((data / "wdiff.pot").read_bytes())
+    filled = fill_catalog(
+        text, lambda lines: ["x"] * len(lines), target="de", model="translation", memory=tm
+    )
+    assert filled.summary.memory_line() == "115 from memory, 4 with fuzzy matches, 4 by the model"
+    entries = {e.msgid: e for e in polib.pofile(filled.text)}
+    changed = entries["  %d %.0f%% changed"]
+    assert (changed.tcomment, changed.flags, changed.msgstr_plural) == (
+        "luong: from memory (wdiff.de.po)",
+        ["c-format"],
+        {0: "  %d %.0f%% verändert", 1: "  %d %.0f%% verändert"},
+    )
+    statistics = entries["  -s, --statistics           say how many words deleted, inserted etc.\n"]
+    assert statistics.tcomment.splitlines()[0] == (
+        "luong: memory 100 (wdiff.de.po), not reused: its translation adds \\n: "
+        '"  -s, --statistics           say how many words deleted, inserted etc.\\n" -> '
+        '"  -s, --statistics           Anzahl gelöschter, eingefügter etc. Wörter\\n'
+        '                             ausgeben\\n"'
+    )
