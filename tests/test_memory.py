@@ -349,6 +349,7 @@ def test_the_servers_answer_says_its_origin(model: Path, tmp_path: Path) -> None
         answer = client.post("/api/translate", json=body).json()
         off = client.post("/api/translate", json={**body, "memory": False}).json()
         schema = client.get("/openapi.json").json()
+        libre = client.post("/translate", json={"q": "abc def", "source": "en", "target": "de"})
     first, second = answer["results"]
     assert (first["origin"], first["hypotheses"]) == ("memory", [{"text": "Abc Def"}])
     assert first["matches"][0] == {
@@ -357,6 +358,7 @@ def test_the_servers_answer_says_its_origin(model: Path, tmp_path: Path) -> None
     assert (second["origin"], second["matches"]) == ("model", [])
     assert "origin" not in off["results"][0]
     assert off["results"][0]["hypotheses"][0]["text"] != "Abc Def"
+    assert libre.json() == {"translatedText": "Abc Def"}  # LibreTranslate's API takes it too
     fields = schema["components"]["schemas"]["TranslateRequest"]["properties"]
     assert fields["memory"]["default"] is True
 
