@@ -252,9 +252,7 @@ def _placeholder_difference(source: str, target: str) -> str:
 
 
 def _spans(counts: Counter[str]) -> str:
-    return " ".join(
-        span.replace("\r", "\\r").replace("\n", "\\n") for span in counts.elements()
-    )
+    return " ".join(span.replace("\r", "\\r").replace("\n", "\\n") for span in counts.elements())
 
 
 def read_entries(
