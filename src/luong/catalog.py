@@ -41,6 +41,20 @@ What a filled entry gets:
 - its keyboard accelerator (``_File``, GTK; ``&File``, Qt and KDE) taken out before the
   translation and put back once after it (``ACCELERATORS``, ``find_accelerator``).
 
+With a translation memory (``fill_catalog``'s ``memory``, ``luong po --tm``,
+``luong.memory``), an entry to fill whose msgid (and, for a plural entry, msgid_plural)
+the memory holds exactly, whitespace-collapsed and with its placeholders kept
+(``TranslationMemory.recall``), is filled from it, whole (the memory's unit is the
+message, newlines and accelerator included, not the lines the model reads), with the
+comment ``# luong: from memory (project.tmx)``, and **not** marked fuzzy when the memory's
+source is the msgid character for character (a translation a person has reviewed, of the
+same text: the memory reads no fuzzy entry); where it differs in whitespace, it is marked
+fuzzy and the comment says so. Every other entry is translated by the model and gets the
+memory's fuzzy matches, best first, one comment each before the machine's:
+``# luong: memory 92 (project.tmx): "Open the file" -> "Die Datei öffnen"`` (the score
+rounded down; an exact match not reused says why: ``, not reused: its translation lacks
+%s``). ``FillSummary.memory_line`` counts the three kinds.
+
 An entry to fill is left untranslated, and named in the summary, when a line of it is longer
 than the model reads (``too_long``: a line ``luong translate`` would refuse), when it holds
 an escape that polib would write back otherwise (``\\a``, octal, ``\\x``), or when its
@@ -57,11 +71,12 @@ function of a list of strings, so tests and other translators plug in there.
 from __future__ import annotations
 
 import gettext
+import json
 import math
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import polib
 from babel.core import UnknownLocaleError
@@ -71,6 +86,7 @@ from luong.confidence import confidence
 from luong.directives import FORMATS, in_order
 from luong.errors import LuongError, LuongTypeError
 from luong.languages import check_language as check_language_code
+from luong.memory import Match, TranslationMemory
 from luong.po_file import (
     BOM,
     Block,
@@ -113,6 +129,9 @@ KDE, Windows), ``none`` (leave every ``_`` and ``&`` to the model), ``auto``
 
 MACHINE_COMMENT = "luong: machine translation by {model}, review it"
 CONFIDENCE_COMMENT = "luong: confidence {confidence}"
+MEMORY_COMMENT = "luong: from memory ({origin})"
+WHITESPACE_COMMENT = "luong: from memory ({origin}), its source differs in whitespace: review it"
+MATCH_COMMENT = "luong: memory {score} ({origin}){note}: {source} -> {target}"
 
 
 @dataclass(frozen=True)
@@ -144,6 +163,15 @@ class FillSummary:
     untranslated: tuple[str, ...] = ()  # entries to fill left untranslated, each named, why
     format_errors: tuple[str, ...] = ()  # filled format entries failing the check, named
     low_confidence: int = 0  # of the untranslated, those below the minimum confidence
+    from_memory: int = 0  # of the filled, those filled from a translation memory
+    with_matches: int = 0  # of the filled by the model, those with the memory's fuzzy matches
+
+    def memory_line(self) -> str:
+        """What the translation memory did, as ``luong po --tm`` prints it."""
+        return (
+            f"{self.from_memory} from memory, {self.with_matches} with fuzzy matches, "
+            f"{self.filled - self.from_memory} by the model"
+        )
 
     def line(self) -> str:
         """The summary as ``luong po`` prints it."""
@@ -472,6 +500,7 @@ def fill_catalog(
     to_utf8: bool = False,
     too_long: Callable[[str], str | None] | None = None,
     min_confidence: float | None = None,
+    memory: TranslationMemory | None = None,
 ) -> FilledCatalog:
     """Fill a catalog's untranslated entries (and its fuzzy ones with ``retranslate_fuzzy``)
     with ``translate``'s translations; every other byte is kept (the module's docstring).
@@ -497,6 +526,9 @@ def fill_catalog(
             docstring) is below it, a number in [0, 1], is left untranslated, for a person,
             and named in the summary; ``translate`` must then give ``MachineText``. None:
             every entry translated is filled.
+        memory: a translation memory (``luong.memory``; the module docstring): an entry
+            whose msgid (and msgid_plural) it holds exactly is filled from it; the others
+            filled by ``translate`` get its fuzzy matches in comments.
 
     Returns:
         the ``FilledCatalog``: the new text, its ``FillSummary``, language, plural count,
@@ -514,6 +546,8 @@ def fill_catalog(
     """
     _check_fill_arguments(text, translate, model, accelerator, too_long)
     _check_min_confidence(min_confidence)
+    if memory is not None and not isinstance(memory, TranslationMemory):
+        raise LuongTypeError(f"memory: expected a TranslationMemory, got {type(memory).__name__}")
     check_language_code(target, "target")
     text = text.removeprefix(BOM)
     blocks = read_blocks(text)
@@ -532,7 +566,17 @@ def fill_catalog(
     todo, skipped = _entries_to_fill(entries, header.nplurals, retranslate_fuzzy)
     messages = _Messages(accelerator)
     untranslated: dict[int, str] = {}  # block -> why, named in the catalog's order
+    recalled: dict[int, list[_Translated]] = {}  # block -> its msgstrs from the memory
+    suggested: dict[int, tuple[Match, ...]] = {}  # block -> the memory's fuzzy matches
+    origins: dict[int, list[Match]] = {}  # block -> the matches its msgstrs came from
     for i in list(todo):
+        if memory is not None and not blocks[i].escape:
+            reused, matches = _recall(entries[i], memory, header.nplurals)
+            if reused:
+                recalled[i] = [(form, source, match.target) for form, source, match in reused]
+                origins[i] = [match for _, _, match in reused]
+                continue
+            suggested[i] = matches
         why = _untranslatable(blocks[i], messages, too_long)
         if why is not None:
             untranslated[i] = f"{entry_name(blocks[i])}: left untranslated: {why}"
@@ -546,8 +590,14 @@ def fill_catalog(
     comment = MACHINE_COMMENT.format(model=model)
     out = [block.text for block in blocks]
     filled: list[tuple[Block, polib.POEntry, list[_Translated]]] = []
-    low = 0
+    low = with_matches = 0
     for i in todo:
+        if i in recalled:
+            _fill_from_memory(entries[i], recalled[i], origins[i])
+            out[i] = _rendered(entries[i], newline)
+            _check_charset(out[i], header, blocks[i])
+            filled.append((blocks[i], entries[i], recalled[i]))
+            continue
         translated = _translations(entries[i], messages, header.nplurals)
         if translated is None:  # the block stays as it was
             continue
@@ -563,8 +613,9 @@ def fill_catalog(
                 untranslated[i] = f"{entry_name(blocks[i])}: left untranslated: {why}"
                 low += 1
                 continue
-        _fill_entry(entries[i], translated, comment, sure)
-        out[i] = render_entry(entries[i], newline)
+        _fill_entry(entries[i], translated, comment, sure, suggested.get(i, ()))
+        with_matches += bool(suggested.get(i))
+        out[i] = _rendered(entries[i], newline)
         _check_charset(out[i], header, blocks[i])
         filled.append((blocks[i], entries[i], translated))
     if header_at is not None:
@@ -573,6 +624,7 @@ def fill_catalog(
         out[:0] = [header.text, newline]
     named = [untranslated[i] for i in sorted(untranslated)]
     summary = _summary(filled, skipped, len(todo) - len(filled) - low, named, low)
+    summary = replace(summary, from_memory=len(recalled), with_matches=with_matches)
     language = header.language or target
     encoding = header.encoding
     return FilledCatalog("".join(out), summary, language, header.nplurals, accelerator, encoding)
@@ -781,11 +833,16 @@ def _translations(
 
 
 def _fill_entry(
-    entry: polib.POEntry, translated: list[_Translated], comment: str, sure: float | None
+    entry: polib.POEntry,
+    translated: list[_Translated],
+    comment: str,
+    sure: float | None,
+    matches: Sequence[Match] = (),
 ) -> None:
     """Give ``entry`` its ``translated`` msgstrs (``_translations``), the ``fuzzy`` flag and
     the machine's translator ``comment``, after the comment of its confidence ``sure`` where
-    known (both in place of older ones of luong's)."""
+    known and a comment per fuzzy match of a translation memory, best first (all in place
+    of older ones of luong's)."""
     for form, _, translation in translated:
         if form is None:
             entry.msgstr = translation
@@ -796,6 +853,94 @@ def _fill_entry(
     kept = [c for c in entry.tcomment.splitlines() if not c.startswith("luong: ")]
     if sure is not None:
         kept.append(CONFIDENCE_COMMENT.format(confidence=_shown(sure)))
+    kept += [_match_comment(match) for match in matches]
+    entry.tcomment = "\n".join([*kept, comment])
+
+
+def _rendered(entry: polib.POEntry, newline: str) -> str:
+    """The entry as polib writes it (``render_entry``), luong's translator comments each
+    on one line, never wrapped at 78 as polib wraps comments: a wrapped line would not
+    start with ``luong: `` and so would stay behind when the entry is filled again (a long
+    model name, a memory's match). polib writes the translator comments first, so luong's
+    go after the others."""
+    lines = entry.tcomment.split("\n") if entry.tcomment else []
+    ours = [line for line in lines if line.startswith("luong: ")]
+    entry.tcomment = "\n".join(line for line in lines if not line.startswith("luong: "))
+    try:
+        rendered = render_entry(entry, newline).split(newline)
+    finally:
+        entry.tcomment = "\n".join(lines)
+    at = 0
+    while at < len(rendered) and rendered[at].startswith("# "):
+        at += 1
+    rendered[at:at] = [f"# {line}" for line in ours]
+    return newline.join(rendered)
+
+
+def _match_comment(match: Match) -> str:
+    """A fuzzy match as its translator comment: its score rounded down (an entry shown
+    ``92`` scored at least 92), its file, why an exact one was not reused, and its source and
+    target as JSON strings (quoted, a newline written ``\\n``)."""
+    return MATCH_COMMENT.format(
+        score=math.floor(match.score),
+        origin=match.origin,
+        note=f", {match.note}" if match.note else "",
+        source=json.dumps(match.source, ensure_ascii=False),
+        target=json.dumps(match.target, ensure_ascii=False),
+    )
+
+
+def _recall(
+    entry: polib.POEntry, memory: TranslationMemory, count: int
+) -> tuple[list[tuple[int | None, str, Match]] | None, tuple[Match, ...]]:
+    """The msgstrs of ``entry`` to fill (as ``_translations`` lists them) from ``memory``,
+    each with the exact match it comes from, when the memory holds every one of their
+    sources (``TranslationMemory.recall``); else None, and the fuzzy matches to show: those
+    of the msgid (its exact match first, where only the plural lacks one)."""
+    forms: list[tuple[int | None, str]] = [(None, entry.msgid)]
+    if entry.msgid_plural:
+        forms = [
+            (n, entry.msgid if n == 0 else entry.msgid_plural)
+            for n in range(count)
+            if entry.fuzzy or not entry.msgstr_plural.get(n)
+        ]
+    recalls = {source: memory.recall(source) for _, source in forms}
+    reused = []
+    for form, source in forms:
+        exact = recalls[source].exact
+        if exact is None:
+            first = recalls.get(entry.msgid) or memory.recall(entry.msgid)
+            shown = (first.exact, *first.fuzzy) if first.exact is not None else first.fuzzy
+            return None, shown
+        reused.append((form, source, exact))
+    return reused, ()
+
+
+def _fill_from_memory(
+    entry: polib.POEntry, translated: list[_Translated], matches: list[Match]
+) -> None:
+    """Give ``entry`` its ``translated`` msgstrs from a translation memory and the comment
+    naming the files they come from. Not marked fuzzy where every match's source is the
+    entry's own, character for character (a translation reviewed before, of the same
+    text); marked fuzzy, its comment saying why, where one differs in whitespace."""
+    for form, _, translation in translated:
+        if form is None:
+            entry.msgstr = translation
+        else:
+            entry.msgstr_plural[form] = translation
+    origin = ", ".join(dict.fromkeys(match.origin for match in matches))
+    same = all(
+        match.source == source for match, (_, source, _) in zip(matches, translated, strict=True)
+    )
+    if same:
+        if "fuzzy" in entry.flags:
+            entry.flags.remove("fuzzy")
+        comment = MEMORY_COMMENT.format(origin=origin)
+    else:
+        if "fuzzy" not in entry.flags:
+            entry.flags.insert(0, "fuzzy")
+        comment = WHITESPACE_COMMENT.format(origin=origin)
+    kept = [c for c in entry.tcomment.splitlines() if not c.startswith("luong: ")]
     entry.tcomment = "\n".join([*kept, comment])
 
 

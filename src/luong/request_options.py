@@ -2,10 +2,13 @@
 
 ``SearchOptions`` says how to decode (beam, penalties, prefix, sampling); ``RequestOptions``
 says what to do around the search and what each output carries: the source's placeholders
-kept or not (``placeholders``), each output's word alignment (``align``) and its attention
-(``attention``). Both are handed whole to ``luong.translator.Translator``, the one path from
-a request to its outputs, which every face calls: ``luong translate``, ``luong eval``,
-``luong po``, the server's ``POST /api/translate`` and LibreTranslate's ``/translate``.
+kept or not (``placeholders``), each output's word alignment (``align``), its attention
+(``attention``), and whether a translation memory given to the face is consulted
+(``memory``: the memory itself is data a face loads, ``luong.memory``, handed to
+``Translator.translations`` beside the request). Both are handed whole to
+``luong.translator.Translator``, the one path from a request to its outputs, which every
+face calls: ``luong translate``, ``luong eval``, ``luong po``, the server's
+``POST /api/translate`` and LibreTranslate's ``/translate``.
 
     Translator(model).translations(texts, SearchOptions(beam=5),
                                    RequestOptions(placeholders="constrain"))
@@ -45,6 +48,15 @@ class RequestOptions:
             "the source's placeholders (printf, %(name)s, {name}, tags, --options, URLs, "
             "\\n): " + "; ".join(f"{name}: {text}" for name, text in PLACEHOLDER_MODES.items()),
             choices=tuple(PLACEHOLDER_MODES),
+        ),
+    )
+
+    memory: bool = field(
+        default=True,
+        metadata=option(
+            "consult the translation memory the face was given (--tm): a source it holds "
+            "exactly takes the memory's translation, the others carry its fuzzy matches; "
+            "false: the model translates every source"
         ),
     )
 

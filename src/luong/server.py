@@ -8,8 +8,13 @@ attention explorer page.
   ``RequestOptions`` field: ``attention``, ``align``, ``placeholders``, and a field per
   ``SearchOptions`` field, made from them by ``request_model``), ``{"model", "results":
   [{"source", "source_tokens", "prefix_tokens", "hypotheses": [{"text", "score",
-  "confidence", "tokens", "attention"?, "alignment"?, "searched_again"?}]}]}`` out, one
-  result per source, in order (``confidence``: ``luong.confidence``). Requests that share
+  "confidence", "tokens", "attention"?, "alignment"?, "searched_again"?}], "origin"?,
+  "matches"?}]}`` out, one result per source, in order (``confidence``:
+  ``luong.confidence``). With a translation memory (``ServedModel.memory``, ``luong serve
+  --tm``; a request's ``"memory": false`` turns it off), each result says its ``origin``
+  (``"memory"``: its one hypothesis is ``{"text"}``, not decoded; ``"model"``) and the
+  memory's ``matches`` (``luong.translator.memory_record``); LibreTranslate's
+  ``/translate`` takes the memory's translations too. Requests that share
   their options are decoded together (``luong.request_batcher``) on a worker thread through
   ``Translator.translations``, the path every face takes, and their answers are written
   there too, so the event loop (``/health``) stays free while a batch decodes.
@@ -81,10 +86,11 @@ from luong.libretranslate import (
     split_lines,
     translate_answer,
 )
+from luong.memory import TranslationMemory
 from luong.request_batcher import Batcher
 from luong.request_options import RequestOptions
 from luong.search_options import OptionError, SearchOptions, option_specs
-from luong.translator import Translation, Translator, translation_records
+from luong.translator import Translation, Translator, memory_record, translation_records
 from luong.version import __version__
 
 __all__ = [
@@ -108,12 +114,14 @@ EXPLORER_FILES: dict[str, str] = {
 
 @dataclass(frozen=True)
 class ServedModel:
-    """A model the server decodes with: its name in requests, the translator, and the
-    metrics of its run folder (``metrics.json``; None when there is none)."""
+    """A model the server decodes with: its name in requests, the translator, the
+    metrics of its run folder (``metrics.json``; None when there is none), and the
+    translation memory its requests consult (``luong.memory``; None: none)."""
 
     name: str
     translator: Translator
     metrics: Mapping[str, Any] | None = None
+    memory: TranslationMemory | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -121,6 +129,10 @@ class ServedModel:
         if not isinstance(self.translator, Translator):
             raise LuongTypeError(
                 f"translator: expected a Translator, got {type(self.translator).__name__}"
+            )
+        if self.memory is not None and not isinstance(self.memory, TranslationMemory):
+            raise LuongTypeError(
+                f"memory: expected a TranslationMemory, got {type(self.memory).__name__}"
             )
 
 
@@ -292,9 +304,9 @@ class _Service:
 
         def run(key: DecodeOptions, sources: list[str]) -> list[Translation]:
             """A batch of requests that share ``key``, on the batcher's worker thread."""
-            translator = by_name[key.model].translator
-            translations = translator.translations(
-                sources, key.search, key.request, batch_size=max_batch
+            served = by_name[key.model]
+            translations = served.translator.translations(
+                sources, key.search, key.request, batch_size=max_batch, memory=served.memory
             )
             return list(translations)
 
@@ -640,13 +652,14 @@ def _answer(
         )
         if not request.attention:
             for record in records:
-                del record["attention"]
+                record.pop("attention", None)  # a memory's record has none
         results.append(
             {
                 "source": translation.source,
                 "source_tokens": translator.source_symbols(translation.searched),
                 "prefix_tokens": len(prefix_tokens),
                 "hypotheses": records,
+                **memory_record(translation),
             }
         )
     answer = {"model": name, "results": results}

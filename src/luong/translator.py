@@ -31,6 +31,7 @@ from luong.decoding_defaults import decoding_defaults, with_defaults
 from luong.devices import autocast, check_precision, resolve_device
 from luong.ensemble import Decodable, Ensemble, members_of
 from luong.errors import LuongError, LuongTypeError
+from luong.memory import Match, Recall, TranslationMemory
 from luong.model import Seq2Seq
 from luong.placeholders import (
     MaskedSource,
@@ -60,6 +61,7 @@ __all__ = [
     "fit_sources",
     "hypothesis_record",
     "load",
+    "memory_record",
     "output_lines",
     "read_length",
     "translate",
@@ -139,7 +141,14 @@ class Translation:
     hypothesis' scores and attention are the first search's; ``alignments`` each output's
     word links ``[(i, j), ...]`` (``RequestOptions.align``), else None; ``searched`` the
     text the search read, whose symbols the attention's columns are: the source, or with
-    placeholders ``"mask"`` the source with its spans masked."""
+    placeholders ``"mask"`` the source with its spans masked.
+
+    With a translation memory (``translations``' ``memory``, ``luong.memory``): ``origin``
+    ``"memory"`` for a source the memory holds exactly, whose one text is the memory's
+    translation and which has no hypotheses (nothing was decoded; ``alignments``, asked
+    for, one empty list), else ``"model"``; ``matches`` the memory's matches for the
+    source, best first (for ``"memory"``, the one reused first, score 100), or None when no
+    memory was consulted."""
 
     source: str
     hypotheses: list[Hypothesis]
@@ -147,6 +156,8 @@ class Translation:
     searched_again: list[bool]
     alignments: list[list[tuple[int, int]]] | None = None
     searched: str = ""
+    origin: str = "model"
+    matches: tuple[Match, ...] | None = None
 
 
 def output_lines(
@@ -159,6 +170,7 @@ def output_lines(
     batch_size: int = 512,
     window: int | None = None,
     constraints: Sequence[Sequence[str]] | None = None,
+    memory: TranslationMemory | None = None,
 ) -> Iterator[str]:
     """The lines ``luong translate`` writes, one per source, in order, handed out as they are
     done: memory holds one window of sources' outputs (``Translator.translations``),
@@ -180,6 +192,9 @@ def output_lines(
         window: sources decoded (and sorted by length) together before their lines are
             handed out; default ``8 * batch_size``.
         constraints: per source, the phrases its outputs must contain (``translate``).
+        memory: a translation memory (``Translator.translations``): in text, a source it
+            holds exactly gets the memory's translation; in jsonl, every record gets
+            ``"origin"`` (``"memory"`` or ``"model"``) and ``"matches"`` (``memory_record``).
 
     Returns:
         an iterator of lines, without their newline.
@@ -205,6 +220,7 @@ def output_lines(
         batch_size=batch_size,
         window=window if window is not None else 8 * batch_size,
         constraints=constraints,
+        memory=memory,
     )
     replace_unk = options.replace_unk if options is not None else False
     if format == "text":
@@ -224,11 +240,22 @@ def _text_line(translation: Translation) -> str:
 
 def _jsonl_line(model: Decodable, translation: Translation, replace_unk: bool, align: bool) -> str:
     records = translation_records(model, translation, replace_unk, align)
+    line = {"source": translation.source, "hypotheses": records, **memory_record(translation)}
     # allow_nan=False: hypothesis_record writes null for what is not finite; nothing else may
     # slip a NaN, which JSON parsers reject, into the output.
-    return json.dumps(
-        {"source": translation.source, "hypotheses": records}, ensure_ascii=False, allow_nan=False
-    )
+    return json.dumps(line, ensure_ascii=False, allow_nan=False)
+
+
+def memory_record(translation: Translation) -> dict[str, Any]:
+    """What a translation memory says of ``translation``, JSON-ready: ``{"origin":
+    "memory" | "model", "matches": [{"source", "target", "score", "origin", "note"?}, ...]}``
+    (``luong.memory.Match.record``, best first); ``{}`` when no memory was consulted."""
+    if translation.matches is None:
+        return {}
+    return {
+        "origin": translation.origin,
+        "matches": [match.record() for match in translation.matches],
+    }
 
 
 def translation_records(
@@ -237,7 +264,10 @@ def translation_records(
     """A ``Translation``'s hypotheses as JSON-ready records (``hypothesis_record``), each
     with the text as written (placeholders put back or kept) and, for an output that came
     from a second search, ``"searched_again": true`` (its score, confidence and attention
-    are the first search's)."""
+    are the first search's). A translation from a memory (``origin`` ``"memory"``) has
+    one record, ``{"text"}``: nothing was decoded."""
+    if translation.origin == "memory":
+        return [{"text": text} for text in translation.texts]
     records = []
     for k, hypothesis in enumerate(translation.hypotheses):
         # the links the translation holds already (request.align): not aligned a second time
@@ -584,9 +614,16 @@ class Translator:
         exact: bool = False,
         batch_size: int = 512,
         window: int | None = None,
+        memory: TranslationMemory | None = None,
     ) -> Iterator[Translation]:
         """The one path from a request to its outputs: a ``Translation`` per source, in
         order, handed out a window at a time (memory holds one window's).
+
+        A translation memory (``memory``, consulted unless ``request.memory`` is false;
+        ``TranslationMemory.recall``): a source it holds exactly, with a translation that
+        keeps the source's placeholders, takes that translation (``origin`` ``"memory"``)
+        and is not decoded; every other source is decoded as below and carries the
+        memory's fuzzy matches (``Translation.matches``).
 
         Placeholders (``request.placeholders``, ``luong.placeholders``): ``"mask"``: each
         source's spans masked before the search and put back after, where the attention
@@ -608,10 +645,11 @@ class Translator:
             batch_size: sentences per search call.
             window: sources decoded (and sorted by length) together before their
                 translations are handed out; None: all at once (``luong.search.decode``).
+            memory: a translation memory, or None.
 
         Raises:
             TypeError: ``search`` is not a ``SearchOptions``, ``request`` not a
-                ``RequestOptions``.
+                ``RequestOptions``, ``memory`` not a ``TranslationMemory``.
             ValueError: ``constraints`` not one list per source, or a phrase that holds a
                 placeholder with placeholders kept; placeholders ``"constrain"`` with
                 sampling (``RequestOptions.check_search``); as
@@ -628,9 +666,21 @@ class Translator:
                 f"constraints: expected one list per source ({len(sources)}), "
                 f"got {len(constraints)}"
             )
+        if memory is not None and not isinstance(memory, TranslationMemory):
+            raise LuongTypeError(
+                f"memory: expected a TranslationMemory, got {type(memory).__name__}"
+            )
         request.check_search(search)
         if constraints is not None and request.placeholders != "off":
             check_phrases(constraints)
+        recalls = None
+        if memory is not None and request.memory:
+            recalls = [memory.recall(text) for text in sources]
+            decoded = [i for i, recall in enumerate(recalls) if recall.exact is None]
+            everything = sources
+            sources = [everything[i] for i in decoded]
+            if constraints is not None:
+                constraints = [constraints[i] for i in decoded]
         masked = None
         if request.placeholders == "mask":
             masked = [mask_source(text) for text in sources]
@@ -646,7 +696,9 @@ class Translator:
                 exact=exact,
             )
         job = _Job(self, sources, search, request, masked, constraints)
-        return job.run(batches)
+        if recalls is None:
+            return job.run(batches)
+        return _with_memory(everything, recalls, job.run(batches), request.align)
 
     def translate(
         self,
@@ -732,6 +784,28 @@ class _Job:
             vocabs = model.src_vocab, model.tgt_vocab
             alignments = [hypothesis_alignment(h, source, *vocabs) for h in hyps]
         return Translation(source, hyps, texts, searched_again, alignments, source)
+
+
+def _with_memory(
+    sources: Sequence[str], recalls: list[Recall], decoded: Iterator[Translation], align: bool
+) -> Iterator[Translation]:
+    """The translations of ``sources`` in order: the memory's where ``recalls`` holds an
+    exact match, the next of ``decoded`` (the others', in order) with its fuzzy matches
+    elsewhere."""
+    for source, recall in zip(sources, recalls, strict=True):
+        if recall.exact is None:
+            yield replace(next(decoded), matches=recall.fuzzy)
+            continue
+        yield Translation(
+            source,
+            [],
+            [recall.exact.target],
+            [False],
+            [[]] if align else None,
+            source,
+            "memory",
+            (recall.exact, *recall.fuzzy),
+        )
 
 
 def load(

@@ -30,6 +30,7 @@ __all__ = [
     "add_model_arguments",
     "add_search_flags",
     "add_threads_flag",
+    "check_memory_flags",
     "flag_message",
     "flush_stdout",
     "model_defaults",
@@ -275,6 +276,12 @@ def request_options(args: argparse.Namespace, **given: Any) -> RequestOptions:
         return RequestOptions(**{**given, **fields})
     except OptionError as error:
         raise UsageError(flag_message(error)) from None
+
+
+def check_memory_flags(args: argparse.Namespace) -> None:
+    """Refuse a ``--tm-threshold`` outside (0, 100] (NaN too) before anything is loaded."""
+    if not 0.0 < args.tm_threshold <= 100.0:
+        raise UsageError(f"--tm-threshold: expected a number in (0, 100], got {args.tm_threshold}")
 
 
 def read_lines(path: Path | None) -> list[str]:

@@ -29,6 +29,8 @@ from luong.config.faces import (
     MAX_DPI,
     MAX_POSITIONS,
     PLACEHOLDER_MODES,
+    TM_MATCHES,
+    TM_THRESHOLD,
     CorpusOptions,
     ServeLimits,
 )
@@ -430,6 +432,35 @@ def add_translate(commands: Any) -> None:
         f"at most {MAX_PHRASE_PIECES} target symbols a phrase and {MAX_CONSTRAINT_PIECES} a "
         "line; with --placeholders, no phrase may hold a placeholder (the source's are kept)",
     )
+    add_memory_flags(
+        parser,
+        'is not decoded: its output is the memory\'s translation (jsonl: "origin": "memory"; '
+        'each record says its "origin" and "matches")',
+    )
+
+
+def add_memory_flags(parser: Any, exact: str) -> None:
+    """``--tm FILE...`` and ``--tm-threshold``: a translation memory (``luong.memory``);
+    ``exact`` says what a source the memory holds exactly gets."""
+    parser.add_argument(
+        "--tm",
+        nargs="+",
+        metavar="FILE",
+        help="translation memory files: gettext catalogs (.po, .mo: their translated, "
+        "non-fuzzy entries), TMX 1.4 (.tmx: the tuv of the model's source and target "
+        "languages), or TSV (source<TAB>target a line); earlier files first. A source the "
+        "memory holds exactly (whitespace collapsed, case kept) whose translation keeps its "
+        f"placeholders {exact}; the others get the memory's fuzzy matches (rapidfuzz's "
+        f"ratio, at most {TM_MATCHES}, best first)",
+    )
+    parser.add_argument(
+        "--tm-threshold",
+        type=float,
+        default=TM_THRESHOLD,
+        metavar="S",
+        help="the lowest score of a fuzzy match shown, in (0, 100] (rapidfuzz's fuzz.ratio "
+        f"on whitespace-collapsed text; default {TM_THRESHOLD:g})",
+    )
 
 
 def add_placeholders_flag(parser: Any, default: str) -> None:
@@ -514,6 +545,13 @@ def add_po(commands: Any) -> None:
     )
     # constrain: the better of the two mechanisms on gettext-en-de's dev (docs/results.md)
     add_placeholders_flag(parser, "constrain")
+    add_memory_flags(
+        parser,
+        "is filled from it, with the comment # luong: from memory (FILE), not fuzzy (fuzzy "
+        "where the source differs in whitespace); entries the model fills get the fuzzy "
+        'matches in comments (# luong: memory 92 (FILE): "source" -> "target"); a summary '
+        "line counts the entries from memory, with fuzzy matches, and by the model",
+    )
     parser.add_argument(
         "--batch-size", type=int, default=512, help="messages per search call (default 512)"
     )
@@ -795,6 +833,12 @@ def add_serve(commands: Any) -> None:
         help="the keys of the translating routes, one a line: POST /translate then needs "
         "one as its api_key (403 without), POST /api/translate and the explorer as the "
         "header Authorization: Bearer KEY (401 without); default: no key needed",
+    )
+    add_memory_flags(
+        parser,
+        "is not decoded, for every model (the files read at start for each model's language "
+        'pair); POST /api/translate\'s results say their "origin" and "matches", and a '
+        'request turns the memory off with "memory": false',
     )
     add_device_flags(parser, precision=True)
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from luong.catalog import check_language, fill_catalog, too_long, translate_messages
 from luong.cli.common import (
     UsageError,
+    check_memory_flags,
     device_options,
     model_defaults,
     model_folders,
@@ -19,6 +20,7 @@ from luong.cli.common import (
 from luong.errors import LuongError
 from luong.files import atomic_write, read_bounded
 from luong.languages import check_language as check_language_code
+from luong.memory import TranslationMemory
 from luong.po_file import decode_catalog
 from luong.translator import Translator, load
 
@@ -83,6 +85,7 @@ def main(args: argparse.Namespace) -> int:
     if args.batch_size < 1:
         raise UsageError(f"--batch-size: expected >= 1, got {args.batch_size}")
     min_confidence = _min_confidence(args.min_confidence)
+    check_memory_flags(args)
     if args.tgt_lang is not None:
         try:
             check_language_code(args.tgt_lang, "--tgt-lang")
@@ -98,6 +101,9 @@ def main(args: argparse.Namespace) -> int:
         raise LuongError(f"{catalog}: {error}") from None
     translator = load(model_folders(folders), **device_options(args))
     target = _target(translator, args.tgt_lang)
+    memory = None
+    if args.tm:
+        memory = TranslationMemory.read(args.tm, translator.src_lang, target, args.tm_threshold)
     name = "+".join(Path(folder).resolve().name for folder in folders)
     try:
         filled = fill_catalog(
@@ -110,6 +116,7 @@ def main(args: argparse.Namespace) -> int:
             to_utf8=args.to_utf8,
             too_long=too_long(translator, args.placeholders),
             min_confidence=min_confidence,
+            memory=memory,
         )
     except LuongError as error:
         raise LuongError(f"{catalog}: {error}") from None
@@ -120,6 +127,8 @@ def main(args: argparse.Namespace) -> int:
 
     atomic_write(args.out, write)
     say(f"{filled.summary.line()}; written to {args.out}")
+    if memory is not None:
+        say(filled.summary.memory_line())
     for line in filled.summary.named():
         say(f"{catalog}: {line}")
     return FORMAT_CHECK_FAILED if filled.summary.format_errors else 0

@@ -11,10 +11,11 @@ from typing import Any
 
 import uvicorn
 
-from luong.cli.common import UsageError, device_options, say
+from luong.cli.common import UsageError, check_memory_flags, device_options, say
 from luong.config.faces import ServeLimits
 from luong.files import read_json, read_text_lines
 from luong.folder_files import METRICS
+from luong.memory import TranslationMemory
 from luong.server import ServedModel, create_app
 from luong.translator import load
 
@@ -84,6 +85,7 @@ def _check(args: argparse.Namespace) -> None:
         raise UsageError(f"--max-connections: expected >= 1, got {args.max_connections}")
     if len(set(model_names(args.models))) != len(args.models):
         raise UsageError("DIR: a model folder is given twice")
+    check_memory_flags(args)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -91,10 +93,17 @@ def main(args: argparse.Namespace) -> int:
     api_keys = read_api_keys(args.api_keys) if args.api_keys is not None else None
     check_port(args.host, args.port)
     models = []
+    memories: dict[tuple[str | None, str | None], TranslationMemory] = {}  # one a pair
     for name, folder in zip(model_names(args.models), args.models, strict=True):
         metrics = read_json(folder / METRICS) if (folder / METRICS).is_file() else None
         translator = load(folder, **device_options(args))
-        models.append(ServedModel(name, translator, metrics))
+        memory = None
+        if args.tm:
+            pair = translator.src_lang, translator.tgt_lang
+            if pair not in memories:
+                memories[pair] = TranslationMemory.read(args.tm, *pair, args.tm_threshold)
+            memory = memories[pair]
+        models.append(ServedModel(name, translator, metrics, memory))
     limits = ServeLimits(
         max_sources=args.max_sources,
         max_beam=args.max_beam,

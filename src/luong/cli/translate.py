@@ -9,6 +9,7 @@ from dataclasses import replace
 
 from luong.cli.common import (
     UsageError,
+    check_memory_flags,
     device_options,
     flag_message,
     flush_stdout,
@@ -23,6 +24,7 @@ from luong.cli.common import (
 )
 from luong.errors import LuongError
 from luong.files import read_text_lines, text_lines
+from luong.memory import TranslationMemory
 from luong.request_options import RequestOptions
 from luong.search_options import MAX_SEED, OptionError, SearchOptions
 from luong.translator import Translator, fit_sources, load, output_lines
@@ -39,6 +41,7 @@ def _check(args: argparse.Namespace) -> tuple[SearchOptions, RequestOptions]:
         raise UsageError(f"--align: not with --placeholders {args.placeholders}; expected off")
     if args.constraints is not None and args.stream:
         raise UsageError("--constraints: not with --stream (the file is read with the input)")
+    check_memory_flags(args)
     search = search_options(args, defaults=model_defaults(args.model))
     request = request_options(args)
     try:
@@ -51,8 +54,13 @@ def _check(args: argparse.Namespace) -> tuple[SearchOptions, RequestOptions]:
 def main(args: argparse.Namespace) -> int:
     options, request = _check(args)
     translator = load(model_folders(args.model), **device_options(args))
+    memory = None
+    if args.tm:
+        memory = TranslationMemory.read(
+            args.tm, translator.src_lang, translator.tgt_lang, args.tm_threshold
+        )
     if args.stream:
-        return _stream(args, translator, options, request)
+        return _stream(args, translator, options, request, memory)
     fitted = fit_sources(
         translator.model,
         read_lines(args.input),
@@ -82,6 +90,7 @@ def main(args: argparse.Namespace) -> int:
         format=args.format,
         batch_size=args.batch_size,
         constraints=constraints,
+        memory=memory,
     )
     # Each window of lines is written as soon as it is done: memory does not grow with the
     # input (every line was checked above, so nothing stops half-way).
@@ -96,6 +105,7 @@ def _stream(
     translator: Translator,
     options: SearchOptions,
     request: RequestOptions,
+    memory: TranslationMemory | None = None,
 ) -> int:
     """One line at a time: read it, translate it, write its output and flush, before the
     next line is read (so a pipe or a person typing sees each output at once)."""
@@ -121,7 +131,12 @@ def _stream(
             if options.seed is not None:  # line i draws with seed N + i (below 2^64)
                 line_options = replace(options, seed=(options.seed + number) % (MAX_SEED + 1))
             outputs = output_lines(
-                translator, fitted.sources, line_options, request=request, format=args.format
+                translator,
+                fitted.sources,
+                line_options,
+                request=request,
+                format=args.format,
+                memory=memory,
             )
             for output in outputs:
                 write_line(output)

@@ -1,5 +1,6 @@
 """The faces' settings: what ``luong translate`` writes (``FORMATS``) and how it treats
-placeholders (``PLACEHOLDER_MODES``), the bounds of a figure (``MAX_DPI``,
+placeholders (``PLACEHOLDER_MODES``), a translation memory's fuzzy matches
+(``TM_THRESHOLD``, ``TM_MATCHES``), the bounds of a figure (``MAX_DPI``,
 ``MAX_POSITIONS``), how ``luong corpus`` reads catalogs (``CorpusOptions``) and what one
 request to ``luong serve`` may ask for (``ServeLimits``).
 
@@ -21,6 +22,8 @@ __all__ = [
     "MAX_DPI",
     "MAX_POSITIONS",
     "PLACEHOLDER_MODES",
+    "TM_MATCHES",
+    "TM_THRESHOLD",
     "CorpusOptions",
     "ServeLimits",
 ]
@@ -45,6 +48,13 @@ MAX_DPI = 1200
 
 MAX_POSITIONS = 1000
 """The most source positions a chart of ``luong.plot.plot_scores`` draws (padding included)."""
+
+TM_THRESHOLD = 75.0
+"""The lowest score (rapidfuzz's ``fuzz.ratio``, 0 to 100) of a translation memory's fuzzy
+match that is shown (``luong.memory``; ``--tm-threshold``)."""
+
+TM_MATCHES = 3
+"""The most fuzzy matches of a translation memory a source gets (``luong.memory``)."""
 
 CORPUS_CONTEXTS = ("drop", "skip")
 """What ``luong corpus`` does with an entry that has a context: drop the context, or skip it."""

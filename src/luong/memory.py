@@ -1,0 +1,406 @@
+"""A translation memory: a project's earlier translations, recalled for new sources
+(``luong po --tm``, ``luong translate --tm``, ``luong serve --tm``).
+
+    memory = TranslationMemory.read(["project.tmx", "de.po"], "en", "de")
+    recall = memory.recall("Open the file")   # Recall(exact=Match(...) or None, fuzzy=(...))
+
+What it reads (``read``; each file by its name's suffix):
+
+- a gettext catalog, ``.po`` or ``.mo`` (polib): its translated entries, neither fuzzy nor
+  obsolete, the header left out; a plural entry gives two pairs, ``msgid`` -> ``msgstr[0]``
+  and ``msgid_plural`` -> ``msgstr[1]`` (as ``luong po`` fills a plural entry). A catalog
+  whose ``Language`` names another language than the target is refused;
+- TMX 1.4 (lxml, no entities resolved, no network): each ``<tu>``'s ``<tuv>`` in the source
+  language and the one in the target language, a ``<tuv>``'s language read from
+  ``xml:lang`` (or the ``lang`` of TMX 1.1 to 1.3); a language matches the model's when the
+  model's code, case and ``_``/``-`` aside, is the tuv's or a prefix of its subtags (``de``
+  takes ``de-DE`` and ``DE``; ``pt-BR`` takes ``pt-br``, not ``pt-PT``); the first such tuv
+  wins. The source language is the model's, else the header's ``srclang``. A ``<seg>``'s
+  text is all the text inside it, inline elements' included (``<bpt>``, ``<ept>``, ``<ph>``
+  hold the native codes: ``<b>``). A ``<tu>`` that lacks one of the two is left out; a file
+  whose ``<tuv>`` name no target language at all is an error, as is XML that does not parse
+  (``FILE:LINE: ...``);
+- anything else as TSV: ``source<TAB>target`` a line, UTF-8; a blank line is skipped, a line
+  without exactly one tab or with an empty side is an error naming its line.
+
+The index (built once, on construction): every source **whitespace-collapsed** (runs of
+spaces, tabs and newlines one space, the ends stripped) and **case-sensitive** (a UI's
+``Open`` and ``open`` are different strings, often translated with different capitals) is
+a key of a dict (the exact lookup, O(1)); the distinct keys are also the choices of the
+fuzzy lookup. Several entries of one key keep the order of the files as given, then of
+each file: the first that passes the placeholder check is the one reused.
+
+``recall(source)`` (``Recall``):
+
+- **exact**: the first entry of the source's key whose translation keeps the source's
+  placeholders (``luong.placeholders.keeps_placeholders``: ``find_placeholders``' spans
+  as a multiset, and the arguments taken in order in the same order, as
+  ``msgfmt --check-format`` asks). An entry of the key that fails the check is not reused:
+  it becomes the first fuzzy match (score 100) with a note saying why, and the model
+  translates the source;
+- **fuzzy**: the other keys scored with rapidfuzz's ``fuzz.ratio`` (the normalised Indel
+  similarity, 100 * (1 - distance / (len(a) + len(b))), on the whitespace-collapsed,
+  case-sensitive keys; ``process.extract``, one C loop over the keys) at or above
+  ``threshold`` (default ``DEFAULT_THRESHOLD``), best first (ties in memory order), at most
+  ``limit`` (default ``DEFAULT_LIMIT``), each key with its first entry's translation.
+
+Only the text is compared: a catalog's ``msgctxt`` and a TMX's properties are not.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from lxml import etree
+from rapidfuzz import fuzz, process
+
+from luong.config.faces import TM_MATCHES, TM_THRESHOLD
+from luong.errors import LuongError, LuongTypeError
+from luong.files import read_bounded, read_text_lines
+from luong.placeholders import find_placeholders, keeps_placeholders
+
+__all__ = [
+    "DEFAULT_LIMIT",
+    "DEFAULT_THRESHOLD",
+    "MAX_MEMORY_BYTES",
+    "Match",
+    "MemoryEntry",
+    "Recall",
+    "TranslationMemory",
+    "collapse",
+    "read_entries",
+]
+
+DEFAULT_THRESHOLD = TM_THRESHOLD
+"""The lowest ``fuzz.ratio`` score a fuzzy match is shown with (``--tm-threshold``)."""
+
+DEFAULT_LIMIT = TM_MATCHES
+"""The most fuzzy matches a source gets."""
+
+MAX_MEMORY_BYTES = 512 << 20
+"""The largest memory file read (a TMX export of a large project is tens of MB)."""
+
+XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
+
+
+@dataclass(frozen=True)
+class MemoryEntry:
+    """A pair of the memory as read: ``source`` and ``target`` as written, the file's name
+    (``origin``) and the line it starts on (0 where the format gives none: a ``.mo``)."""
+
+    source: str
+    target: str
+    origin: str
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Match:
+    """An entry of the memory recalled for a source: its ``source`` and ``target`` as
+    written, its ``score`` (``fuzz.ratio`` on whitespace-collapsed text, 0 to 100: 100 is
+    the source's own key), the file it came from (``origin``, the file's name) and, for
+    an exact match that is not reused, ``note``: why (its placeholders differ)."""
+
+    source: str
+    target: str
+    score: float
+    origin: str
+    note: str = ""
+
+    def record(self) -> dict[str, object]:
+        """As JSON-ready data: ``source``, ``target``, ``score`` (2 decimals), ``origin``,
+        and ``note`` where there is one."""
+        record: dict[str, object] = {
+            "source": self.source,
+            "target": self.target,
+            "score": round(self.score, 2),
+            "origin": self.origin,
+        }
+        if self.note:
+            record["note"] = self.note
+        return record
+
+
+@dataclass(frozen=True)
+class Recall:
+    """What the memory holds for one source: the translation to reuse (``exact``; None when
+    there is none that keeps the source's placeholders) and the fuzzy matches, best first
+    (an exact one that failed the placeholder check first of them, with its note)."""
+
+    exact: Match | None
+    fuzzy: tuple[Match, ...] = ()
+
+
+def collapse(text: str) -> str:
+    """``text`` as the index keys it: whitespace runs one space, the ends stripped."""
+    return " ".join(text.split())
+
+
+class TranslationMemory:
+    """Earlier translations, indexed once for exact and fuzzy recall (the module docstring).
+
+    Args:
+        entries: the pairs (``read_entries``), in order of precedence.
+        threshold: the lowest fuzzy score shown, in (0, 100].
+        limit: the most fuzzy matches a source gets, >= 1.
+
+    Raises:
+        TypeError: an entry that is not a ``MemoryEntry``.
+        ValueError: a ``threshold`` or ``limit`` out of bounds.
+    """
+
+    def __init__(
+        self,
+        entries: Iterable[MemoryEntry],
+        threshold: float = DEFAULT_THRESHOLD,
+        limit: int = DEFAULT_LIMIT,
+    ) -> None:
+        if (
+            isinstance(threshold, bool)
+            or not isinstance(threshold, int | float)
+            or not 0.0 < threshold <= 100.0
+        ):
+            raise LuongError(f"threshold: expected a number in (0, 100], got {threshold!r}")
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise LuongError(f"limit: expected an int >= 1, got {limit!r}")
+        self.threshold = float(threshold)
+        self.limit = limit
+        self.entries: list[MemoryEntry] = []
+        self.by_key: dict[str, list[MemoryEntry]] = {}
+        for entry in entries:
+            if not isinstance(entry, MemoryEntry):
+                raise LuongTypeError(f"entries: expected MemoryEntry, got {type(entry).__name__}")
+            key = collapse(entry.source)
+            if key and entry.target:
+                self.entries.append(entry)
+                self.by_key.setdefault(key, []).append(entry)
+        self.keys = list(self.by_key)  # the fuzzy lookup's choices, in memory order
+
+    @classmethod
+    def read(
+        cls,
+        paths: Sequence[str | os.PathLike[str]],
+        src_lang: str | None,
+        tgt_lang: str | None,
+        threshold: float = DEFAULT_THRESHOLD,
+        limit: int = DEFAULT_LIMIT,
+    ) -> TranslationMemory:
+        """The memory of ``paths`` (``read_entries``), indexed.
+
+        Raises:
+            ValueError: as ``read_entries`` and the constructor.
+        """
+        entries: list[MemoryEntry] = []
+        for path in paths:
+            entries += read_entries(path, src_lang, tgt_lang)
+        return cls(entries, threshold, limit)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def recall(self, source: str) -> Recall:
+        """What the memory holds for ``source`` (the module docstring: exact, then fuzzy).
+
+        Raises:
+            TypeError: ``source`` is not a str.
+        """
+        if not isinstance(source, str):
+            raise LuongTypeError(f"source: expected a str, got {type(source).__name__}")
+        key = collapse(source)
+        if not key:
+            return Recall(None)
+        exact = None
+        refused: list[Match] = []
+        for entry in self.by_key.get(key, []):
+            if keeps_placeholders(source, entry.target):
+                exact = Match(entry.source, entry.target, 100.0, entry.origin)
+                break
+            if not refused:
+                note = f"not reused: {_placeholder_difference(source, entry.target)}"
+                refused.append(Match(entry.source, entry.target, 100.0, entry.origin, note))
+        found = process.extract(
+            key,
+            self.keys,
+            scorer=fuzz.ratio,
+            limit=self.limit + 1,  # the key itself may be among them
+            score_cutoff=self.threshold,
+        )
+        fuzzy = [
+            Match(first.source, first.target, score, first.origin)
+            for choice, score, _ in found
+            if choice != key
+            for first in self.by_key[choice][:1]
+        ]
+        return Recall(exact, tuple([*refused, *fuzzy][: self.limit]))
+
+
+def _placeholder_difference(source: str, target: str) -> str:
+    """Why ``target`` does not keep ``source``'s placeholders, in words."""
+    wanted, got = (Counter(span.text for span in find_placeholders(t)) for t in (source, target))
+    lacks, adds = wanted - got, got - wanted
+    # a line break written as \n, so that the note stays one line (a catalog's comment)
+    parts = [f"lacks {_spans(lacks)}"] if lacks else []
+    parts += [f"adds {_spans(adds)}"] if adds else []
+    if not parts:
+        parts = ["takes its placeholders in another order"]
+    return f"its translation {', '.join(parts)}"
+
+
+def _spans(counts: Counter[str]) -> str:
+    return " ".join(span.replace("\r", "\\r").replace("\n", "\\n") for span in counts.elements())
+
+
+def read_entries(
+    path: str | os.PathLike[str], src_lang: str | None, tgt_lang: str | None
+) -> list[MemoryEntry]:
+    """The pairs of one memory file, in its order (the module docstring: ``.po``, ``.mo``,
+    ``.tmx``, else TSV). ``src_lang`` and ``tgt_lang`` are the model's pair (None where
+    it records none): a TMX's ``<tuv>`` are chosen by them, a catalog's ``Language`` is
+    checked against ``tgt_lang``.
+
+    Raises:
+        FileNotFoundError: no such file.
+        ValueError: a file that does not read (``FILE:LINE: ...`` where the format has
+            lines), a TMX without the target language (or without the source language,
+            and none given), a catalog in another language.
+    """
+    if not isinstance(path, str | os.PathLike):
+        raise LuongTypeError(f"path: expected a file name, got {type(path).__name__}")
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix in (".po", ".mo"):
+        return _catalog_entries(path, tgt_lang)
+    if suffix == ".tmx":
+        return _tmx_entries(path, src_lang, tgt_lang)
+    return _tsv_entries(path)
+
+
+def _tsv_entries(path: Path) -> list[MemoryEntry]:
+    entries = []
+    for number, line in enumerate(read_text_lines(path), start=1):
+        if not line.strip():
+            continue
+        fields = line.split("\t")
+        if len(fields) != 2:
+            what = "no tab" if len(fields) == 1 else f"{len(fields) - 1} tabs"
+            raise LuongError(f"{path}:{number}: expected source<TAB>target, got a line with {what}")
+        source, target = fields
+        if not source.strip() or not target.strip():
+            side = "source" if not source.strip() else "target"
+            raise LuongError(f"{path}:{number}: an empty {side}")
+        entries.append(MemoryEntry(source, target, path.name, number))
+    return entries
+
+
+def _language_matches(wanted: str, given: str) -> bool:
+    """Whether a file's language tag ``given`` is the model's ``wanted`` or one of its
+    variants (``de`` -> ``de-DE``), case and ``_``/``-`` aside."""
+    wanted_tags = wanted.replace("_", "-").lower().split("-")
+    given_tags = given.strip().replace("_", "-").lower().split("-")
+    return given_tags[: len(wanted_tags)] == wanted_tags
+
+
+def _tuv_language(tuv: etree._Element) -> str:
+    return str(tuv.get(XML_LANG) or tuv.get("lang") or "")
+
+
+def _tmx_entries(path: Path, src_lang: str | None, tgt_lang: str | None) -> list[MemoryEntry]:
+    data = read_bounded(path, MAX_MEMORY_BYTES)
+    parser = etree.XMLParser(
+        resolve_entities=False, no_network=True, remove_comments=True, huge_tree=False
+    )
+    try:
+        root = etree.fromstring(data, parser)
+    except etree.XMLSyntaxError as error:
+        line = error.lineno if error.lineno else 1
+        raise LuongError(f"{path}:{line}: not well-formed XML ({error.msg})") from None
+    if root.tag != "tmx":
+        raise LuongError(f"{path}:{root.sourceline}: expected a <tmx> document, got <{root.tag}>")
+    header = root.find("header")
+    if src_lang is None:
+        given = header.get("srclang") if header is not None else None
+        if not given or given == "*all*":
+            raise LuongError(
+                f"{path}: the model records no source language and the header no srclang "
+                "(luong pair DIR --src-lang ..)"
+            )
+        src_lang = str(given)
+    if tgt_lang is None:
+        raise LuongError(
+            f"{path}: a TMX memory needs the target language: the model records none "
+            "(luong pair DIR --tgt-lang ..)"
+        )
+    entries = []
+    languages: dict[str, None] = {}
+    for tu in root.iter("tu"):
+        source = target = None
+        for tuv in tu.iter("tuv"):
+            language = _tuv_language(tuv)
+            languages.setdefault(language)
+            seg = tuv.find("seg")
+            if seg is None:
+                continue
+            text = "".join(seg.itertext())
+            if source is None and _language_matches(src_lang, language):
+                source = text
+            elif target is None and _language_matches(tgt_lang, language):
+                target = text
+        if source is not None and target is not None:
+            entries.append(MemoryEntry(source, target, path.name, tu.sourceline or 0))
+    for wanted, role in ((tgt_lang, "target"), (src_lang, "source")):
+        if not any(_language_matches(wanted, language) for language in languages):
+            found = ", ".join(language or "(none)" for language in languages) or "no <tuv>"
+            raise LuongError(
+                f"{path}: no <tuv> in the {role} language {wanted} (its languages: {found})"
+            )
+    return entries
+
+
+def _catalog_entries(path: Path, tgt_lang: str | None) -> list[MemoryEntry]:
+    try:
+        # Here, not at the top: the po extra, needed by catalogs alone, so that luong
+        # translate --tm with a TSV or TMX memory runs without it.
+        import polib
+    except ImportError:
+        raise LuongError(
+            f"{path}: a gettext catalog as a memory needs the po extra: pip install 'luong[po]'"
+        ) from None
+    data = read_bounded(path, MAX_MEMORY_BYTES)
+    try:
+        if path.suffix.lower() == ".mo":
+            catalog: polib.POFile | polib.MOFile = polib.mofile(data)
+        else:
+            text = data.removeprefix(b"\xef\xbb\xbf").decode("latin-1")
+            # the charset the header declares (polib's reading of it; UTF-8 for none)
+            catalog = polib.pofile(data.removeprefix(b"\xef\xbb\xbf").decode(
+                polib.detect_encoding(text)))  # fmt: skip
+    except (OSError, ValueError, LookupError, struct.error) as error:  # struct: a cut .mo
+        raise LuongError(f"{path}: not a gettext catalog polib reads ({error})") from None
+    language = str(catalog.metadata.get("Language", "")).strip()
+    if (
+        language
+        and tgt_lang is not None
+        and not _language_matches(tgt_lang.split("-")[0], language)
+    ):
+        raise LuongError(
+            f"{path}: its Language is {language}, the model translates into {tgt_lang}"
+        )
+    entries = []
+    for entry in catalog:
+        if not entry.msgid or entry.obsolete or "fuzzy" in entry.flags:
+            continue
+        line = int(getattr(entry, "linenum", 0) or 0)
+        if entry.msgid_plural:
+            forms = entry.msgstr_plural
+            if forms.get(0):
+                entries.append(MemoryEntry(entry.msgid, forms[0], path.name, line))
+            if forms.get(1):
+                entries.append(MemoryEntry(entry.msgid_plural, forms[1], path.name, line))
+        elif entry.msgstr:
+            entries.append(MemoryEntry(entry.msgid, entry.msgstr, path.name, line))
+    return entries
