@@ -159,6 +159,7 @@ class Glossary:
             )
         self.name = name
         self.terms = tuple(merged.values())
+        self._spelled: list[Vocab] = []  # the vocabularies check_vocab found to write it all
         self._by_word: dict[str, list[tuple[int, re.Pattern[str], Term]]] = {}
         self._scanned: list[tuple[int, re.Pattern[str], Term]] = []
         for order, term in enumerate(self.terms):
@@ -248,6 +249,8 @@ class Glossary:
             ValueError: ``WHERE: the target term 'X' has symbols the target vocabulary
                 cannot produce: [...]`` or is too long.
         """
+        if any(known is vocab for known in self._spelled):
+            return  # a server checks each request's glossary: once per vocabulary is enough
         for term in self.terms:
             unknown = vocab.unknown(term.target)
             if unknown:
@@ -262,6 +265,7 @@ class Glossary:
                     f"{term.where}: the target term {term.target!r:.40} is {pieces} target "
                     f"symbols, above the most a constraint may have ({MAX_PHRASE_PIECES})"
                 )
+        self._spelled.append(vocab)
 
 
 def _checked(term: Term) -> Term:

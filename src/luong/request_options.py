@@ -3,9 +3,10 @@
 ``SearchOptions`` says how to decode (beam, penalties, prefix, sampling); ``RequestOptions``
 says what to do around the search and what each output carries: the source's placeholders
 kept or not (``placeholders``), each output's word alignment (``align``) and its attention
-(``attention``), the terms its outputs hold (``glossary``: ``luong.glossary``). Both are handed whole to ``luong.translator.Translator``, the one path from
-a request to its outputs, which every face calls: ``luong translate``, ``luong eval``,
-``luong po``, the server's ``POST /api/translate`` and LibreTranslate's ``/translate``.
+(``attention``), the terms its outputs hold (``glossary``: ``luong.glossary``). Both are
+handed whole to ``luong.translator.Translator``, the one path from a request to its outputs,
+which every face calls: ``luong translate``, ``luong eval``, ``luong po``, the server's
+``POST /api/translate`` and LibreTranslate's ``/translate``.
 
     Translator(model).translations(texts, SearchOptions(beam=5),
                                    RequestOptions(placeholders="constrain"))

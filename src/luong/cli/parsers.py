@@ -430,6 +430,25 @@ def add_translate(commands: Any) -> None:
         f"at most {MAX_PHRASE_PIECES} target symbols a phrase and {MAX_CONSTRAINT_PIECES} a "
         "line; with --placeholders, no phrase may hold a placeholder (the source's are kept)",
     )
+    add_glossary_flag(parser)
+
+
+GLOSSARY_HELP = (
+    "a glossary: .tsv or .csv rows of source term, target term (further cells: other forms "
+    "of the target, not enforced), or .tbx (needs the tm extra); where a source holds a "
+    "term (whole words; a term in lower case matches in any case, one with a capital only "
+    "as written; never inside a placeholder), each output holds its first target term as "
+    "listed (lexically constrained beam search; not with --sample); a target term the "
+    "model's vocabulary cannot write is an error"
+)
+
+
+def add_glossary_flag(parser: Any, more: str = "") -> None:
+    """``--glossary FILE`` (``luong.glossary``), read by the command once the model is
+    loaded (a TBX file's languages are the model's)."""
+    parser.add_argument(
+        "--glossary", dest="glossary_file", type=Path, metavar="FILE", help=GLOSSARY_HELP + more
+    )
 
 
 def add_placeholders_flag(parser: Any, default: str) -> None:
@@ -514,6 +533,7 @@ def add_po(commands: Any) -> None:
     )
     # constrain: the better of the two mechanisms on gettext-en-de's dev (docs/results.md)
     add_placeholders_flag(parser, "constrain")
+    add_glossary_flag(parser)
     parser.add_argument(
         "--batch-size", type=int, default=512, help="messages per search call (default 512)"
     )
@@ -795,6 +815,12 @@ def add_serve(commands: Any) -> None:
         help="the keys of the translating routes, one a line: POST /translate then needs "
         "one as its api_key (403 without), POST /api/translate and the explorer as the "
         "header Authorization: Bearer KEY (401 without); default: no key needed",
+    )
+    add_glossary_flag(
+        parser,
+        more="; here the default glossary of every request, which a request's glossary "
+        "extends (its terms first: a source term both list takes the request's target); the "
+        "models served must translate into one target language",
     )
     add_device_flags(parser, precision=True)
 

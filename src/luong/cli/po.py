@@ -18,6 +18,7 @@ from luong.cli.common import (
 )
 from luong.errors import LuongError
 from luong.files import atomic_write, read_bounded
+from luong.glossary import read_glossary
 from luong.languages import check_language as check_language_code
 from luong.po_file import decode_catalog
 from luong.translator import Translator, load
@@ -98,11 +99,17 @@ def main(args: argparse.Namespace) -> int:
         raise LuongError(f"{catalog}: {error}") from None
     translator = load(model_folders(folders), **device_options(args))
     target = _target(translator, args.tgt_lang)
+    terms: tuple[tuple[str, str], ...] = ()
+    if args.glossary_file is not None:
+        glossary = read_glossary(args.glossary_file, translator.src_lang, target)
+        terms = translator.check_glossary(glossary).pairs()
     name = "+".join(Path(folder).resolve().name for folder in folders)
     try:
         filled = fill_catalog(
             text,
-            lambda texts: translate_messages(translator, texts, options, args.placeholders),
+            lambda texts: translate_messages(
+                translator, texts, options, args.placeholders, glossary=terms
+            ),
             target=target,
             model=name,
             retranslate_fuzzy=args.retranslate_fuzzy,

@@ -23,6 +23,7 @@ from luong.cli.common import (
 )
 from luong.errors import LuongError
 from luong.files import read_text_lines, text_lines
+from luong.glossary import read_glossary
 from luong.request_options import RequestOptions
 from luong.search_options import MAX_SEED, OptionError, SearchOptions
 from luong.translator import Translator, fit_sources, load, output_lines
@@ -40,6 +41,10 @@ def _check(args: argparse.Namespace) -> tuple[SearchOptions, RequestOptions]:
     if args.constraints is not None and args.stream:
         raise UsageError("--constraints: not with --stream (the file is read with the input)")
     search = search_options(args, defaults=model_defaults(args.model))
+    if args.glossary_file is not None and search.sample:
+        raise UsageError(
+            "--glossary: its terms are held by constrained beam search, not with --sample"
+        )
     request = request_options(args)
     try:
         request.check_search(search)  # what fails together fails here, not half-way
@@ -51,6 +56,9 @@ def _check(args: argparse.Namespace) -> tuple[SearchOptions, RequestOptions]:
 def main(args: argparse.Namespace) -> int:
     options, request = _check(args)
     translator = load(model_folders(args.model), **device_options(args))
+    if args.glossary_file is not None:
+        glossary = read_glossary(args.glossary_file, translator.src_lang, translator.tgt_lang)
+        request = replace(request, glossary=translator.check_glossary(glossary).pairs())
     if args.stream:
         return _stream(args, translator, options, request)
     fitted = fit_sources(
