@@ -65,7 +65,8 @@ def test_a_tsv_file_rows_variants_comments_and_a_header(tmp_path: Path) -> None:
 
 def test_a_csv_file_reads_quoted_cells(tmp_path: Path) -> None:
     path = tmp_path / "terms.csv"
-    path.write_bytes('\ufeff"Save As...",Speichern unter\n"print, queue","Druck, Warteschlange"\n'.encode())
+    text = '\ufeff"Save As...",Speichern unter\n"print, queue","Druck, Warteschlange"\n'
+    path.write_bytes(text.encode())
     assert read_glossary(path).pairs() == (
         ("Save As...", "Speichern unter"),
         ("print, queue", "Druck, Warteschlange"),
@@ -428,6 +429,7 @@ def test_joint_confidence_and_line_groups() -> None:
     model = Translator(small_model(1, src=SRC_SPACE))
     hyps = [next(model.translations([t])).hypotheses[0] for t in ("abc", "hij a")]
     tokens = [len(h.log_probs) for h in hyps]
-    weighted = math.exp(sum(math.log(confidence(h)) * n for h, n in zip(hyps, tokens)) / sum(tokens))
+    logs = [math.log(confidence(h)) * n for h, n in zip(hyps, tokens, strict=True)]
+    weighted = math.exp(sum(logs) / sum(tokens))
     assert joint_confidence(hyps) == pytest.approx(weighted, rel=1e-12)
     assert joint_confidence(hyps[:1]) == confidence(hyps[0])
