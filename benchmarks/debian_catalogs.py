@@ -62,9 +62,7 @@ def package_sizes(packages: list[str]) -> dict[str, tuple[str, int]]:
 def extract(deb: Path, lang: str, dest: Path) -> list[str]:
     """The catalogs of ``lang`` in ``deb`` copied to ``dest`` (flat); their names."""
     with tempfile.TemporaryDirectory() as tmp:
-        tar = subprocess.Popen(
-            ["dpkg-deb", "--fsys-tarfile", str(deb)], stdout=subprocess.PIPE
-        )
+        tar = subprocess.Popen(["dpkg-deb", "--fsys-tarfile", str(deb)], stdout=subprocess.PIPE)
         subprocess.run(
             ["tar", "-x", "-C", tmp, "--wildcards", f"./usr/share/locale/{lang}/LC_MESSAGES/*.mo"],
             stdin=tar.stdout,

@@ -26,7 +26,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -176,8 +175,15 @@ def run(
     extra = ["--adapt", str(work / f"{project.name}.{model.name}.adapted")] if adapt else []
     started = time.perf_counter()
     done = luong(
-        "po", str(model), str(project.catalog), "--out", str(filled), "--force", "--to-utf8",
-        *extra, *flags,
+        "po",
+        str(model),
+        str(project.catalog),
+        "--out",
+        str(filled),
+        "--force",
+        "--to-utf8",
+        *extra,
+        *flags,
     )
     seconds = time.perf_counter() - started
     hyps = outputs(filled, project)

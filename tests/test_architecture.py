@@ -67,7 +67,7 @@ FLOORS: list[tuple[str, set[str]]] = [
     ("search", {"luong.search"}),
     ("word alignments, confidence", {"luong.alignment", "luong.confidence"}),
     ("placeholders", {"luong.placeholders"}),
-    ("translation memory", {"luong.memory"}),
+    ("glossaries, translation memory", {"luong.glossary", "luong.memory"}),
     ("translation of strings, the tasks, averaging, int8", {
         "luong.translator", "luong.tasks.dates", "luong.tasks.g2p", "luong.tasks.tsv",
         "luong.tasks.translation", "luong.averaging", "luong.quantize",

@@ -98,6 +98,12 @@ def offline(name: str, texts: list[str]) -> list[str]:
     return translate(model(*MODELS[name]), texts, SearchOptions(beam=5))
 
 
+def answered(answer: dict[str, Any]) -> dict[str, Any]:
+    """A /translate answer less its ``confidence`` (luong's own field, a number or null per
+    text: tests/test_glossary.py checks its values)."""
+    return {key: value for key, value in answer.items() if key != "confidence"}
+
+
 def error_of(call: Any) -> tuple[int, Any]:
     """The status and JSON body of the HTTP error ``call`` raises (urllib's)."""
     with pytest.raises(urllib.error.HTTPError) as caught:
@@ -132,7 +138,7 @@ def test_a_list_gives_a_list_and_alternatives_come_from_the_nbest_list(url: str)
     body = {"q": TEXTS, "source": "en", "target": "de"}
     answer = requests.post(f"{url}/translate", json=body, timeout=60)
     assert answer.status_code == 200
-    assert answer.json() == {"translatedText": offline("ende", TEXTS)}
+    assert answered(answer.json()) == {"translatedText": offline("ende", TEXTS)}
     answer = requests.post(f"{url}/translate", json={**body, "alternatives": 2}, timeout=60)
     nbest = translate_nbest(model(*MODELS["ende"]), TEXTS, SearchOptions(beam=5, nbest=3))
     assert answer.json()["translatedText"] == [outputs[0] for outputs in nbest]
@@ -142,18 +148,18 @@ def test_a_list_gives_a_list_and_alternatives_come_from_the_nbest_list(url: str)
     single = requests.post(
         f"{url}/translate", json={**body, "q": TEXTS[0], "alternatives": 2}, timeout=60
     ).json()
-    assert single == {"translatedText": nbest[0][0], "alternatives": expected[0]}
+    assert answered(single) == {"translatedText": nbest[0][0], "alternatives": expected[0]}
 
 
 def test_form_bodies_urlencoded_and_multipart(url: str) -> None:
     fields = {"q": TEXTS[2], "source": "fr", "target": "de", "format": "text"}
     expected = {"translatedText": offline("frde", TEXTS[2:])[0]}
     urlencoded = requests.post(f"{url}/translate", data=fields, timeout=60)
-    assert urlencoded.json() == expected
+    assert answered(urlencoded.json()) == expected
     multipart = requests.post(
         f"{url}/translate", files={k: (None, v) for k, v in fields.items()}, timeout=60
     )
-    assert multipart.status_code == 200 and multipart.json() == expected
+    assert multipart.status_code == 200 and answered(multipart.json()) == expected
 
 
 def test_html_keeps_every_tag_through_the_masking(url: str) -> None:
@@ -182,7 +188,7 @@ def test_auto_is_the_one_source_served_for_the_target(url: str) -> None:
     answer = requests.post(
         f"{url}/translate", json={"q": TEXTS[0], "source": "auto", "target": "fr"}, timeout=60
     )
-    assert answer.json() == {
+    assert answered(answer.json()) == {
         "translatedText": offline("enfr", TEXTS[:1])[0],
         "detectedLanguage": {"confidence": 100.0, "language": "en"},
     }

@@ -60,7 +60,7 @@ def test_readme_names_every_extra_of_the_package() -> None:
         re.search(r"optional-dependencies\]\n(.*?)\n\[", PYPROJECT, re.S)[1],
         re.M,
     )
-    assert extras == ["serve", "plot", "tensorboard", "export", "po", "align", "dev"]
+    assert extras == ["serve", "plot", "tensorboard", "export", "po", "tm", "align", "dev"]
     paragraph = text[text.index("The extras: ") :].split("\n\n")[0]
     assert [extra for extra in extras if f"`{extra}`" not in paragraph] == []
 

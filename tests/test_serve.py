@@ -138,7 +138,7 @@ def test_models_health_schema_and_page(client: Any, models: list[ServedModel]) -
     fields = schema["components"]["schemas"]["TranslateRequest"]["properties"]
     options = [f.name for f in dataclasses.fields(SearchOptions)]
     requested = [f.name for f in dataclasses.fields(RequestOptions)]
-    assert requested == ["attention", "align", "placeholders", "memory"]
+    assert requested == ["attention", "align", "placeholders", "glossary", "memory"]
     assert list(fields) == ["sources", "model", *requested, *options]  # every option
     assert fields["placeholders"]["enum"] == ["off", "mask", "constrain"]
     assert (fields["beam"]["minimum"], fields["beam"]["maximum"]) == (1, 1000)

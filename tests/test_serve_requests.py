@@ -98,9 +98,15 @@ def url() -> Iterator[str]:
 
 def libre(url: str, body: Any = None, **request: Any) -> tuple[int, Any]:
     """POST /translate (a JSON ``body``, or httpx's ``data``/``files``/``params``/
-    ``content``/``headers``); the status and the JSON answer."""
+    ``content``/``headers``); the status and the JSON answer, less the ``confidence`` of a
+    translation (a number per text, or null: tests/test_glossary.py checks its values)."""
     answer = httpx.post(f"{url}/translate", json=body, timeout=60, **request)
-    return answer.status_code, answer.json()
+    data = answer.json()
+    if answer.status_code == 200:
+        confidence = data.pop("confidence")
+        for number in confidence if isinstance(confidence, list) else [confidence]:
+            assert number is None or 0.0 <= number <= 1.0
+    return answer.status_code, data
 
 
 def error_of(call: Any) -> tuple[int, Any]:

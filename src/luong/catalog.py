@@ -234,6 +234,8 @@ def translate_messages(
     texts: Sequence[str],
     options: SearchOptions,
     placeholders: str = "constrain",
+    *,
+    glossary: Sequence[tuple[str, str]] = (),
 ) -> list[MachineText]:
     """The one place a catalog's messages are translated: ``texts`` (single lines, without
     their accelerators) in, one translation each out, in order, their placeholders kept as
@@ -241,17 +243,20 @@ def translate_messages(
     gettext-en-de's dev, docs/results.md; ``"mask"``; ``"off"``: the model's own), through
     ``Translator.translations`` as every face, each with the model's confidence in it
     (``luong.confidence``; that of the first search for an output searched again to keep
-    its placeholders; 0.0 for an empty text, which is not translated).
+    its placeholders; 0.0 for an empty text, which is not translated); with ``glossary``
+    (``RequestOptions.glossary``: ``(source term, target term)`` pairs), each translation
+    holds the target terms of the terms its text holds (``luong.glossary``).
 
     Raises:
         TypeError: ``translator`` is not a ``Translator``, ``options`` not ``SearchOptions``.
-        ValueError: an unknown ``placeholders``; as ``Translator.translations``.
+        ValueError: an unknown ``placeholders``, a bad glossary; as
+            ``Translator.translations``.
     """
     if not isinstance(translator, Translator):
         raise LuongTypeError(f"translator: expected a Translator, got {type(translator).__name__}")
     if not isinstance(options, SearchOptions):
         raise LuongTypeError(f"options: expected SearchOptions, got {type(options).__name__}")
-    request = RequestOptions(placeholders=placeholders)
+    request = RequestOptions(placeholders=placeholders, glossary=tuple(glossary))
     return [
         MachineText(t.texts[0], confidence(t.hypotheses[0])) if t.texts else MachineText("", 0.0)
         for t in translator.translations(list(texts), options, request)

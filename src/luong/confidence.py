@@ -25,11 +25,12 @@ to a person (``luong.catalog``).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from luong.errors import LuongError, LuongTypeError
 from luong.search.hypothesis import Hypothesis
 
-__all__ = ["confidence"]
+__all__ = ["confidence", "joint_confidence"]
 
 
 def confidence(hypothesis: Hypothesis) -> float:
@@ -55,3 +56,33 @@ def confidence(hypothesis: Hypothesis) -> float:
     mean = math.fsum(log_probs) / len(log_probs)
     # A log-probability a hair above 0 (rounding in log_softmax) must not give more than 1.
     return min(1.0, math.exp(mean))
+
+
+def joint_confidence(hypotheses: Sequence[Hypothesis]) -> float | None:
+    """The confidence of an output made of several (a text's lines, each translated apart:
+    LibreTranslate's answers): the geometric mean of the probabilities of all their tokens,
+    so a long line weighs as its tokens do; one hypothesis' is its ``confidence``. None for
+    none (an empty text), NaN when a log-probability is NaN.
+
+    Raises:
+        TypeError: not a sequence of ``Hypothesis``.
+        ValueError: a hypothesis without tokens.
+    """
+    if isinstance(hypotheses, Hypothesis) or not isinstance(hypotheses, Sequence):
+        raise LuongTypeError(
+            f"hypotheses: expected a sequence of Hypothesis, got {type(hypotheses).__name__}"
+        )
+    log_probs: list[float] = []
+    for hypothesis in hypotheses:
+        if not isinstance(hypothesis, Hypothesis):
+            raise LuongTypeError(
+                f"hypotheses: expected Hypothesis items, got {type(hypothesis).__name__}"
+            )
+        if not hypothesis.log_probs:
+            raise LuongError("hypothesis: expected at least one token, got none")
+        log_probs.extend(hypothesis.log_probs)
+    if not log_probs:
+        return None
+    if any(math.isnan(p) for p in log_probs):
+        return math.nan
+    return min(1.0, math.exp(math.fsum(log_probs) / len(log_probs)))

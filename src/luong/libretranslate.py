@@ -17,7 +17,15 @@ LibreTranslate (https://libretranslate.com/docs) is the HTTP API that translatio
   translate's paragraphs, which LibreTranslate translates). Answer
   ``{"translatedText": T}`` (T a string, or a list for a list), with ``"alternatives"`` (a
   list of strings per text, none equal to the text's translation nor to another) when
-  asked, and ``"detectedLanguage"`` for ``"auto"``.
+  asked, and ``"detectedLanguage"`` for ``"auto"``. Two fields of luong's own beside
+  LibreTranslate's: the request's ``glossary`` (a list of ``[source term, target term]``
+  pairs in a JSON body, or, in any body, a TSV text: a term a line, a tab between source and
+  target; ``luong.glossary``: where a text holds a term, its translation holds the target
+  term), and the answer's ``confidence``: the model's confidence in each translation, in
+  [0, 1] as ``/api/translate``'s (``luong.confidence``: the geometric mean of its tokens'
+  probabilities, over all of a text's lines; null for an empty text), a number, or a list
+  for a list. LibreTranslate's own answer has no such field; its clients read
+  ``translatedText`` and leave it.
 - ``GET /languages``: ``[{"code", "name", "targets"}]``, a language per code the served
   models read or write, its name in English (babel), the targets it is translated into.
 - ``GET /frontend/settings``: the settings LibreTranslate's own page and some clients read.
@@ -39,6 +47,7 @@ from __future__ import annotations
 
 import hmac
 import json
+import math
 import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -48,6 +57,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from luong.errors import LuongError
+from luong.glossary import Glossary, parse_glossary
 from luong.languages import language_name
 
 __all__ = [
@@ -62,6 +72,7 @@ __all__ = [
     "is_known_key",
     "join_lines",
     "language_list",
+    "line_groups",
     "parse_request",
     "route",
     "split_lines",
@@ -98,6 +109,7 @@ class LibreRequest:
     format: str  # "text" or "html"
     alternatives: int  # other translations per text, >= 0
     api_key: str | None
+    glossary: tuple[tuple[str, str], ...] = ()  # luong's own: (source term, target term)
 
 
 def parse_request(
@@ -117,7 +129,8 @@ def parse_request(
         LibreError: 400: a body that cannot be read, a missing ``q``, ``source`` or
             ``target``, a ``q`` that is neither a text nor a list of texts, a text or a
             field that is not valid Unicode (a lone surrogate, which JSON can spell), an
-            unknown ``format``, an ``alternatives`` that is not an int >= 0.
+            unknown ``format``, an ``alternatives`` that is not an int >= 0, a ``glossary``
+            that is neither pairs nor TSV text, or holds a bad term.
     """
     kind = content_type.split(";")[0].strip().lower()
     fields: dict[str, Any]
@@ -160,6 +173,7 @@ def parse_request(
     if text_format not in FORMATS:
         raise LibreError(400, f"{str(text_format)[:40]} format is not supported")
     alternatives = _alternatives(fields.get("alternatives"))
+    glossary = _glossary(fields.get("glossary"))
     key = fields.get("api_key")
     return LibreRequest(
         texts=list(texts),
@@ -169,6 +183,31 @@ def parse_request(
         format=text_format,
         alternatives=alternatives,
         api_key=key if isinstance(key, str) and key else None,
+        glossary=glossary,
+    )
+
+
+def _glossary(value: object) -> tuple[tuple[str, str], ...]:
+    """The request's ``glossary``: none, ``[[source, target], ...]`` or TSV text."""
+    if value is None or value == "" or value == []:
+        return ()
+    try:
+        if isinstance(value, str):
+            _check_unicode("glossary", value)
+            return parse_glossary(value, "tsv", "glossary").pairs()
+        if isinstance(value, list):
+            for i, pair in enumerate(value):
+                if isinstance(pair, list):
+                    for term in pair:
+                        if isinstance(term, str):
+                            _check_unicode(f"glossary[{i}]", term)
+            return Glossary.of(value, "glossary").pairs()
+    except (LuongError, TypeError) as error:
+        raise LibreError(400, f"Invalid request: {error}") from None
+    raise LibreError(
+        400,
+        "Invalid request: glossary: expected a list of [source term, target term] pairs or "
+        f"TSV text, got {type(value).__name__}",
     )
 
 
@@ -319,13 +358,23 @@ def frontend_settings(pairs: Pairs, api_keys: Collection[str] | None) -> dict[st
 
 
 def translate_answer(
-    request: LibreRequest, outputs: Sequence[Sequence[str]], source: str
+    request: LibreRequest,
+    outputs: Sequence[Sequence[str]],
+    source: str,
+    confidences: Sequence[float | None] | None = None,
 ) -> dict[str, Any]:
     """The answer to ``request``: ``outputs`` holds each text's translations, best first
     (one, or ``alternatives + 1`` from an n-best list). ``alternatives`` are the others,
-    each text once and none equal to the best."""
+    each text once and none equal to the best. ``confidences``: the best translation's of
+    each text (None for none), written as ``"confidence"`` rounded to 6 decimals, null for
+    None or a number that is not finite."""
     best = [texts[0] if texts else "" for texts in outputs]
     answer: dict[str, Any] = {"translatedText": best if request.batch else best[0]}
+    if confidences is not None:
+        if len(confidences) != len(best):
+            raise LuongError(f"confidences: expected {len(best)}, got {len(confidences)}")
+        shown = [round(c, 6) if c is not None and math.isfinite(c) else None for c in confidences]
+        answer["confidence"] = shown if request.batch else shown[0]
     if request.alternatives:
         others = [
             [text for text in dict.fromkeys(texts[1:]) if text != first][: request.alternatives]
@@ -395,6 +444,18 @@ def join_lines(split: TextLines, outputs: Sequence[Sequence[str]]) -> list[list[
         n = max(len(translations) for translations in each)
         joined.append(["".join(t[min(r, len(t) - 1)] for t in each) for r in range(n)])
     return joined
+
+
+def line_groups(split: TextLines) -> list[list[int]]:
+    """For each text of ``split``, the indices of its lines in ``split.lines`` (none for an
+    empty text): what its translation is made of."""
+    groups = []
+    found = 0
+    for parts in split.pieces:
+        count = sum(1 for line in parts[::2] if line)
+        groups.append(list(range(found, found + count)))
+        found += count
+    return groups
 
 
 def detect_refusal(pairs: Pairs) -> LibreError:

@@ -3,22 +3,24 @@
 ``SearchOptions`` says how to decode (beam, penalties, prefix, sampling); ``RequestOptions``
 says what to do around the search and what each output carries: the source's placeholders
 kept or not (``placeholders``), each output's word alignment (``align``), its attention
-(``attention``), and whether a translation memory given to the face is consulted
-(``memory``: the memory itself is data a face loads, ``luong.memory``, handed to
-``Translator.translations`` beside the request). Both are handed whole to
-``luong.translator.Translator``, the one path from a request to its outputs, which every
-face calls: ``luong translate``, ``luong eval``, ``luong po``, the server's
+(``attention``), the terms its outputs hold (``glossary``: ``luong.glossary``), and whether a
+translation memory given to the face is consulted (``memory``: the memory itself is data a
+face loads, ``luong.memory``, handed to ``Translator.translations`` beside the request). Both
+are handed whole to ``luong.translator.Translator``, the one path from a request to its
+outputs, which every face calls: ``luong translate``, ``luong eval``, ``luong po``, the server's
 ``POST /api/translate`` and LibreTranslate's ``/translate``.
 
     Translator(model).translations(texts, SearchOptions(beam=5),
                                    RequestOptions(placeholders="constrain"))
 
-**To add a request field** (a glossary, a memory, a confidence): a field here with its
-``option(...)`` metadata (its help text and bounds, checked on construction as
-``SearchOptions``' are) and a rule between fields in ``__post_init__``; read it in
-``Translator.translations``. The server's request body (``luong.server.request_model``) and
-its JSON schema take every field from here; the commands build the value from their flags
-(``luong.cli.common.request_options``). Plain data: imports only the plain floors.
+**To add a request field**: a field here with its ``option(...)`` metadata
+(its help text and bounds, checked on construction as ``SearchOptions``' are) and a rule
+between fields in ``__post_init__``; read it in ``Translator.translations``. The server's
+request body (``luong.server.request_model``) and its JSON schema take every field from here;
+the commands build the value from their flags (``luong.cli.common.request_options``). A field
+of another type than ``SearchOptions``' (int, float, bool, str) is checked by a function of
+its own here (``glossary``: ``GlossaryPairs``, a list of pairs) and given its JSON type in the
+server's body (``luong.server.JSON_KINDS``). Plain data: imports only the plain floors.
 """
 
 from __future__ import annotations
@@ -27,9 +29,19 @@ from dataclasses import dataclass, field
 
 from luong.config.faces import PLACEHOLDER_MODES
 from luong.errors import LuongTypeError
-from luong.search_options import OptionError, SearchOptions, check_field, option, option_specs
+from luong.search_options import (
+    OptionError,
+    OptionTypeError,
+    SearchOptions,
+    check_field,
+    option,
+    option_specs,
+)
 
-__all__ = ["RequestOptions"]
+__all__ = ["GlossaryPairs", "RequestOptions"]
+
+GlossaryPairs = tuple[tuple[str, str], ...]
+"""A request's glossary: ``(source term, target term)`` pairs (``luong.glossary``)."""
 
 
 @dataclass(frozen=True)
@@ -50,7 +62,14 @@ class RequestOptions:
             choices=tuple(PLACEHOLDER_MODES),
         ),
     )
-
+    glossary: GlossaryPairs = field(
+        default=(),
+        metadata=option(
+            "[source term, target term] pairs: where a source holds a term (whole words; a "
+            "term in lower case matches in any case), each output holds its target term as "
+            "listed (lexically constrained beam search; not with sampling)"
+        ),
+    )
     memory: bool = field(
         default=True,
         metadata=option(
@@ -62,6 +81,9 @@ class RequestOptions:
 
     def __post_init__(self) -> None:
         for f, kind, spec in option_specs(type(self)):
+            if kind == GlossaryPairs:
+                object.__setattr__(self, f.name, _pairs(f.name, getattr(self, f.name)))
+                continue
             check_field(f.name, kind, spec, getattr(self, f.name))
         if self.align and self.placeholders != "off":
             # The links would be the masked source's and the output's before the spans are
@@ -78,7 +100,7 @@ class RequestOptions:
 
         Raises:
             OptionError: ``"sample: placeholders constrain keeps them by beam search, not
-                sampling; ..."``.
+                sampling; ..."``; a glossary with sampling.
             LuongTypeError: ``search`` is not a ``SearchOptions``.
         """
         if not isinstance(search, SearchOptions):
@@ -89,9 +111,46 @@ class RequestOptions:
                 "placeholders constrain keeps them by beam search, not sampling; sample "
                 "with placeholders mask or off",
             )
+        if self.glossary and search.sample:
+            raise OptionError(
+                "sample", "a glossary's terms are held by constrained beam search, not sampling"
+            )
 
     @property
     def keeps_attention(self) -> bool:
         """Whether the search must keep each hypothesis' attention for this request: it is
         returned, or the alignment or the masked placeholders are made from it."""
         return self.attention or self.align or self.placeholders == "mask"
+
+
+def _pairs(name: str, value: object) -> GlossaryPairs:
+    """``value`` (a list of ``[source term, target term]`` pairs of strings, lists or
+    tuples) as a tuple of pairs, each string valid Unicode; the terms themselves are checked
+    where they are matched (``luong.glossary.Glossary``).
+
+    Raises:
+        OptionTypeError: not a list of pairs of strings.
+        OptionError: a lone surrogate.
+    """
+    expected = "expected a list of [source term, target term] pairs of strings"
+    if isinstance(value, str | bytes) or not isinstance(value, list | tuple):
+        raise OptionTypeError(name, f"{expected}, got {type(value).__name__}")
+    pairs = []
+    for i, pair in enumerate(value):
+        if (
+            not isinstance(pair, list | tuple)
+            or len(pair) != 2
+            or not all(isinstance(term, str) for term in pair)
+        ):
+            raise OptionTypeError(name, f"{expected}, got {pair!r:.60} at {i}")
+        for term in pair:
+            try:
+                term.encode("utf-8")
+            except UnicodeEncodeError as error:
+                raise OptionError(
+                    name,
+                    f"expected valid Unicode, got a lone surrogate at character {error.start} "
+                    f"of pair {i}",
+                ) from None
+        pairs.append((pair[0], pair[1]))
+    return tuple(pairs)

@@ -70,6 +70,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from luong.confidence import joint_confidence
 from luong.config.faces import ServeLimits
 from luong.errors import LuongError, LuongTypeError
 from luong.libretranslate import (
@@ -81,6 +82,7 @@ from luong.libretranslate import (
     is_known_key,
     join_lines,
     language_list,
+    line_groups,
     parse_request,
     route,
     split_lines,
@@ -88,13 +90,20 @@ from luong.libretranslate import (
 )
 from luong.memory import TranslationMemory
 from luong.request_batcher import Batcher
-from luong.request_options import RequestOptions
+from luong.request_options import GlossaryPairs, RequestOptions
 from luong.search_options import OptionError, SearchOptions, option_specs
-from luong.translator import Translation, Translator, memory_record, translation_records
+from luong.translator import (
+    Translation,
+    Translator,
+    memory_record,
+    term_records,
+    translation_records,
+)
 from luong.version import __version__
 
 __all__ = [
     "EXPLORER_FILES",
+    "JSON_KINDS",
     "BodyLimit",
     "DecodeOptions",
     "HangUps",
@@ -136,6 +145,14 @@ class ServedModel:
             )
 
 
+JSON_KINDS: dict[Any, Any] = {
+    GlossaryPairs: list[Annotated[list[str], Field(min_length=2, max_length=2)]],
+}
+"""The JSON type of a request field whose Python type is not JSON's own: a glossary's
+pairs are a list of two-string lists (``[["printer", "Drucker"]]``), made a tuple of pairs
+by ``RequestOptions``."""
+
+
 def request_model(options: type[SearchOptions] = SearchOptions) -> type[BaseModel]:
     """The body of ``POST /api/translate``: ``sources`` and ``model``, then a field per
     ``RequestOptions`` field (``attention``, ``align``, ``placeholders``) and per field of
@@ -162,7 +179,7 @@ def request_model(options: type[SearchOptions] = SearchOptions) -> type[BaseMode
             schema: dict[str, Any] = {k: v for k, v in bounds.items() if v is not None}
             default: Any = f.default
             fields[f.name] = (
-                kind,
+                JSON_KINDS.get(kind, kind),
                 Field(default, description=spec.help, json_schema_extra=schema or None),
             )
     return create_model(
@@ -203,6 +220,7 @@ def create_app(
     limits: ServeLimits | None = None,
     options: type[SearchOptions] = SearchOptions,
     api_keys: Collection[str] | None = None,
+    glossary: GlossaryPairs = (),
 ) -> FastAPI:
     """The web application over ``models`` (the first is the default).
 
@@ -216,16 +234,21 @@ def create_app(
         api_keys: the keys of the translating routes: LibreTranslate's ``POST /translate``
             takes one as its ``api_key``, ``POST /api/translate`` (and so the explorer) as
             the header ``Authorization: Bearer KEY``; None: none needed.
+        glossary: the default glossary of every request (``(source term, target term)``
+            pairs, ``luong.glossary``), which a request's ``glossary`` extends: its pairs
+            first, so a source term both list takes the request's target; checked against
+            each model's target vocabulary here.
 
     Returns:
         the app; ``app.state.batcher`` is its batcher (``stats`` counts merged calls).
 
     Raises:
         ValueError: no models, two with one name, a bad ``max_batch`` / ``max_wait_ms``,
-            an empty ``api_keys``, or an ensemble whose members record different pairs.
+            an empty ``api_keys``, an ensemble whose members record different pairs, or a
+            glossary term that is malformed or a model's vocabulary cannot write.
         TypeError: a model is not a ``ServedModel``.
     """
-    service = _Service.of(models, max_batch, max_wait_ms, limits, options, api_keys)
+    service = _Service.of(models, max_batch, max_wait_ms, limits, options, api_keys, glossary)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -266,6 +289,7 @@ class _Service:
     pairs: dict[tuple[str, str], str]  # LibreTranslate's routing: the first model wins
     batcher: Batcher[DecodeOptions, str, Translation]
     tickets: Iterator[int]
+    glossary: GlossaryPairs  # the default glossary, after each request's own
 
     @staticmethod
     def of(
@@ -275,6 +299,7 @@ class _Service:
         limits: ServeLimits | None,
         options: type[SearchOptions],
         api_keys: Collection[str] | None,
+        glossary: GlossaryPairs = (),
     ) -> _Service:
         """``create_app``'s arguments checked (its docstring says how) and put together."""
         models = list(models)
@@ -291,6 +316,13 @@ class _Service:
         if not (isinstance(options, type) and issubclass(options, SearchOptions)):
             raise LuongTypeError(f"options: expected SearchOptions or a subclass, got {options!r}")
         body_model = request_model(options)
+        try:
+            default = RequestOptions(glossary=glossary).glossary
+        except OptionError as error:
+            raise LuongTypeError(str(error)) from None
+        for served in models:
+            if default:
+                served.translator.check_glossary(default)
         keys = None
         if api_keys is not None:
             keys = frozenset(api_keys)
@@ -314,8 +346,23 @@ class _Service:
             run, max_batch=max_batch, max_wait=max_wait_ms / 1000.0
         )
         return _Service(
-            models, by_name, limits, options, body_model, keys, pairs, batcher, itertools.count(1)
+            models,
+            by_name,
+            limits,
+            options,
+            body_model,
+            keys,
+            pairs,
+            batcher,
+            itertools.count(1),
+            default,
         )
+
+    def with_glossary(self, request: RequestOptions) -> RequestOptions:
+        """``request`` with the default glossary after its own pairs."""
+        if not self.glossary:
+            return request
+        return dataclasses.replace(request, glossary=request.glossary + self.glossary)
 
 
 def _models_by_name(models: list[ServedModel]) -> dict[str, ServedModel]:
@@ -394,6 +441,7 @@ def _add_api_routes(app: FastAPI, service: _Service) -> None:
             request = RequestOptions(**{f: v for f, v in body if f in REQUEST_OPTIONS})
         except OptionError as error:
             raise HTTPException(422, str(error)) from None
+        request = service.with_glossary(request)
         _check_request(body.sources, search, served, limits, request)
         ticket = next(service.tickets) if search.sample else 0
         try:
@@ -473,7 +521,10 @@ def _add_libretranslate_routes(app: FastAPI, service: _Service) -> None:
             # html: every tag (and placeholder) masked before decoding and put back after at
             # the output word the attention aligns to it (RequestOptions.placeholders "mask"),
             # so each tag comes through exactly as often as it was sent.
-            wanted = RequestOptions(placeholders="mask" if asked.format == "html" else "off")
+            wanted = RequestOptions(
+                placeholders="mask" if asked.format == "html" else "off", glossary=asked.glossary
+            )
+            wanted = service.with_glossary(wanted)
             # Each line is a source of its own (the limits count lines), its break kept.
             split = split_lines(asked.texts)
             try:
@@ -495,7 +546,13 @@ def _add_libretranslate_routes(app: FastAPI, service: _Service) -> None:
             except LuongError as error:
                 raise LibreError(500, f"Cannot translate text: {error}") from None
             outputs = join_lines(split, [translation.texts for translation in translations])
-            return JSONResponse(translate_answer(asked, outputs, source))
+            # each text's confidence: its lines' best outputs together
+            best = [t.hypotheses[:1] for t in translations]
+            confidences = [
+                joint_confidence([h for i in group for h in best[i]])
+                for group in line_groups(split)
+            ]
+            return JSONResponse(translate_answer(asked, outputs, source, confidences))
         except LibreError as error:
             return JSONResponse({"error": error.message}, status_code=error.status)
 
@@ -653,15 +710,16 @@ def _answer(
         if not request.attention:
             for record in records:
                 record.pop("attention", None)  # a memory's record has none
-        results.append(
-            {
-                "source": translation.source,
-                "source_tokens": translator.source_symbols(translation.searched),
-                "prefix_tokens": len(prefix_tokens),
-                "hypotheses": records,
-                **memory_record(translation),
-            }
-        )
+        result = {
+            "source": translation.source,
+            "source_tokens": translator.source_symbols(translation.searched),
+            "prefix_tokens": len(prefix_tokens),
+            "hypotheses": records,
+            **memory_record(translation),
+        }
+        if request.glossary:
+            result["glossary"] = term_records(translation)
+        results.append(result)
     answer = {"model": name, "results": results}
     return json.dumps(answer, ensure_ascii=False, allow_nan=False).encode("utf-8")
 
@@ -705,6 +763,11 @@ def _check_request(
         raise HTTPException(
             422, f"max_beam: beam {search.beam}, above the limit of {limits.max_beam}"
         )
+    if request.glossary:
+        try:
+            served.translator.check_glossary(request.glossary)
+        except LuongError as error:
+            raise HTTPException(422, str(error)) from None
     if search.nbest > limits.max_nbest:
         raise HTTPException(
             422, f"max_nbest: nbest {search.nbest}, above the limit of {limits.max_nbest}"

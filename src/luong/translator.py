@@ -8,7 +8,7 @@ say). Both take an ``Ensemble`` as well (``luong.load([folder, ...])``). Every f
 through ``Translator.translations``: ``luong translate`` (``output_lines``), ``luong eval``
 (``luong.evaluation``), ``luong po`` (``luong.catalog.translate_messages``) and the server's
 two APIs; search itself is ``luong.search``, the placeholders' mechanisms
-``luong.placeholders``.
+``luong.placeholders``, a glossary's terms ``luong.glossary``.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from luong.decoding_defaults import decoding_defaults, with_defaults
 from luong.devices import autocast, check_precision, resolve_device
 from luong.ensemble import Decodable, Ensemble, members_of
 from luong.errors import LuongError, LuongTypeError
+from luong.glossary import Glossary, Term, enforced_terms, glossary_of
 from luong.memory import Match, Recall, TranslationMemory
 from luong.model import Seq2Seq
 from luong.placeholders import (
@@ -64,6 +65,7 @@ __all__ = [
     "memory_record",
     "output_lines",
     "read_length",
+    "term_records",
     "translate",
     "translate_nbest",
     "translation_records",
@@ -148,7 +150,8 @@ class Translation:
     translation and which has no hypotheses (nothing was decoded; ``alignments``, asked
     for, one empty list), else ``"model"``; ``matches`` the memory's matches for the
     source, best first (for ``"memory"``, the one reused first, score 100), or None when no
-    memory was consulted."""
+    memory was consulted. ``terms`` the glossary's terms its outputs hold
+    (``RequestOptions.glossary``: ``luong.glossary.enforced_terms``), in the source's order."""
 
     source: str
     hypotheses: list[Hypothesis]
@@ -158,6 +161,7 @@ class Translation:
     searched: str = ""
     origin: str = "model"
     matches: tuple[Match, ...] | None = None
+    terms: tuple[Term, ...] = ()
 
 
 def output_lines(
@@ -185,7 +189,9 @@ def output_lines(
             placeholders kept (``luong.config.faces.PLACEHOLDER_MODES``), and with ``align`` each
             output's word alignment (``luong.alignment``): in text, the output then a tab and
             its Pharaoh links (``0-0 1-2``); in jsonl, each record's ``"alignment"``, a list
-            of ``[i, j]`` pairs. jsonl writes the attention whatever ``request.attention``.
+            of ``[i, j]`` pairs. jsonl writes the attention whatever ``request.attention``,
+            and with ``request.glossary`` each line's ``"glossary"``: the terms its outputs
+            hold (``term_records``).
         format: ``"text"``: the n-best outputs, tab-separated (an empty line for an empty
             input); ``"jsonl"``: ``{"source", "hypotheses": [hypothesis_record, ...]}``.
         batch_size: sentences per search call.
@@ -225,7 +231,10 @@ def output_lines(
     replace_unk = options.replace_unk if options is not None else False
     if format == "text":
         return (_text_line(t) for t in translations)
-    return (_jsonl_line(translator.model, t, replace_unk, request.align) for t in translations)
+    glossary = bool(request.glossary)
+    return (
+        _jsonl_line(translator.model, t, replace_unk, request.align, glossary) for t in translations
+    )
 
 
 def _text_line(translation: Translation) -> str:
@@ -238,9 +247,17 @@ def _text_line(translation: Translation) -> str:
     return "\t".join(fields)
 
 
-def _jsonl_line(model: Decodable, translation: Translation, replace_unk: bool, align: bool) -> str:
+def _jsonl_line(
+    model: Decodable, translation: Translation, replace_unk: bool, align: bool, glossary: bool
+) -> str:
     records = translation_records(model, translation, replace_unk, align)
-    line = {"source": translation.source, "hypotheses": records, **memory_record(translation)}
+    line: dict[str, Any] = {
+        "source": translation.source,
+        "hypotheses": records,
+        **memory_record(translation),
+    }
+    if glossary:
+        line["glossary"] = term_records(translation)
     # allow_nan=False: hypothesis_record writes null for what is not finite; nothing else may
     # slip a NaN, which JSON parsers reject, into the output.
     return json.dumps(line, ensure_ascii=False, allow_nan=False)
@@ -256,6 +273,13 @@ def memory_record(translation: Translation) -> dict[str, Any]:
         "origin": translation.origin,
         "matches": [match.record() for match in translation.matches],
     }
+
+
+def term_records(translation: Translation) -> list[dict[str, str]]:
+    """The glossary's terms a ``Translation``'s outputs hold, as JSON-ready records
+    ``{"source": term, "target": term}`` (as the glossary lists them), in the source's
+    order: a jsonl line's and a server result's ``"glossary"``."""
+    return [{"source": term.source, "target": term.target} for term in translation.terms]
 
 
 def translation_records(
@@ -592,6 +616,28 @@ class Translator:
         if request is not None and request.placeholders != "off":
             check_phrases(constraints)
 
+    def check_glossary(self, glossary: Glossary | Sequence[Sequence[str]]) -> Glossary:
+        """``glossary`` (a ``Glossary``, or a request's ``(source term, target term)``
+        pairs) as a ``Glossary``, once every target term is known to be one the target
+        vocabulary can write (``Glossary.check_vocab``: the error names the term where it is
+        written, ``FILE:LINE`` or ``glossary[I]``), before anything is decoded.
+
+        Raises:
+            TypeError: not a ``Glossary`` or a list of pairs of strings.
+            ValueError: a bad term (``luong.glossary.Glossary``), a target the vocabulary
+                cannot write.
+        """
+        if not isinstance(glossary, Glossary):
+            if isinstance(glossary, str) or not isinstance(glossary, Sequence):
+                raise LuongTypeError(
+                    f"glossary: expected a Glossary or (source, target) pairs, got "
+                    f"{type(glossary).__name__}"
+                )
+            hashable = all(isinstance(pair, tuple) for pair in glossary)
+            glossary = glossary_of(tuple(glossary)) if hashable else Glossary.of(glossary)
+        glossary.check_vocab(self.tgt_vocab)
+        return glossary
+
     def source_length(self, text: str, request: RequestOptions | None = None) -> int:
         """The symbols the encoder reads for ``text`` as ``request`` decodes it (its
         placeholders masked with ``placeholders="mask"``), the EOS it appends not counted."""
@@ -635,6 +681,12 @@ class Translator:
         placeholder of its own (``luong.placeholders.check_phrases``); with ``"mask"``, the
         masked source is decoded with ``constraints``, and no span is put back inside one.
 
+        A glossary (``request.glossary``, ``luong.glossary``): the terms found in each source
+        add their target terms to its ``constraints``, each held at least once
+        (``enforced_terms``; with ``exact``, the source's own phrases exactly, the terms at
+        least), in every search above; the terms a translation holds are its ``terms``. Not
+        with sampling.
+
         Args:
             sources: the inputs.
             search: how to decode (default: the model's decoding defaults, ``self.search``).
@@ -651,9 +703,11 @@ class Translator:
             TypeError: ``search`` is not a ``SearchOptions``, ``request`` not a
                 ``RequestOptions``, ``memory`` not a ``TranslationMemory``.
             ValueError: ``constraints`` not one list per source, or a phrase that holds a
-                placeholder with placeholders kept; placeholders ``"constrain"`` with
-                sampling (``RequestOptions.check_search``); as
-                ``luong.search.decode_batches``; all on the call itself.
+                placeholder with placeholders kept; placeholders ``"constrain"`` or a
+                glossary with sampling (``RequestOptions.check_search``); a glossary's term
+                that is malformed or that the target vocabulary cannot write
+                (``check_glossary``); as ``luong.search.decode_batches``; all on the call
+                itself.
         """
         search = self.search if search is None else search
         request = RequestOptions() if request is None else request
@@ -681,6 +735,16 @@ class Translator:
             sources = [everything[i] for i in decoded]
             if constraints is not None:
                 constraints = [constraints[i] for i in decoded]
+        terms: list[list[Term]] | None = None
+        held: bool | list[list[bool]] = exact
+        if request.glossary:
+            glossary = self.check_glossary(request.glossary)
+            given = constraints if constraints is not None else [[] for _ in sources]
+            terms = [
+                enforced_terms(glossary, source, self.tgt_vocab, phrases)
+                for source, phrases in zip(sources, given, strict=True)
+            ]
+            constraints, held = _with_terms(given, exact, terms)
         masked = None
         if request.placeholders == "mask":
             masked = [mask_source(text) for text in sources]
@@ -693,9 +757,9 @@ class Translator:
                 window=window,
                 attention=request.keeps_attention or search.replace_unk,
                 constraints=constraints,
-                exact=exact,
+                exact=held,
             )
-        job = _Job(self, sources, search, request, masked, constraints)
+        job = _Job(self, sources, search, request, masked, constraints, terms)
         if recalls is None:
             return job.run(batches)
         return _with_memory(everything, recalls, job.run(batches), request.align)
@@ -735,6 +799,19 @@ class Translator:
         return [translation.texts for translation in translations]
 
 
+def _with_terms(
+    given: Sequence[Sequence[str]], exact: bool, terms: list[list[Term]]
+) -> tuple[list[list[str]], bool | list[list[bool]]]:
+    """Each source's constraint phrases with its terms' targets after them, and which are
+    held exactly: with ``exact``, the given phrases (the terms at least once)."""
+    pairs = list(zip(given, terms, strict=True))
+    merged = [[*phrases, *(term.target for term in found)] for phrases, found in pairs]
+    if not exact:
+        return merged, False
+    flags = [[True] * len(phrases) + [False] * len(found) for phrases, found in pairs]
+    return merged, flags
+
+
 @dataclass(frozen=True)
 class _Job:
     """One call of ``Translator.translations``: what it turns each source's hypotheses
@@ -746,6 +823,7 @@ class _Job:
     request: RequestOptions
     masked: list[MaskedSource] | None
     constraints: Sequence[Sequence[str]] | None
+    terms: list[list[Term]] | None = None
 
     def run(
         self, batches: Iterator[tuple[list[int], list[list[Hypothesis]]]]
@@ -769,10 +847,13 @@ class _Job:
         model, source = self.translator.model, self.sources[index]
         copy_from = source if self.search.replace_unk else None
         given = self.constraints[index] if self.constraints is not None else ()
+        terms = tuple(self.terms[index]) if self.terms is not None else ()
         if self.masked is not None:
             masked, keep = self.masked[index], written_phrases(model, given)
             texts = [restore_hypothesis(model, masked, h, keep) for h in hyps]
-            return Translation(source, hyps, texts, [False] * len(hyps), searched=masked.text)
+            return Translation(
+                source, hyps, texts, [False] * len(hyps), searched=masked.text, terms=terms
+            )
         texts = [hypothesis_text(model, h, copy_from) for h in hyps]
         searched_again = [False] * len(hyps)
         if self.request.placeholders == "constrain":
@@ -783,7 +864,7 @@ class _Job:
         if self.request.align:
             vocabs = model.src_vocab, model.tgt_vocab
             alignments = [hypothesis_alignment(h, source, *vocabs) for h in hyps]
-        return Translation(source, hyps, texts, searched_again, alignments, source)
+        return Translation(source, hyps, texts, searched_again, alignments, source, terms=terms)
 
 
 def _with_memory(
@@ -803,8 +884,8 @@ def _with_memory(
             [False],
             [[]] if align else None,
             source,
-            "memory",
-            (recall.exact, *recall.fuzzy),
+            origin="memory",
+            matches=(recall.exact, *recall.fuzzy),
         )
 
 

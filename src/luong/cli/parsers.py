@@ -437,6 +437,25 @@ def add_translate(commands: Any) -> None:
         'is not decoded: its output is the memory\'s translation (jsonl: "origin": "memory"; '
         'each record says its "origin" and "matches")',
     )
+    add_glossary_flag(parser)
+
+
+GLOSSARY_HELP = (
+    "a glossary: .tsv or .csv rows of source term, target term (further cells: other forms "
+    "of the target, not enforced), or .tbx (needs the tm extra); where a source holds a "
+    "term (whole words; a term in lower case matches in any case, one with a capital only "
+    "as written; never inside a placeholder), each output holds its first target term as "
+    "listed (lexically constrained beam search; not with --sample); a target term the "
+    "model's vocabulary cannot write is an error"
+)
+
+
+def add_glossary_flag(parser: Any, more: str = "") -> None:
+    """``--glossary FILE`` (``luong.glossary``), read by the command once the model is
+    loaded (a TBX file's languages are the model's)."""
+    parser.add_argument(
+        "--glossary", dest="glossary_file", type=Path, metavar="FILE", help=GLOSSARY_HELP + more
+    )
 
 
 def add_memory_flags(parser: Any, exact: str) -> None:
@@ -552,6 +571,7 @@ def add_po(commands: Any) -> None:
         'matches in comments (# luong: memory 92 (FILE): "source" -> "target"); a summary '
         "line counts the entries from memory, with fuzzy matches, and by the model",
     )
+    add_glossary_flag(parser)
     parser.add_argument(
         "--batch-size", type=int, default=512, help="messages per search call (default 512)"
     )
@@ -839,6 +859,12 @@ def add_serve(commands: Any) -> None:
         "is not decoded, for every model (the files read at start for each model's language "
         'pair); POST /api/translate\'s results say their "origin" and "matches", and a '
         'request turns the memory off with "memory": false',
+    )
+    add_glossary_flag(
+        parser,
+        more="; here the default glossary of every request, which a request's glossary "
+        "extends (its terms first: a source term both list takes the request's target); the "
+        "models served must translate into one target language",
     )
     add_device_flags(parser, precision=True)
 

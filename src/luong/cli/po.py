@@ -19,6 +19,7 @@ from luong.cli.common import (
 )
 from luong.errors import LuongError
 from luong.files import atomic_write, read_bounded
+from luong.glossary import read_glossary
 from luong.languages import check_language as check_language_code
 from luong.memory import TranslationMemory
 from luong.po_file import decode_catalog
@@ -104,11 +105,17 @@ def main(args: argparse.Namespace) -> int:
     memory = None
     if args.tm:
         memory = TranslationMemory.read(args.tm, translator.src_lang, target, args.tm_threshold)
+    terms: tuple[tuple[str, str], ...] = ()
+    if args.glossary_file is not None:
+        glossary = read_glossary(args.glossary_file, translator.src_lang, target)
+        terms = translator.check_glossary(glossary).pairs()
     name = "+".join(Path(folder).resolve().name for folder in folders)
     try:
         filled = fill_catalog(
             text,
-            lambda texts: translate_messages(translator, texts, options, args.placeholders),
+            lambda texts: translate_messages(
+                translator, texts, options, args.placeholders, glossary=terms
+            ),
             target=target,
             model=name,
             retranslate_fuzzy=args.retranslate_fuzzy,

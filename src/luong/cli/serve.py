@@ -15,6 +15,7 @@ from luong.cli.common import UsageError, check_memory_flags, device_options, say
 from luong.config.faces import ServeLimits
 from luong.files import read_json, read_text_lines
 from luong.folder_files import METRICS
+from luong.glossary import read_glossary
 from luong.memory import TranslationMemory
 from luong.server import ServedModel, create_app
 from luong.translator import load
@@ -104,6 +105,7 @@ def main(args: argparse.Namespace) -> int:
                 memories[pair] = TranslationMemory.read(args.tm, *pair, args.tm_threshold)
             memory = memories[pair]
         models.append(ServedModel(name, translator, metrics, memory))
+    terms = _glossary(args, models) if args.glossary_file is not None else ()
     limits = ServeLimits(
         max_sources=args.max_sources,
         max_beam=args.max_beam,
@@ -115,6 +117,7 @@ def main(args: argparse.Namespace) -> int:
         max_wait_ms=args.max_wait_ms,
         limits=limits,
         api_keys=api_keys,
+        glossary=terms,
     )
     if all(None in (m.translator.src_lang, m.translator.tgt_lang) for m in models):
         say(
@@ -131,6 +134,24 @@ def main(args: argparse.Namespace) -> int:
     # lets the requests in flight finish, then the app's shutdown drains the batcher.
     uvicorn.Server(server_config(app, args)).run()
     return 0
+
+
+def _glossary(args: argparse.Namespace, models: list[ServedModel]) -> tuple[tuple[str, str], ...]:
+    """``--glossary FILE``'s pairs (a TBX file read in the served pair), each target term
+    checked against every model's vocabulary; one target language among the models."""
+    targets = {m.translator.tgt_lang for m in models} - {None}
+    if len(targets) > 1:
+        raise UsageError(
+            f"--glossary: the models translate into {', '.join(sorted(map(str, targets)))}; "
+            "a glossary is for one target language: serve them apart"
+        )
+    recorded = [m.translator for m in models if m.translator.tgt_lang is not None]
+    source = recorded[0].src_lang if recorded else None
+    target = recorded[0].tgt_lang if recorded else None
+    glossary = read_glossary(args.glossary_file, source, target)
+    for served in models:
+        served.translator.check_glossary(glossary)
+    return glossary.pairs()
 
 
 def read_api_keys(path: Path) -> frozenset[str]:

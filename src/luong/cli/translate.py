@@ -24,6 +24,7 @@ from luong.cli.common import (
 )
 from luong.errors import LuongError
 from luong.files import read_text_lines, text_lines
+from luong.glossary import read_glossary
 from luong.memory import TranslationMemory
 from luong.request_options import RequestOptions
 from luong.search_options import MAX_SEED, OptionError, SearchOptions
@@ -43,6 +44,10 @@ def _check(args: argparse.Namespace) -> tuple[SearchOptions, RequestOptions]:
         raise UsageError("--constraints: not with --stream (the file is read with the input)")
     check_memory_flags(args)
     search = search_options(args, defaults=model_defaults(args.model))
+    if args.glossary_file is not None and search.sample:
+        raise UsageError(
+            "--glossary: its terms are held by constrained beam search, not with --sample"
+        )
     request = request_options(args)
     try:
         request.check_search(search)  # what fails together fails here, not half-way
@@ -59,6 +64,9 @@ def main(args: argparse.Namespace) -> int:
         memory = TranslationMemory.read(
             args.tm, translator.src_lang, translator.tgt_lang, args.tm_threshold
         )
+    if args.glossary_file is not None:
+        glossary = read_glossary(args.glossary_file, translator.src_lang, translator.tgt_lang)
+        request = replace(request, glossary=translator.check_glossary(glossary).pairs())
     if args.stream:
         return _stream(args, translator, options, request, memory)
     fitted = fit_sources(
