@@ -511,6 +511,16 @@ def add_po(commands: Any) -> None:
     )
     parser.add_argument("--force", action="store_true", help="write over an --out that exists")
     parser.add_argument(
+        "--adapt",
+        type=Path,
+        metavar="RUN",
+        help="first fine-tune the model on the catalog's translated entries (luong train "
+        "--preset adapt; a tenth held out as dev, by a hash of the source; at least 20 "
+        "entries), writing the run folder RUN, then fill the catalog with the adapted model; "
+        "next time, fill with RUN itself (luong po RUN CATALOG); the same command again "
+        "resumes a run that was stopped",
+    )
+    parser.add_argument(
         "--to-utf8",
         action="store_true",
         help="write the catalog in UTF-8, its header's charset set to UTF-8 (default: in the "
