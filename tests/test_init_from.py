@@ -29,7 +29,6 @@ from luong.config import VocabConfig
 from luong.errors import LuongError
 from luong.presets import ADAPT
 
-
 # The module (luong.run is the function): the test watches the Trainer it builds.
 RUN = importlib.import_module("luong.run")
 
@@ -117,17 +116,24 @@ def test_init_from_starts_from_the_models_weights_and_vocabularies(
     ]
 
 
+CONFLICT = "conflicts with the model of {m}"
+
+
 @pytest.mark.parametrize(
     ("flags", "message"),
     [
-        (["--attention", "general"], "--attention general conflicts with the model of {m} (dot)"),
-        (["--enc-hidden", "16"], "--enc-hidden 16 conflicts with the model of {m} (8)"),
-        (["--no-bidirectional"], "--no-bidirectional conflicts with the model of {m} (--bidirectional)"),
-        (["--subword", "unigram"], "--subword unigram conflicts with the model of {m} (none)"),
-        (["--joint-vocab"], "--joint-vocab conflicts with the model of {m} (--no-joint-vocab)"),
-        (["--vocab-size", "30"], "--vocab-size 30 conflicts with the model of {m} (0)"),
-        (["--init-range", "0.1"], "init_range: draws every weight anew, which would undo init_from '{b}'; leave it 0, got 0.1"),
-        (["--config", "{cfg}"], '[model] cell = "lstm" of {cfg} conflicts with the model of {m} ("gru")'),
+        (["--attention", "general"], f"--attention general {CONFLICT} (dot)"),
+        (["--enc-hidden", "16"], f"--enc-hidden 16 {CONFLICT} (8)"),
+        (["--no-bidirectional"], f"--no-bidirectional {CONFLICT} (--bidirectional)"),
+        (["--subword", "unigram"], f"--subword unigram {CONFLICT} (none)"),
+        (["--joint-vocab"], f"--joint-vocab {CONFLICT} (--no-joint-vocab)"),
+        (["--vocab-size", "30"], f"--vocab-size 30 {CONFLICT} (0)"),
+        (
+            ["--init-range", "0.1"],
+            "init_range: draws every weight anew, which would undo init_from '{b}'; leave it 0, "
+            "got 0.1",
+        ),
+        (["--config", "{cfg}"], f'[model] cell = "lstm" of {{cfg}} {CONFLICT} ("gru")'),
     ],
     ids=["attention", "size", "bool", "subword", "joint", "vocab-size", "init-range", "toml"],
 )  # fmt: skip
@@ -149,9 +155,8 @@ def test_your_own_datas_tokens_and_a_prepared_corpus_conflict_too(
     base: Path, pairs: dict[str, Path], tmp_path: Path
 ) -> None:
     own = ["--train", str(pairs["train"]), "--dev", str(pairs["dev"])]
-    result = luong(
-        "train", *own, "--src-tokens", "space", "--out", str(tmp_path / "a"), "--init-from", str(base)
-    )  # fmt: skip
+    result = luong("train", *own, "--src-tokens", "space", "--out", str(tmp_path / "a"),
+                   "--init-from", str(base))  # fmt: skip
     assert error_line(result) == (
         f"luong: error: --src-tokens space conflicts with the model of --init-from {base} (char)"
     )
@@ -206,10 +211,11 @@ def test_the_python_api_takes_init_from_as_the_command_line_does(
         train("dates", tmp_path / "b", train_config=config, task_options=options,
               init_from=base, model_config=Seq2SeqConfig(attention="general"))  # fmt: skip
     assert str(error.value) == (
-        'model_config.emb_dim = 64 conflicts with the model of init_from '
-        f"{base} (8)"
+        f"model_config.emb_dim = 64 conflicts with the model of init_from {base} (8)"
     )
-    with pytest.raises(TypeError, match=r"init_from: expected one model folder, got 2 \(an ensemble"):
+    with pytest.raises(
+        TypeError, match=r"init_from: expected one model folder, got 2 \(an ensemble"
+    ):
         train("dates", tmp_path / "c", init_from=[base, base])  # type: ignore[arg-type]
 
 

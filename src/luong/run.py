@@ -33,9 +33,6 @@ from luong.distributed import pick_device, setup
 from luong.errors import LuongError
 from luong.evaluation import BLEU_SCORES, PAIR_SCORES, REFERENCE_SCORES, evaluate, prefixed
 from luong.files import FolderLocked, locked, read_json, shown_names, write_json, write_text
-from luong.folder_files import LOCK, METRICS, MODEL_CONFIG, RUN, RUN_CONFIG, TRAIN_LOG
-from luong.languages import check_language
-from luong.model import Seq2Seq, is_int8_folder, language_pair
 from luong.fine_tuning import (
     TOKEN_OPTIONS,
     check_config,
@@ -43,6 +40,9 @@ from luong.fine_tuning import (
     find_init_model,
     load_init_model,
 )
+from luong.folder_files import LOCK, METRICS, MODEL_CONFIG, RUN, RUN_CONFIG, TRAIN_LOG
+from luong.languages import check_language
+from luong.model import Seq2Seq, is_int8_folder, language_pair
 from luong.prepared import PreparedData, build_vocabularies, prepared_task
 from luong.presets import FINE_TUNING, Preset
 from luong.tasks import OWN_DATA, TaskData, load_task, task_configs
@@ -150,7 +150,9 @@ def configure(
             )
         flags = {k: v for k, v in (data or {}).items() if v is not None}
         check_given(init, "data", flags, None)
-        check_given(init, "data", {k: v for k, v in file_data.items() if k not in (data or {})}, config_file)
+        check_given(
+            init, "data", {k: v for k, v in file_data.items() if k not in (data or {})}, config_file
+        )
     for key in TOKEN_OPTIONS:  # not given: the model's, else characters
         if key in options and options[key] is None:
             options[key] = (init.tokens.get(key) if init is not None else None) or "char"
@@ -271,9 +273,8 @@ def run(
             )
         check_config(init, model_config, config.vocab)
         model = load_init_model(init, model_config, train_config.seed)
-        model.src_lang, model.tgt_lang = (
-            given or own for given, own in zip(languages, (model.src_lang, model.tgt_lang))
-        )
+        model.src_lang = languages[0] or model.src_lang  # given: the model's own or new
+        model.tgt_lang = languages[1] or model.tgt_lang
     else:
         if prepared is not None:  # the corpus's own: its ids mean their symbols
             src_vocab, tgt_vocab = prepared.src_vocab, prepared.tgt_vocab

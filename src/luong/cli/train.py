@@ -115,7 +115,9 @@ def _task_and_options(args: argparse.Namespace) -> tuple[str | None, dict[str, A
         if splits["train"] is not None:
             raise UsageError("--data: a prepared corpus takes the place of --train, not both")
         if args.mix is not None:
-            raise UsageError("--mix: mixes general pairs into --train's, not into a prepared corpus")
+            raise UsageError(
+                "--mix: mixes general pairs into --train's, not into a prepared corpus"
+            )
         if _given(args, PREPARED_FIXES):
             raise UsageError(
                 f"{_given(args, PREPARED_FIXES)[0]}: a prepared corpus is read as luong "
