@@ -334,3 +334,25 @@ def test_a_run_folder_from_before_init_from_still_resumes(base: Path, tmp_path: 
     result = luong("train", "--out", str(out), "--resume")
     assert result.returncode == 0, result.stderr.decode()
     assert result.stdout.decode().endswith(f"model and metrics.json written to {out}\n")
+
+
+def test_a_fine_tuning_run_resumes_from_elsewhere_but_not_from_another_model(
+    base: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model, out = tmp_path / "model", tmp_path / "runs" / "tuned"
+    shutil.copytree(base, model)
+    flags = [*TINY_DATES_FLAGS, "--n-train", "64"]
+    monkeypatch.chdir(tmp_path)  # run.json keeps "model", as given here
+    done = luong("train", "dates", "--out", "runs/tuned", "--init-from", "model", *flags)
+    assert done.returncode == 0, done.stderr.decode()
+    # From another working directory, the run's own config.toml names the model from its
+    # folder, and run.json knows the model by its weights.
+    monkeypatch.chdir(out)
+    assert luong("train", "--out", ".", "--resume").returncode == 0
+    shutil.copy(out / "model.safetensors", model)  # the model's weights are another's now
+    result = luong("train", "--out", ".", "--resume")
+    assert error_line(result) == (
+        "luong: error: . was fine-tuned from another model: the weights of init_from "
+        "../../model are not those the run began from; choose another --out to start a new "
+        "run, or restore the model to resume it"
+    )

@@ -24,6 +24,7 @@ joint or not, characters or tokens).
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 from collections.abc import Mapping
@@ -36,7 +37,15 @@ from luong.config.run import read_toml_tables, run_of
 from luong.config.vocab import VocabConfig
 from luong.errors import LuongError, LuongTypeError
 from luong.files import shown_names
-from luong.folder_files import CHECKPOINTS, MODEL_CONFIG, RUN, RUN_CONFIG, SRC_VOCAB, TGT_VOCAB
+from luong.folder_files import (
+    CHECKPOINTS,
+    MODEL_CONFIG,
+    RUN,
+    RUN_CONFIG,
+    SRC_VOCAB,
+    TGT_VOCAB,
+    WEIGHTS,
+)
 from luong.model import Seq2Seq, is_int8_folder, language_pair, read_model_config
 from luong.subword import SubwordVocab, load_vocab
 
@@ -48,6 +57,7 @@ __all__ = [
     "check_given",
     "find_init_model",
     "load_init_model",
+    "weights_sha256",
 ]
 
 FREE_MODEL_FIELDS: tuple[str, ...] = ("dropout",)
@@ -261,3 +271,13 @@ def load_init_model(init: InitModel, config: Seq2SeqConfig, seed: int) -> Seq2Se
     model.load_state_dict(trained.state_dict())
     model.src_lang, model.tgt_lang = trained.src_lang, trained.tgt_lang
     return model
+
+
+def weights_sha256(init: InitModel) -> str:
+    """The SHA-256 (hex) of the model's weights file: what a fine-tuning run's ``run.json``
+    knows its starting model by, wherever the folder is named from or moved to."""
+    digest = hashlib.sha256()
+    with open(init.folder / WEIGHTS, "rb") as weights:
+        for block in iter(lambda: weights.read(2**20), b""):
+            digest.update(block)
+    return digest.hexdigest()

@@ -39,6 +39,7 @@ from luong.fine_tuning import (
     check_given,
     find_init_model,
     load_init_model,
+    weights_sha256,
 )
 from luong.folder_files import LOCK, METRICS, MODEL_CONFIG, RUN, RUN_CONFIG, TRAIN_LOG
 from luong.languages import check_language
@@ -272,10 +273,12 @@ def run(
                 "own; give the training pairs as files"
             )
         check_config(init, model_config, config.vocab)
+        init_sha256: dict[str, str] = {"init_sha256": weights_sha256(init)}
         model = load_init_model(init, model_config, train_config.seed)
         model.src_lang = languages[0] or model.src_lang  # given: the model's own or new
         model.tgt_lang = languages[1] or model.tgt_lang
     else:
+        init_sha256 = {}
         if prepared is not None:  # the corpus's own: its ids mean their symbols
             src_vocab, tgt_vocab = prepared.src_vocab, prepared.tgt_vocab
         else:
@@ -293,6 +296,8 @@ def run(
         "seed": train_config.seed,
         # A prepared corpus is known by its manifest's SHA-256 (which holds every file's).
         "data_sha256": {**data.sha256(), **({"train": prepared.sha256} if prepared else {})},
+        # The model a fine-tuning run started from, known by its weights wherever it is.
+        **init_sha256,
         "versions": {
             "luong": __version__,
             "torch": torch.__version__,
@@ -608,7 +613,9 @@ def _check_or_write_run(out: Path, description: dict[str, Any]) -> None:
         if name in _COSMETIC or before == new.get(name):
             return False
         if key == "train_config" and name == "init_from" and before and new.get(name):
-            return not _same_files(before, new[name])  # the same model, named another way
+            # The same model named from another working directory, or moved: known by its
+            # weights (below), else by its path.
+            return "init_sha256" not in saved and not _same_files(before, new[name])
         if key == "task_options" and own_data and name in DATA_FILES:
             # Your own data's files, perhaps named another way (from config.toml's folder,
             # from another working directory): with the hashes, their contents are compared
@@ -634,6 +641,13 @@ def _check_or_write_run(out: Path, description: dict[str, Any]) -> None:
         raise LuongError(
             f"{out} holds another run ({'; '.join(differences)}); "
             "choose another --out to start a new run"
+        )
+    old_init, new_init = saved.get("init_sha256"), description.get("init_sha256")
+    if old_init is not None and new_init is not None and old_init != new_init:
+        raise LuongError(
+            f"{out} was fine-tuned from another model: the weights of init_from "
+            f"{description['train_config']['init_from']} are not those the run began from; "
+            "choose another --out to start a new run, or restore the model to resume it"
         )
     # A run folder from before the hashes has none: its checkpoint's vocabularies are
     # compared with the rebuilt ones instead (checkpoint.read_checkpoint).
