@@ -356,3 +356,26 @@ def test_a_fine_tuning_run_resumes_from_elsewhere_but_not_from_another_model(
         "../../model are not those the run began from; choose another --out to start a new "
         "run, or restore the model to resume it"
     )
+
+
+def test_a_model_folder_outside_a_run_takes_its_vocabulary_settings_from_its_files(
+    base: Path, tmp_path: Path
+) -> None:
+    bare = tmp_path / "bare"  # the model alone: no config.toml records how it was built
+    shutil.copytree(base, bare, ignore=shutil.ignore_patterns("checkpoints", "*.toml", "run.json"))
+    out = tmp_path / "tuned"
+    result = luong(
+        "train", "dates", "--out", str(out), "--init-from", str(bare), "--vocab-size", "30"
+    )
+    assert error_line(result) == (
+        f"luong: error: --vocab-size 30 conflicts with the model of --init-from {bare} (not "
+        "recorded: no config.toml says how its vocabularies were built)"
+    )
+    # Its own config.toml names the default, which asks for nothing: it repeats the run.
+    flags = [*TINY_DATES_FLAGS, "--n-train", "64"]
+    assert (
+        luong("train", "dates", "--out", str(out), "--init-from", str(bare), *flags).returncode == 0
+    )
+    again = luong("train", "--config", str(out / "config.toml"), "--out", str(tmp_path / "again"))
+    assert again.returncode == 0, again.stderr.decode()
+    assert same_weights(weights(tmp_path / "again"), weights(out))

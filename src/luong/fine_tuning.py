@@ -187,8 +187,8 @@ def check_given(
     (``[model] attention = "dot" of FILE``), or a name (``model_config``: its fields).
 
     A vocabulary setting the model's folder does not record (``vocab_size``, ``min_count``
-    of a model folder outside any run) is refused when given: the vocabularies are the
-    model's own, whatever it says.
+    of a model folder outside any run) is refused when given other than its default: the
+    vocabularies are the model's own, whatever it says.
 
     Raises:
         ValueError: ``--attention dot conflicts with the model of --init-from X (general)``.
@@ -203,6 +203,8 @@ def check_given(
             continue
         if name not in own and not (table == "vocab" and name in _RECORDED_ONLY):
             continue  # nothing to differ from: a subword model's tokens, an unknown pair
+        if name not in own and value == getattr(VocabConfig(), name):
+            continue  # the default asks for nothing (a config.toml written by such a run)
         if name in own:
             mine = _shown(name, own[name], source, value_only=True)
         else:
