@@ -81,10 +81,10 @@ FLOORS: list[tuple[str, set[str]]] = [
     ("training: checkpoints and resume, dev evaluation", {
         "luong.training.state", "luong.training.dev",
     }),
-    ("trainer", {"luong.trainer"}),
+    ("trainer, the model a fine-tuning run starts from", {"luong.trainer", "luong.fine_tuning"}),
     ("run", {"luong.run"}),
-    ("plot, zoo, run folders", {
-        "luong.plot", "luong.zoo", "luong.run_folders", "luong.libretranslate",
+    ("plot, zoo, run folders, catalog adaptation", {
+        "luong.plot", "luong.zoo", "luong.run_folders", "luong.libretranslate", "luong.adapt",
     }),
     ("server", {"luong.server"}),
     ("command line: shared", {"luong.cli.common"}),

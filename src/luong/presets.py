@@ -28,12 +28,15 @@ from luong.config.vocab import VocabConfig
 from luong.errors import LuongError
 
 __all__ = [
+    "ADAPT",
     "DATES",
+    "FINE_TUNING",
     "G2P",
     "OWN_DATA",
     "PRESETS",
     "SPLITS",
     "TASKS",
+    "TRAIN_PRESETS",
     "TRANSLATION",
     "ZOO_PRESETS",
     "WMT14",
@@ -46,6 +49,13 @@ TASKS: tuple[str, ...] = ("dates", "g2p")
 
 PRESETS: tuple[str, ...] = (*TASKS, "translation", "wmt14")
 """The settings your own data may start from (``luong train --preset``)."""
+
+FINE_TUNING: tuple[str, ...] = ("adapt",)
+"""The presets that fine-tune a trained model (``luong train --preset adapt --init-from
+MODEL``): their architecture and vocabularies are the model's own, and they need one."""
+
+TRAIN_PRESETS: tuple[str, ...] = (*PRESETS, *FINE_TUNING)
+"""Every name ``luong train --preset`` takes."""
 
 ZOO_PRESETS: tuple[str, ...] = tuple(preset for preset in PRESETS if preset != "wmt14")
 """The tasks ``luong zoo`` trains the attention family on (translation on your own files);
@@ -201,9 +211,38 @@ Where luong differs from the paper, because it cannot do it or does it otherwise
 """
 
 
+ADAPT = Preset(
+    TRANSLATION.model,  # not used: a fine-tuning run's architecture is its model's own
+    TrainConfig(
+        # The defaults to measure and change (docs/results.md): a few hundred pairs of a
+        # project's own translations, minutes on one thread, without losing the general model.
+        epochs=10,  # the most: early stopping on the new dev usually ends sooner
+        batch_size=16,  # 400 pairs make 25 steps an epoch (batch_tokens 0: pairs per batch)
+        lr=3e-4,  # a seventh of translation's peak, constant: the model moves, slowly
+        schedule="constant",
+        warmup_steps=0,  # the optimizer starts afresh, but from trained weights
+        clip_norm=1.0,
+        label_smoothing=0.1,  # as translation trained
+        eval_every=100_000,  # dev at the end of each epoch only
+        patience=2,  # two epochs without a better dev score end the run
+        select="auto",  # bleu for a subword model (translation's), exact match otherwise
+        eval_batch_size=500,
+        test_beam=5,  # translation's test decoding
+        test_alpha=0.6,
+    ),
+    TRANSLATION.vocab,  # not used: the model's own vocabularies
+)
+"""Fine-tuning on a project's own translations (``luong train --preset adapt --init-from
+MODEL``, ``luong po --adapt``; Luong and Manning 2015 adapted a general model to a new domain
+so): a lower constant learning rate, small batches, a few epochs stopped early on the new
+dev. The model's architecture, dropout and vocabularies stay its own. To keep more of the
+general model, mix general pairs into the training data (``--mix FILE --mix-ratio R``)."""
+
+
 def task_configs(name: str) -> Preset:
     """The defaults of ``name``: a preset of ``PRESETS`` (a built-in task's own settings,
-    translation's or wmt14's), or the generic ones for ``OWN_DATA`` (the dates model's).
+    translation's or wmt14's), adapt's (``FINE_TUNING``), or the generic ones for
+    ``OWN_DATA`` (the dates model's).
 
     Raises:
         ValueError: ``name`` is neither in ``PRESETS`` nor ``OWN_DATA``.
@@ -216,4 +255,6 @@ def task_configs(name: str) -> Preset:
         return TRANSLATION
     if name == "wmt14":
         return WMT14
+    if name == "adapt":
+        return ADAPT
     raise LuongError(f"task: expected one of {', '.join(PRESETS)} or {OWN_DATA!r}, got {name!r}")

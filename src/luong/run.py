@@ -33,10 +33,19 @@ from luong.distributed import pick_device, setup
 from luong.errors import LuongError
 from luong.evaluation import BLEU_SCORES, PAIR_SCORES, REFERENCE_SCORES, evaluate, prefixed
 from luong.files import FolderLocked, locked, read_json, shown_names, write_json, write_text
+from luong.fine_tuning import (
+    TOKEN_OPTIONS,
+    check_config,
+    check_given,
+    find_init_model,
+    load_init_model,
+    weights_sha256,
+)
 from luong.folder_files import LOCK, METRICS, MODEL_CONFIG, RUN, RUN_CONFIG, TRAIN_LOG
 from luong.languages import check_language
 from luong.model import Seq2Seq, is_int8_folder, language_pair
 from luong.prepared import PreparedData, build_vocabularies, prepared_task
+from luong.presets import FINE_TUNING, Preset
 from luong.tasks import OWN_DATA, TaskData, load_task, task_configs
 from luong.trainer import Trainer
 from luong.version import __version__
@@ -102,7 +111,23 @@ def configure(
     tables = read_toml_tables(config_file) if config_file is not None else {}
     file_task = tables.get("task")
     task = task or file_task or "dates"
+    train = dict(train or {})
+    init_from = train.get("init_from")
+    if init_from is None and config_file is not None:  # the file's: read from its folder
+        init_from = _file_of_init_from(Path(config_file), tables.get("train", {}))
+        if init_from:
+            train["init_from"] = init_from
+    if preset in FINE_TUNING and not init_from:
+        raise LuongError(
+            f"--preset {preset}: fine-tunes a trained model; name it with --init-from MODEL"
+        )
     defaults = task_configs(preset or task)
+    init = find_init_model(init_from, "--init-from") if init_from else None
+    if init is not None:  # the model's architecture and vocabularies, not the preset's
+        defaults = Preset(init.model, defaults.train, init.vocab_config())
+        for name, given in (("model", model), ("vocab", vocab)):
+            check_given(init, name, tables.get(name, {}), config_file)
+            check_given(init, name, given or {}, None)
 
     def resolve(cls: type, name: str, default: Any, given: Mapping[str, Any] | None) -> Any:
         fields = {**default.to_json(), **tables.get(name, {}), **(given or {})}
@@ -118,6 +143,20 @@ def configure(
         **file_data,
         **(data or {}),
     }
+    if init is not None:
+        if "prepared" in options:
+            raise LuongError(
+                "--data: a prepared corpus brings its own vocabularies, --init-from the "
+                "model's; give the training pairs as --train FILE.tsv"
+            )
+        flags = {k: v for k, v in (data or {}).items() if v is not None}
+        check_given(init, "data", flags, None)
+        check_given(
+            init, "data", {k: v for k, v in file_data.items() if k not in (data or {})}, config_file
+        )
+    for key in TOKEN_OPTIONS:  # not given: the model's, else characters
+        if key in options and options[key] is None:
+            options[key] = (init.tokens.get(key) if init is not None else None) or "char"
     return RunConfig(
         task,
         options,
@@ -138,6 +177,7 @@ def train(
     data: TaskData | None = None,
     log: Callable[[str], None] | None = None,
     resume: bool = False,
+    init_from: str | os.PathLike[str] | None = None,
 ) -> TrainResult:
     """Train on a task, evaluate on its test split and write the run folder.
 
@@ -152,16 +192,33 @@ def train(
         data: the task's data when the caller has loaded it already (``load_task``).
         log: where to report resuming and skipped steps (default: stderr).
         resume: require a checkpoint to resume from (``luong train --resume``).
+        init_from: fine-tune this trained model (a model folder, or a run folder: its
+            model; ``TrainConfig.init_from``, ``luong.fine_tuning``): its weights, its
+            vocabularies and its architecture (``model_config`` and ``vocab_config`` then
+            default to its own, and may repeat them, not change them), trained on the task's
+            data with ``train_config``.
 
     Returns:
         the trained model and its metrics (also in ``out/metrics.json``).
 
     Raises:
-        ValueError: the run folder holds a different run, or a checkpoint is unreadable.
+        ValueError: the run folder holds a different run, or a checkpoint is unreadable;
+            an ``init_from`` that is no float model folder, or a setting that conflicts
+            with its model.
         TrainingDiverged: too many non-finite steps in a row.
         TrainingInterrupted: SIGINT or SIGTERM, after a resumable checkpoint was written.
     """
     defaults = task_configs(task)
+    if init_from is not None:
+        init = find_init_model(init_from, "init_from")
+        given = train_config or defaults.train
+        if given.init_from and not _same_files(given.init_from, os.fspath(init_from)):
+            raise LuongError(
+                f"init_from: {os.fspath(init_from)!r}, but train_config.init_from says "
+                f"{given.init_from!r}; give one"
+            )
+        train_config = dataclasses.replace(given, init_from=os.fspath(init_from))
+        defaults = Preset(init.model, train_config, init.vocab_config())
     config = RunConfig(
         task,
         dict(task_options or {}),
@@ -208,14 +265,28 @@ def run(
             say(f"skipped {count} bad line{'s' * (count != 1)} in {name}")
     model_config, train_config = config.model, config.train
     torch.manual_seed(train_config.seed)
-    if prepared is not None:  # the corpus's own: its ids mean their symbols
-        src_vocab, tgt_vocab = prepared.src_vocab, prepared.tgt_vocab
+    if train_config.init_from:  # fine-tuning: the model's weights and vocabularies
+        init = find_init_model(train_config.init_from, "init_from")
+        if prepared is not None:
+            raise LuongError(
+                "init_from: a prepared corpus brings its own vocabularies, the model its "
+                "own; give the training pairs as files"
+            )
+        check_config(init, model_config, config.vocab)
+        init_sha256: dict[str, str] = {"init_sha256": weights_sha256(init)}
+        model = load_init_model(init, model_config, train_config.seed)
+        model.src_lang = languages[0] or model.src_lang  # given: the model's own or new
+        model.tgt_lang = languages[1] or model.tgt_lang
     else:
-        src_vocab, tgt_vocab = build_vocabularies(data, config.vocab)
-    model = Seq2Seq(model_config, src_vocab, tgt_vocab, seed=train_config.seed)
-    if train_config.init_range:  # Luong et al. 2015's U(-0.1, 0.1) instead of each layer's
-        model.init_uniform_(train_config.init_range, train_config.seed)
-    model.src_lang, model.tgt_lang = languages
+        init_sha256 = {}
+        if prepared is not None:  # the corpus's own: its ids mean their symbols
+            src_vocab, tgt_vocab = prepared.src_vocab, prepared.tgt_vocab
+        else:
+            src_vocab, tgt_vocab = build_vocabularies(data, config.vocab)
+        model = Seq2Seq(model_config, src_vocab, tgt_vocab, seed=train_config.seed)
+        if train_config.init_range:  # Luong et al. 2015's U(-0.1, 0.1) instead of each layer's
+            model.init_uniform_(train_config.init_range, train_config.seed)
+        model.src_lang, model.tgt_lang = languages
     description = {
         "task": config.task,
         "task_options": {k: list(v) if isinstance(v, tuple) else v for k, v in config.data.items()},
@@ -225,6 +296,8 @@ def run(
         "seed": train_config.seed,
         # A prepared corpus is known by its manifest's SHA-256 (which holds every file's).
         "data_sha256": {**data.sha256(), **({"train": prepared.sha256} if prepared else {})},
+        # The model a fine-tuning run started from, known by its weights wherever it is.
+        **init_sha256,
         "versions": {
             "luong": __version__,
             "torch": torch.__version__,
@@ -382,6 +455,16 @@ def _file_of_config(config_file: Path, key: str, value: Any) -> Any:
     )
 
 
+def _file_of_init_from(config_file: Path, table: object) -> str | None:
+    """``[train] init_from`` of ``config_file`` named from the working directory (a relative
+    path is read from the file's folder, as its ``[data]`` files are); None when it names
+    none (a value of another type is left for ``TrainConfig`` to refuse)."""
+    value = table.get("init_from") if isinstance(table, dict) else None
+    if not isinstance(value, str) or not value:
+        return None
+    return _from_here(config_file.parent / value)
+
+
 def _physical(path: str | os.PathLike[str]) -> str:
     """``path`` made absolute with the links and ``..`` of its folder resolved (its own
     name kept: a linked file keeps the name it was given)."""
@@ -407,6 +490,11 @@ def _as_kept_in(folder: Path, config: RunConfig) -> RunConfig:
     files relative to the folder, where every TOML config's relative paths are read from,
     so that ``luong train --config FOLDER/config.toml`` repeats the run from any working
     directory (and from a copy of the whole tree: no absolute path of this machine)."""
+    if config.train.init_from:  # the model a fine-tuning run started from
+        train = dataclasses.replace(
+            config.train, init_from=_relative(config.train.init_from, folder)
+        )
+        config = dataclasses.replace(config, train=train)
     if config.task != OWN_DATA:
         return config
 
@@ -516,10 +604,18 @@ def _check_or_write_run(out: Path, description: dict[str, Any]) -> None:
             f"{type(saved).__name__}); choose another --out to start a new run"
         )
     own_data, hashed = description["task"] == OWN_DATA, isinstance(saved.get("data_sha256"), dict)
+    # A field added to a config since the run began is missing from its run.json: there it
+    # reads as its default, which the run had without the field.
+    defaults = {"model_config": Seq2SeqConfig().to_json(), "train_config": TrainConfig().to_json()}
 
     def differs(key: str, name: str, old: dict[str, Any], new: dict[str, Any]) -> bool:
-        if name in _COSMETIC or old.get(name) == new.get(name):
+        before = old.get(name, defaults.get(key, {}).get(name))
+        if name in _COSMETIC or before == new.get(name):
             return False
+        if key == "train_config" and name == "init_from" and before and new.get(name):
+            # The same model named from another working directory, or moved: known by its
+            # weights (below), else by its path.
+            return "init_sha256" not in saved and not _same_files(before, new[name])
         if key == "task_options" and own_data and name in DATA_FILES:
             # Your own data's files, perhaps named another way (from config.toml's folder,
             # from another working directory): with the hashes, their contents are compared
@@ -534,7 +630,8 @@ def _check_or_write_run(out: Path, description: dict[str, Any]) -> None:
         old, new = saved.get(key), description[key]
         if isinstance(old, dict) and isinstance(new, dict):
             differences += [
-                f"{key}.{name}: {old.get(name)!r} -> {new.get(name)!r}"
+                f"{key}.{name}: {old.get(name, defaults.get(key, {}).get(name))!r} -> "
+                f"{new.get(name)!r}"
                 for name in sorted(set(old) | set(new))
                 if differs(key, name, old, new)
             ]
@@ -544,6 +641,13 @@ def _check_or_write_run(out: Path, description: dict[str, Any]) -> None:
         raise LuongError(
             f"{out} holds another run ({'; '.join(differences)}); "
             "choose another --out to start a new run"
+        )
+    old_init, new_init = saved.get("init_sha256"), description.get("init_sha256")
+    if old_init is not None and new_init is not None and old_init != new_init:
+        raise LuongError(
+            f"{out} was fine-tuned from another model: the weights of init_from "
+            f"{description['train_config']['init_from']} are not those the run began from; "
+            "choose another --out to start a new run, or restore the model to resume it"
         )
     # A run folder from before the hashes has none: its checkpoint's vocabularies are
     # compared with the rebuilt ones instead (checkpoint.read_checkpoint).

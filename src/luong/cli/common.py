@@ -56,19 +56,24 @@ def say(message: str) -> None:
 
 
 def add_config_flags(
-    parser: argparse.ArgumentParser, cls: type, title: str, defaults: object | None = None
+    parser: argparse.ArgumentParser,
+    cls: type,
+    title: str,
+    defaults: object | None = None,
+    shown: str | None = None,
 ) -> None:
     """One ``--flag`` per field of the config dataclass ``cls`` (``luong.config``), with the
     field's help text and choices (``luong.config.fields.setting``) and, as the default it shows,
     the field's value in ``defaults`` (a ``cls``; default ``cls()``: a task's or preset's
-    settings, ``luong train --preset P --help``). The flag's own default is None ("not
+    settings, ``luong train --preset P --help``), or the text ``shown`` for every flag (a
+    fine-tuning preset's model settings: "its own"). The flag's own default is None ("not
     given"): ``overrides`` reads what was typed."""
     group = parser.add_argument_group(title)
-    shown = defaults if defaults is not None else cls()
+    values = defaults if defaults is not None else cls()
     for f, kind, spec in option_specs(cls):
-        default = getattr(shown, f.name)
+        default = shown if shown is not None else getattr(values, f.name)
         if kind is bool:
-            on = "on" if default else "off"
+            on = default if shown is not None else "on" if default else "off"
             group.add_argument(
                 flag(f.name),
                 action=argparse.BooleanOptionalAction,

@@ -37,7 +37,16 @@ from luong.config.faces import (
 from luong.config.model import Seq2SeqConfig
 from luong.config.train import TrainConfig
 from luong.config.vocab import VocabConfig
-from luong.presets import OWN_DATA, PRESETS, SPLITS, TASKS, ZOO_PRESETS, Preset, task_configs
+from luong.presets import (
+    FINE_TUNING,
+    OWN_DATA,
+    SPLITS,
+    TASKS,
+    TRAIN_PRESETS,
+    ZOO_PRESETS,
+    Preset,
+    task_configs,
+)
 from luong.search_options import MAX_CONSTRAINT_PIECES, MAX_PHRASE_PIECES
 from luong.vocab import TOKENS
 
@@ -172,9 +181,23 @@ def train_arguments(parser: argparse.ArgumentParser, preset: Preset, name: str =
         "--skip-bad-lines", action="store_true", help="skip bad lines (counted on stderr)"
     )
     own.add_argument(
+        "--mix",
+        type=Path,
+        metavar="FILE.tsv",
+        help="general pairs mixed into the training pairs (fine-tuning: keep what the model "
+        "knows), --mix-ratio of them per training pair, drawn with a fixed seed",
+    )
+    own.add_argument(
+        "--mix-ratio",
+        type=float,
+        metavar="R",
+        help="general pairs per training pair with --mix (default 1; at most all of them)",
+    )
+    own.add_argument(
         "--preset",
-        choices=PRESETS,
-        help="start from these settings: a built-in task's, or translation's (subwords, BLEU)",
+        choices=TRAIN_PRESETS,
+        help="start from these settings: a built-in task's, translation's (subwords, BLEU), or "
+        "adapt's (fine-tuning a model on a few hundred pairs of your own: with --init-from)",
     )
     parser.add_argument(
         "--config",
@@ -200,9 +223,17 @@ def train_arguments(parser: argparse.ArgumentParser, preset: Preset, name: str =
             f"--n-{split}", type=int, metavar="N", help=f"dates: {split} pairs (default {size})"
         )
     of = f"; defaults: {name}'s" if name else ""
-    add_config_flags(parser, Seq2SeqConfig, f"model (overrides --config{of})", preset.model)
-    add_config_flags(parser, TrainConfig, f"training (overrides --config{of})", preset.train)
-    add_config_flags(parser, VocabConfig, f"vocabulary (overrides --config{of})", preset.vocab)
+    if name in FINE_TUNING:  # the model's own: --init-from's
+        own_title = "(the --init-from model's own: a flag may repeat its value, not change it{})"
+        add_config_flags(
+            parser, Seq2SeqConfig, f"model {own_title.format('; dropout aside')}", shown="its own"
+        )
+        add_config_flags(parser, TrainConfig, f"training (overrides --config{of})", preset.train)
+        add_config_flags(parser, VocabConfig, f"vocabulary {own_title.format('')}", shown="its own")
+    else:
+        add_config_flags(parser, Seq2SeqConfig, f"model (overrides --config{of})", preset.model)
+        add_config_flags(parser, TrainConfig, f"training (overrides --config{of})", preset.train)
+        add_config_flags(parser, VocabConfig, f"vocabulary (overrides --config{of})", preset.vocab)
     add_threads_flag(parser)
 
 
@@ -529,6 +560,16 @@ def add_po(commands: Any) -> None:
         "only with --force",
     )
     parser.add_argument("--force", action="store_true", help="write over an --out that exists")
+    parser.add_argument(
+        "--adapt",
+        type=Path,
+        metavar="RUN",
+        help="first fine-tune the model on the catalog's translated entries (luong train "
+        "--preset adapt; a tenth held out as dev, by a hash of the source; at least 20 "
+        "entries), writing the run folder RUN, then fill the catalog with the adapted model; "
+        "next time, fill with RUN itself (luong po RUN CATALOG); the same command again "
+        "resumes a run that was stopped",
+    )
     parser.add_argument(
         "--to-utf8",
         action="store_true",

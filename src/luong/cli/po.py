@@ -7,6 +7,7 @@ import math
 import os
 from pathlib import Path
 
+from luong.adapt import adapt_to_catalog
 from luong.catalog import check_language, fill_catalog, too_long, translate_messages
 from luong.cli.common import (
     UsageError,
@@ -93,6 +94,8 @@ def main(args: argparse.Namespace) -> int:
         except ValueError as error:
             raise UsageError(str(error)) from None
     *folders, catalog = args.paths
+    if args.adapt is not None and len(folders) != 1:
+        raise UsageError(f"--adapt: fine-tunes one model, got {len(folders)} folders")
     options = search_options(args, defaults=model_defaults(folders))
     _check_out(args.out, catalog, args.force)
     raw = read_bounded(catalog, MAX_CATALOG_BYTES)
@@ -100,6 +103,27 @@ def main(args: argparse.Namespace) -> int:
         text = decode_catalog(raw)
     except LuongError as error:
         raise LuongError(f"{catalog}: {error}") from None
+    if args.adapt is not None:
+        adapted = adapt_to_catalog(
+            catalog,
+            folders[0],
+            args.adapt,
+            tgt_lang=args.tgt_lang,
+            train={"device": args.device},
+            log=say,
+        )
+        m = adapted.result.metrics
+        if "dev_bleu" in m:
+            dev = f"dev BLEU {m['dev_bleu']:.2f}"
+        else:
+            dev = f"dev exact match {m['dev_exact_match']:.4f}"
+        say(
+            f"adapted {folders[0]} to {adapted.train_pairs} translated entries of {catalog} "
+            f"({adapted.dev_pairs} held out: {dev} after {m['steps']} steps); run written to "
+            f"{adapted.folder}"
+        )
+        folders = [adapted.folder]
+        options = search_options(args, defaults=model_defaults(folders))
     translator = load(model_folders(folders), **device_options(args))
     target = _target(translator, args.tgt_lang)
     memory = None

@@ -27,6 +27,8 @@ OWN_DATA_FLAGS = (
     ("src_tokens", "--src-tokens"),
     ("tgt_tokens", "--tgt-tokens"),
     ("skip_bad_lines", "--skip-bad-lines"),
+    ("mix", "--mix"),
+    ("mix_ratio", "--mix-ratio"),
     ("preset", "--preset"),
     ("prepared", "--data"),
 )
@@ -112,6 +114,10 @@ def _task_and_options(args: argparse.Namespace) -> tuple[str | None, dict[str, A
     if args.prepared is not None:
         if splits["train"] is not None:
             raise UsageError("--data: a prepared corpus takes the place of --train, not both")
+        if args.mix is not None:
+            raise UsageError(
+                "--mix: mixes general pairs into --train's, not into a prepared corpus"
+            )
         if _given(args, PREPARED_FIXES):
             raise UsageError(
                 f"{_given(args, PREPARED_FIXES)[0]}: a prepared corpus is read as luong "
@@ -128,10 +134,15 @@ def _task_and_options(args: argparse.Namespace) -> tuple[str | None, dict[str, A
             **{split: files for split, files in splits.items() if files is not None},
             "skip_bad_lines": args.skip_bad_lines,
         }
+    if args.mix_ratio is not None and args.mix is None:
+        raise UsageError("--mix-ratio: only with --mix FILE.tsv (the general pairs to mix in)")
     options = {
         **{split: files for split, files in splits.items() if files is not None},
-        "src_tokens": args.src_tokens or "char",
-        "tgt_tokens": args.tgt_tokens or "char",
+        **({"mix": str(args.mix)} if args.mix is not None else {}),
+        **({"mix_ratio": args.mix_ratio} if args.mix_ratio is not None else {}),
+        # Not given: characters, or with --init-from the model's own (luong.run.configure).
+        "src_tokens": args.src_tokens,
+        "tgt_tokens": args.tgt_tokens,
         "skip_bad_lines": args.skip_bad_lines,
     }
     return OWN_DATA, options

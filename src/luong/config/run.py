@@ -39,7 +39,7 @@ class RunConfig:
 TABLES = ("model", "train", "vocab")
 # Your own data's options that name files (``luong.tasks.load_task``): a TSV file, or a
 # [source, target] pair of files; relative to the TOML file's folder in a TOML file.
-DATA_FILES = ("train", "dev", "test", "prepared")
+DATA_FILES = ("train", "dev", "test", "prepared", "mix")
 # A run's TOML (``--config``, a run folder's ``config.toml``): top-level ``task``, the task's
 # data options in ``[data]``, then the configs' tables.
 TOP_LEVEL = ("task", "data", *TABLES)
@@ -132,7 +132,8 @@ def carried_run_toml(
 
     It is the file as written, byte for byte, unless its ``[data]`` names files by relative
     paths (your own data's, ``DATA_FILES``): those are read from the file's folder, so they
-    are written again relative to ``out``, naming the same files. A file that is not UTF-8
+    are written again relative to ``out``, naming the same files; so is the model a
+    fine-tuning run started from (``[train] init_from``). A file that is not UTF-8
     TOML is not carried (the run's own commands report it).
     """
     folder = Path(model_folder)
@@ -147,14 +148,16 @@ def carried_run_toml(
         tables = tomllib.loads(text)
     except (ValueError, RecursionError):  # not UTF-8 TOML: the run's own commands say so
         return None
-    data = tables.get("data")
-    if not isinstance(data, dict):
-        return text
-    moved = {
-        key: _moved(value, path.parent, Path(out)) if key in DATA_FILES else value
-        for key, value in data.items()
-    }
-    return text if moved == data else tomli_w.dumps({**tables, "data": moved})
+    moved = dict(tables)
+    data, train = tables.get("data"), tables.get("train")
+    if isinstance(data, dict):
+        moved["data"] = {
+            key: _moved(value, path.parent, Path(out)) if key in DATA_FILES else value
+            for key, value in data.items()
+        }
+    if isinstance(train, dict) and train.get("init_from"):  # the model it was fine-tuned from
+        moved["train"] = {**train, "init_from": _moved(train["init_from"], path.parent, Path(out))}
+    return text if moved == tables else tomli_w.dumps(moved)
 
 
 def _moved(value: Any, start: Path, out: Path) -> Any:

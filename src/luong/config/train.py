@@ -71,6 +71,13 @@ class TrainConfig:
         "draw every weight from U(-r, r) with this r, from the seed (Luong et al. 2015: 0.1) "
         "(0: each layer's own initialisation)",
     )
+    init_from: str = setting(
+        "",
+        "fine-tune a trained model: a model folder, or a run folder (its model); the run starts "
+        "from its weights and vocabularies, takes its [model] settings (dropout may differ) and "
+        "trains on this run's data with this run's training settings (empty: a new model)",
+        metavar="MODEL",
+    )
     label_smoothing: float = setting(0.0, "the cross-entropy's label smoothing, 0 to < 1 (0: none)")
     eval_every: int = setting(
         100, "steps between dev evaluations (there is one at each epoch's end too)"
@@ -182,6 +189,16 @@ class TrainConfig:
                 f"label_smoothing: expected a number in [0, 1), got {self.label_smoothing!r}"
             )
         check_choice("select", self.select, SELECTS)
+        if not isinstance(self.init_from, str):
+            raise LuongTypeError(
+                "init_from: expected one model folder (a path as a str), got "
+                f"{type(self.init_from).__name__} {self.init_from!r:.80}"
+            )
+        if self.init_from and self.init_range:
+            raise LuongError(
+                f"init_range: draws every weight anew, which would undo init_from "
+                f"{self.init_from!r}; leave it 0, got {self.init_range!r}"
+            )
         for name in ("progress", "tensorboard"):  # a TOML `progress = "no"` is no bool
             if not isinstance(getattr(self, name), bool):
                 raise LuongTypeError(f"{name}: expected a bool, got {getattr(self, name)!r}")

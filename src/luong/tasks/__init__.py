@@ -37,7 +37,8 @@ def load_task(name: str, seed: int = 0, **options: Any) -> TaskData:
     - ``"dates"``: ``locales``, ``n_train``, ``n_dev``, ``n_test``.
     - ``"g2p"``: none (``seed`` picks the split; 0 is the documented one).
     - ``OWN_DATA`` (``"tsv"``): ``train`` and ``dev`` (required), ``test``, ``src_tokens``,
-      ``tgt_tokens``, ``skip_bad_lines`` (``luong.tasks.tsv.load``); ``seed`` is unused.
+      ``tgt_tokens``, ``skip_bad_lines``, ``mix``, ``mix_ratio`` (``luong.tasks.tsv.load``);
+      ``seed`` is unused.
 
     Raises:
         ValueError: unknown task (the message lists the known ones) or option; bad data.
@@ -70,11 +71,13 @@ def load_task(name: str, seed: int = 0, **options: Any) -> TaskData:
             },
         )
     if name == OWN_DATA:
-        allowed = {"train", "dev", "test", "src_tokens", "tgt_tokens", "skip_bad_lines"}
-        _check_options(name, options, allowed)
+        allowed = {"train", "dev", "test", "src_tokens", "tgt_tokens", "skip_bad_lines", "mix"}
+        _check_options(name, options, allowed | {"mix_ratio"})
         missing = sorted({"train", "dev"} - set(options))
         if missing:
             raise LuongError(f"{name}: expected the options train and dev, missing {missing}")
+        if "mix_ratio" in options and "mix" not in options:
+            raise LuongError("mix_ratio: only with mix (the general pairs to mix in)")
         return tsv.load(**options)
     raise LuongError(f"task: expected one of {', '.join(TASKS)} or {OWN_DATA!r}, got {name!r}")
 

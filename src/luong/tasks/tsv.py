@@ -29,7 +29,9 @@ import gzip
 import io
 import itertools
 import lzma
+import math
 import os
+import random
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -391,6 +393,8 @@ def load(
     src_tokens: Tokens = "char",
     tgt_tokens: Tokens = "char",
     skip_bad_lines: bool = False,
+    mix: Split | None = None,
+    mix_ratio: float = 1.0,
 ) -> TaskData:
     """Own data as a task: the splits read (all of them before any training starts).
 
@@ -401,10 +405,15 @@ def load(
         src_tokens: cut sources into characters (``"char"``) or on whitespace (``"space"``).
         tgt_tokens: the same for targets.
         skip_bad_lines: leave bad lines out instead of raising.
+        mix: general pairs to mix into the training pairs (fine-tuning on a few of your
+            own without forgetting the rest): ``mix_ratio`` of them per training pair (at
+            most all of them), drawn with a fixed seed, so the same files give the same
+            training split.
+        mix_ratio: general pairs per pair of ``train``, a number > 0 (only with ``mix``).
 
     Returns:
         A ``TaskData``; ``info`` holds the file names and, per file, how many bad lines were
-        skipped.
+        skipped (and with ``mix``: how many general pairs were mixed in, of how many).
 
     Raises:
         FileNotFoundError: a file is missing.
@@ -414,11 +423,23 @@ def load(
     for name, value in (("src_tokens", src_tokens), ("tgt_tokens", tgt_tokens)):
         if value not in TOKENS:
             raise LuongError(f"{name}: expected one of {', '.join(TOKENS)}, got {value!r}")
+    ratio = mix_ratio
+    if isinstance(ratio, bool) or not isinstance(ratio, int | float) or not 0 < ratio < math.inf:
+        raise LuongError(f"mix_ratio: expected a number > 0, got {ratio!r}")
     files = {"train": train, "dev": dev, **({"test": test} if test is not None else {})}
+    if mix is not None:
+        files["mix"] = mix
     read = {split: read_split(path, skip_bad_lines=skip_bad_lines) for split, path in files.items()}
+    train_pairs, mixed = read["train"].pairs, {}
+    if mix is not None:
+        general = read["mix"].pairs
+        count = min(len(general), round(ratio * len(train_pairs)))
+        # A fixed seed: the same files, the same training split (a resumed run's hash).
+        train_pairs = train_pairs + random.Random(0).sample(general, count)
+        mixed = {"mixed": {"pairs": count, "of": len(general), "ratio": ratio}}
     empty: list[Pair] = []
     return TaskData(
-        read["train"].pairs,
+        train_pairs,
         read["dev"].pairs,
         read["test"].pairs if "test" in read else empty,
         src_tokens=src_tokens,
@@ -429,6 +450,7 @@ def load(
             "skipped_lines": {
                 read[split].name: len(read[split].skipped) for split in read if read[split].skipped
             },
+            **mixed,
         },
     )
 

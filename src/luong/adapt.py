@@ -1,0 +1,167 @@
+"""A model adapted to a catalog's own translations (``luong po MODEL CATALOG --adapt DIR``):
+the general model fine-tuned (``--preset adapt``, ``luong.fine_tuning``) on the entries the
+project's translators have already translated, before it fills the others.
+
+    adapted = adapt_to_catalog("po/de.po", "runs/general", "runs/de-adapted")
+    adapted.folder      # a run folder: luong po runs/de-adapted po/de.po next time
+
+1. The catalog's pairs, as ``luong corpus`` harvests them (``luong.corpus``): translated
+   entries only (fuzzy, untranslated and obsolete ones left out), plural entries as two pairs,
+   the context dropped, the keyboard accelerator taken out, whitespace collapsed, each source
+   once.
+2. A small dev split, by a hash of the source: the ``DEV_SHARE`` of the pairs (at least
+   ``MIN_DEV``) whose sources' SHA-256 come first, so that a catalog that gains entries keeps
+   most of its dev; the rest train. Fewer than ``MIN_PAIRS`` pairs is refused.
+3. The run: ``--preset adapt`` from the model, on those splits, written to the run folder
+   (with the pairs as ``catalog-train.tsv`` and ``catalog-dev.tsv``, which its
+   ``config.toml`` names). A run killed on the way resumes when the same command runs again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from luong.catalog import catalog_language, check_language
+from luong.config.faces import CorpusOptions
+from luong.corpus import MAX_CATALOG_BYTES, build_corpus
+from luong.errors import LuongError
+from luong.files import read_bounded, read_json, write_text
+from luong.fine_tuning import find_init_model
+from luong.folder_files import RUN
+from luong.po_file import decode_catalog
+from luong.run import TrainResult, configure, run
+from luong.tasks import OWN_DATA, TaskData
+
+__all__ = ["DEV_FILE", "MIN_PAIRS", "TRAIN_FILE", "Adapted", "adapt_to_catalog", "catalog_splits"]
+
+MIN_PAIRS = 20
+"""The fewest translated pairs a catalog must hold to adapt a model to it: some to learn from,
+some to check on."""
+DEV_SHARE = 0.1  # the share of the pairs held out as dev
+MIN_DEV = 2
+TRAIN_FILE = "catalog-train.tsv"
+DEV_FILE = "catalog-dev.tsv"
+# Translated entries only; plural entries as two pairs (more of the project's own words).
+OPTIONS = CorpusOptions(plurals=True, split_by="hash", dev=0.0, devtest=0.0)
+
+Pair = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class Adapted:
+    """An adapted model: its run folder, the run's result, and the pairs it learned from and
+    was checked on."""
+
+    folder: Path
+    result: TrainResult
+    train_pairs: int
+    dev_pairs: int
+
+
+def catalog_splits(catalog: str | os.PathLike[str], tgt_lang: str) -> tuple[list[Pair], list[Pair]]:
+    """The translated pairs of ``catalog`` into ``tgt_lang``, split into train and dev (the
+    module's docstring, steps 1 and 2), each in the catalog's order.
+
+    Raises:
+        ValueError: the catalog does not read, its Language is another, or it holds fewer
+            than ``MIN_PAIRS`` translated pairs (the message names the catalog and counts).
+    """
+    path = Path(catalog)
+    text = decode_catalog(read_bounded(path, MAX_CATALOG_BYTES))
+    try:
+        check_language(catalog_language(text), tgt_lang)
+    except LuongError as error:
+        raise LuongError(f"{path}: {error}") from None
+    try:
+        pairs = build_corpus([path], OPTIONS, tgt_lang).splits["train"]
+    except LuongError:  # no pairs at all
+        pairs = []
+    if len(pairs) < MIN_PAIRS:
+        raise LuongError(
+            f"{path}: {len(pairs)} translated entries (fuzzy and untranslated ones not "
+            f"counted); adapting a model needs at least {MIN_PAIRS}, some to learn from and "
+            "some to check on"
+        )
+    ranked = sorted(pairs, key=lambda pair: hashlib.sha256(pair[0].encode("utf-8")).digest())
+    count = max(MIN_DEV, round(DEV_SHARE * len(pairs)))
+    held = {source for source, _ in ranked[:count]}
+    return [p for p in pairs if p[0] not in held], [p for p in pairs if p[0] in held]
+
+
+def adapt_to_catalog(
+    catalog: str | os.PathLike[str],
+    model: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    *,
+    tgt_lang: str | None = None,
+    train: Mapping[str, Any] | None = None,
+    log: Callable[[str], None] | None = None,
+) -> Adapted:
+    """Fine-tune ``model`` on ``catalog``'s translated entries into the run folder ``out``
+    (the module's docstring).
+
+    Args:
+        catalog: a ``.po`` file.
+        model: the model folder (or run folder) to adapt.
+        out: the run folder to write: new, or this adaptation's own (resumed, or, finished,
+            evaluated again).
+        tgt_lang: the target language where the model records none (else it must agree).
+        train: training settings over ``--preset adapt``'s (``TrainConfig`` fields).
+        log: where the run reports resuming and skipped steps (default: the "luong" logger).
+
+    Raises:
+        ValueError: ``model`` is no float model folder; no target language; the catalog as
+            ``catalog_splits``; ``out`` holds another run (another catalog's, or this one's
+            before its translations changed).
+    """
+    init = find_init_model(model, "model")
+    recorded = init.vocab.get("tgt_lang")
+    if recorded and tgt_lang:
+        try:
+            check_language(tgt_lang, recorded)
+        except LuongError:
+            raise LuongError(
+                f"tgt_lang: the model translates into {recorded}, got {tgt_lang}"
+            ) from None
+    target = recorded or tgt_lang
+    if not target:
+        raise LuongError(
+            "the model records no target language (luong pair DIR --tgt-lang ..): pass --tgt-lang"
+        )
+    train_pairs, dev_pairs = catalog_splits(catalog, target)
+    folder = Path(out)
+    files = {"train": os.fspath(folder / TRAIN_FILE), "dev": os.fspath(folder / DEV_FILE)}
+    config = configure(
+        OWN_DATA,
+        {**files, "src_tokens": None, "tgt_tokens": None, "skip_bad_lines": False},
+        preset="adapt",
+        train={**(train or {}), "init_from": os.fspath(model)},
+        vocab=None if recorded else {"tgt_lang": target},  # recorded in the adapted model
+    )
+    data = TaskData(
+        train_pairs,
+        dev_pairs,
+        [],
+        src_tokens=config.data["src_tokens"],
+        tgt_tokens=config.data["tgt_tokens"],
+        references=True,
+        info={"files": files, "catalog": os.fspath(catalog)},
+    )
+    if (folder / RUN).is_file():
+        saved = read_json(folder / RUN)
+        hashes = saved.get("data_sha256") if isinstance(saved, dict) else None
+        new = data.sha256()
+        if isinstance(hashes, dict) and any(hashes.get(k) != new[k] for k in ("train", "dev")):
+            raise LuongError(
+                f"{folder}: adapted to other translations (another catalog's, or this one's "
+                "before they changed); choose a new --adapt folder"
+            )
+    result = run(config, folder, data=data, log=log)
+    for name, pairs in ((TRAIN_FILE, train_pairs), (DEV_FILE, dev_pairs)):
+        write_text(folder / name, "".join(f"{source}\t{target}\n" for source, target in pairs))
+    return Adapted(folder, result, len(train_pairs), len(dev_pairs))

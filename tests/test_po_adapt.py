@@ -1,0 +1,121 @@
+"""``luong po MODEL CATALOG --adapt RUN`` (``luong.adapt``): the model fine-tuned on the
+catalog's translated entries into the run folder RUN, then the untranslated ones filled by it;
+a catalog with too few translated entries refused. Rows of docs/robustness.md ("Fine-tuning
+a trained model")."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import polib
+import pytest
+from helpers import SRC_SPACE, assert_one_line_error, luong, small_model
+
+from luong.adapt import catalog_splits
+
+LETTERS = "abcdefghij"
+
+
+def catalog_text(translated: int, untranslated: tuple[str, ...] = ("abc", "jih gf")) -> str:
+    """A German catalog in the toy language of ``helpers.SRC_SPACE`` -> ``TGT`` (letters ->
+    digits): ``translated`` translated entries, one fuzzy one (never learned from), and the
+    ``untranslated`` ones."""
+    rng = random.Random(0)
+    lines = [
+        'msgid ""',
+        'msgstr ""',
+        '"Content-Type: text/plain; charset=UTF-8\\n"',
+        '"Language: de\\n"',
+        "",
+        "#, fuzzy",
+        'msgid "fuzzy ab"',
+        'msgstr "01"',
+        "",
+    ]
+    for i in range(translated):
+        word = (
+            "".join(rng.choices(LETTERS, k=rng.randint(2, 6)))
+            + f" {LETTERS[i % 10]}{LETTERS[i // 10]}"
+        )
+        digits = "".join(str(LETTERS.index(c)) for c in reversed(word.replace(" ", "")))
+        lines += [f'msgid "{word}"', f'msgstr "{digits}"', ""]
+    for source in untranslated:
+        lines += [f'msgid "{source}"', 'msgstr ""', ""]
+    return "\n".join(lines)
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An untrained tiny model folder (letters and a space -> digits), recording no pair."""
+    path = tmp_path_factory.mktemp("po-adapt") / "general"
+    small_model(seed=4, src=SRC_SPACE).save_pretrained(path)
+    return path
+
+
+def test_po_adapt_fine_tunes_on_the_catalog_then_fills_it(model: Path, tmp_path: Path) -> None:
+    catalog, out, run = tmp_path / "de.po", tmp_path / "de.filled.po", tmp_path / "adapted"
+    catalog.write_text(catalog_text(30), encoding="utf-8")
+    # --min-len 3: an untrained model's outputs are otherwise empty (left untranslated).
+    command = ["po", str(model), str(catalog), "--out", str(out), "--tgt-lang", "de",
+               "--min-len", "3", "--adapt", str(run)]  # fmt: skip
+    result = luong(*command)
+    assert result.returncode == 0, result.stderr.decode()
+    said = result.stderr.decode().splitlines()
+    assert said[-2].startswith(
+        f"luong: adapted {model} to 27 translated entries of {catalog} (3 held out: dev exact "
+        "match "
+    )
+    assert said[-2].endswith(f"run written to {run}")
+    assert said[-1].startswith("luong: filled 2 entries (0 plural, 0 plural forms); skipped 30 ")
+    filled = [entry for entry in polib.pofile(str(out)) if entry.msgid in ("abc", "jih gf")]
+    assert [entry.fuzzy and len(entry.msgstr) >= 3 for entry in filled] == [True, True]
+    assert all(e.tcomment.endswith("machine translation by adapted, review it") for e in filled)
+    # The run folder: a model (luong po RUN next time), its data, the model it came from.
+    train, dev = catalog_splits(catalog, "de")
+    assert (len(train), len(dev)) == (27, 3)
+    assert (run / "catalog-train.tsv").read_text() == "".join(f"{s}\t{t}\n" for s, t in train)
+    assert (run / "catalog-dev.tsv").read_text() == "".join(f"{s}\t{t}\n" for s, t in dev)
+    assert json.loads((run / "run.json").read_text())["train_config"]["init_from"] == str(model)
+    assert json.loads((run / "config.json").read_text())["tgt_lang"] == "de"
+    assert (
+        "fuzzy ab"
+        not in (run / "catalog-train.tsv").read_text() + (run / "catalog-dev.tsv").read_text()
+    )
+    again = luong("po", str(run), str(catalog), "--out", str(out), "--force", "--min-len", "3")
+    assert again.returncode == 0, again.stderr.decode()
+    # The same command again: the finished run is evaluated again, not trained again.
+    steps = json.loads((run / "metrics.json").read_text())["steps"]
+    assert luong(*command, "--force").returncode == 0
+    assert json.loads((run / "metrics.json").read_text())["steps"] == steps
+    # The catalog's translations changed: that run folder is another adaptation's.
+    catalog.write_text(catalog_text(31), encoding="utf-8")
+    assert_one_line_error(
+        luong(*command, "--force"),
+        f"luong: error: {run}: adapted to other translations (another catalog's, or this one's "
+        "before they changed); choose a new --adapt folder",
+    )
+
+
+def test_po_adapt_refuses_a_catalog_with_too_few_translated_entries(
+    model: Path, tmp_path: Path
+) -> None:
+    catalog, out, run = tmp_path / "de.po", tmp_path / "de.filled.po", tmp_path / "adapted"
+    catalog.write_text(catalog_text(19), encoding="utf-8")
+    result = luong("po", str(model), str(catalog), "--out", str(out), "--tgt-lang", "de",
+                   "--adapt", str(run))  # fmt: skip
+    assert_one_line_error(
+        result,
+        f"luong: error: {catalog}: 19 translated entries (fuzzy and untranslated ones not "
+        "counted); adapting a model needs at least 20, some to learn from and some to check on",
+    )
+    assert not out.exists() and not run.exists()
+
+
+def test_po_adapt_takes_one_model(model: Path, tmp_path: Path) -> None:
+    catalog = tmp_path / "de.po"
+    catalog.write_text(catalog_text(30), encoding="utf-8")
+    result = luong("po", str(model), str(model), str(catalog), "--out", str(tmp_path / "o.po"),
+                   "--adapt", str(tmp_path / "adapted"))  # fmt: skip
+    assert_one_line_error(result, "luong: error: --adapt: fine-tunes one model, got 2 folders")
