@@ -11,7 +11,10 @@ score the second half's outputs against the package's own translations.
 
 ``--adapt``: ``luong po --adapt DIR`` (each model fine-tuned on the project's first half, then
 the second filled), and each adapted model's devtest BLEU (what adaptation costs the general
-model). ``--tm``: a translation memory of the first half and gettext-en-de's train. With
+model). ``--adapt --mix FILE``: the same fine-tuning with general pairs mixed in, as ``luong
+train --preset adapt --init-from MODEL --mix FILE --mix-ratio R`` on the split ``luong po
+--adapt`` makes (``luong.adapt.catalog_splits``), then ``luong po`` with the adapted model.
+``--tm``: a translation memory of the first half and gettext-en-de's train. With
 ``--glossary``: the glossary of ``glossary_terms`` (the method is its docstring). Each
 configuration is one row per model; the catalogs come from benchmarks/debian_catalogs.py.
 """
@@ -31,6 +34,7 @@ from pathlib import Path
 
 import polib
 
+from luong.adapt import catalog_splits
 from luong.metrics import bleu_chrf
 
 UNSEEN = {
@@ -126,13 +130,18 @@ def devtest_bleu(model: Path) -> dict[str, float]:
 WORD = re.compile(r"[A-Za-z][A-Za-z-]+")
 
 
-def glossary_terms(projects: list[Project], least: int = 2) -> list[tuple[str, str]]:
-    """A glossary from the projects' first halves: every first-half entry whose source is one
-    or two words (a label: "Printer", "Print queue", accelerators and trailing dots taken
-    out) and whose translation is at most two words, where the source term occurs (word
-    boundaries, any case) in at least ``least`` sources of the first halves besides its
-    own. The project's own translation of its own label is its term."""
-    sources = [source for p in projects for source, _ in p.first]
+def glossary_terms(projects: list[Project], least: int = 1) -> list[tuple[str, str]]:
+    """A glossary from the projects' first halves, as a terminologist would draw it from a
+    project's own translations: each first-half entry whose source is one or two words (a
+    label: "Printer", "Print queue"; accelerators and trailing dots and colons taken out) and
+    whose translation is at most two words is a candidate, its translation the target term;
+    it is kept where the project uses that target consistently: of the other first-half
+    entries whose source holds the term (whole words, any case), at least ``least``, and
+    at least 80 % of them hold the target term as written (case kept: German writes its nouns
+    with a capital anywhere, so a label's verb, "Öffnen", written small in a sentence, is
+    not kept). A term of one capitalised word is listed in lower case (so that it matches in
+    any case, ``luong.glossary``'s rule), an all-capitals one as written."""
+    pairs = [pair for p in projects for pair in p.first]
     terms: dict[str, str] = {}
     for p in projects:
         for source, target in p.first:
@@ -142,11 +151,12 @@ def glossary_terms(projects: list[Project], least: int = 2) -> list[tuple[str, s
                 continue
             if not all(WORD.fullmatch(word) for word in term.split()) or len(term) < 4:
                 continue
-            if term.lower() in {t.lower() for t in terms}:
+            if term.lower() in terms or term.isupper():
                 continue
             pattern = re.compile(rf"(?<![\w-]){re.escape(term)}(?![\w-])", re.IGNORECASE)
-            if sum(1 for s in sources if pattern.search(s)) >= least + 1:
-                terms[term] = want
+            others = [t for s, t in pairs if s != source and pattern.search(s)]
+            if len(others) >= least and sum(want in t for t in others) >= 0.8 * len(others):
+                terms[term.lower()] = want
     return sorted(terms.items())
 
 
@@ -167,24 +177,45 @@ def term_held(
     return {"occurrences": seen, "held": held, "in_reference": in_reference}
 
 
+def mixed(
+    model: Path, project: Project, out: Path, mix: Path | None, ratio: float, flags: list[str]
+) -> None:
+    """``model`` fine-tuned on the project's first half with general pairs mixed in, into
+    ``out``: the split of ``luong po --adapt``, then ``luong train --preset adapt``."""
+    train, dev = catalog_splits(project.catalog, "de")
+    for name, pairs in (("train", train), ("dev", dev)):
+        text = "".join(f"{source}\t{target}\n" for source, target in pairs)
+        (out.parent / f"{out.name}.{name}.tsv").write_text(text, encoding="utf-8")
+    luong(
+        "train", "--preset", "adapt", "--init-from", str(model),
+        "--train", str(out.parent / f"{out.name}.train.tsv"),
+        "--dev", str(out.parent / f"{out.name}.dev.tsv"),
+        "--out", str(out), *flags,
+        *(["--mix", str(mix), "--mix-ratio", f"{ratio:g}"] if mix is not None else []),
+    )  # fmt: skip
+
+
 def run(
-    model: Path, project: Project, work: Path, flags: list[str], adapt: bool
+    model: Path,
+    project: Project,
+    work: Path,
+    flags: list[str],
+    adapt: bool,
+    mix: tuple[Path | None, float, list[str]] | None = None,
 ) -> dict[str, object]:
-    """``luong po MODEL CATALOG FLAGS`` (``--adapt`` into ``work``), scored."""
+    """``luong po MODEL CATALOG FLAGS`` (``--adapt`` into ``work``, or first fine-tuned with
+    ``mix``), scored."""
     filled = work / f"{project.name}.{model.name}.filled.po"
-    extra = ["--adapt", str(work / f"{project.name}.{model.name}.adapted")] if adapt else []
+    adapted = work / f"{project.name}.{model.name}.adapted"
+    extra = ["--adapt", str(adapted)] if adapt and mix is None else []
     started = time.perf_counter()
+    if adapt and mix is not None:
+        mixed(model, project, adapted, *mix)
+        model = adapted
     done = luong(
-        "po",
-        str(model),
-        str(project.catalog),
-        "--out",
-        str(filled),
-        "--force",
-        "--to-utf8",
-        *extra,
-        *flags,
-    )
+        "po", str(model), str(project.catalog), "--out", str(filled), "--force", "--to-utf8",
+        *extra, *flags,
+    )  # fmt: skip
     seconds = time.perf_counter() - started
     hyps = outputs(filled, project)
     row: dict[str, object] = {
@@ -196,7 +227,7 @@ def run(
         "outputs": hyps,
     }
     if adapt:
-        row["devtest"] = devtest_bleu(work / f"{project.name}.{model.name}.adapted")
+        row["devtest"] = devtest_bleu(adapted)
     return row
 
 
@@ -205,10 +236,22 @@ def main() -> None:
     parser.add_argument("models", type=Path, nargs="+")
     parser.add_argument("--catalogs", type=Path, required=True)
     parser.add_argument("--adapt", action="store_true")
+    parser.add_argument("--mix", type=Path, help="with --adapt: general pairs mixed in")
+    parser.add_argument("--mix-ratio", type=float, default=1.0)
+    parser.add_argument(
+        "--train-flags", default="", help="with --adapt: luong train's flags over the preset's"
+    )
     parser.add_argument("--tm", action="store_true")
     parser.add_argument("--glossary", action="store_true")
+    parser.add_argument(
+        "--known", type=Path, help="a TSV: also score the entries whose source it lacks"
+    )
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
+    known = None
+    if args.known is not None:
+        with open(args.known, encoding="utf-8") as lines:
+            known = {line.split("\t", 1)[0] for line in lines}
 
     result: dict[str, object] = {
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
@@ -235,7 +278,10 @@ def main() -> None:
                 tm = []
                 if args.tm:
                     tm = ["--tm", str(project.catalog), str(GETTEXT / "train.tsv")]
-                per.append(run(model, project, work, flags + tm, args.adapt))
+                mix = None
+                if args.mix is not None or args.train_flags:
+                    mix = (args.mix, args.mix_ratio, args.train_flags.split())
+                per.append(run(model, project, work, flags + tm, args.adapt, mix))
             triples = [
                 (source, hyp, ref)
                 for project, row in zip(made, per, strict=True)
@@ -245,6 +291,16 @@ def main() -> None:
             pooled: dict[str, object] = {"entries": len(refs), **scores(hyps, refs)}
             if glossary:
                 pooled["terms"] = term_held(triples, glossary)
+            if known is not None:
+                # as luong corpus keys a source: accelerators out, whitespace collapsed
+                new = [
+                    t for t in triples if " ".join(re.sub("[_&]", "", t[0]).split()) not in known
+                ]
+                pooled["not_in_known"] = {
+                    "known": str(args.known),
+                    "entries": len(new),
+                    **scores([h for _, h, _ in new], [r for _, _, r in new]),
+                }
             if not args.adapt:
                 pooled["devtest"] = devtest_bleu(model)
             rows[str(model)] = {"pooled": pooled, "projects": per}
