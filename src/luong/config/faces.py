@@ -21,6 +21,8 @@ __all__ = [
     "MAX_DPI",
     "MAX_POSITIONS",
     "PLACEHOLDER_MODES",
+    "SHORTLIST_FREQUENT",
+    "SHORTLIST_PER_SOURCE",
     "CorpusOptions",
     "ServeLimits",
 ]
@@ -45,6 +47,13 @@ MAX_DPI = 1200
 
 MAX_POSITIONS = 1000
 """The most source positions a chart of ``luong.plot.plot_scores`` draws (padding included)."""
+
+SHORTLIST_PER_SOURCE = 100
+"""``luong shortlist``: the target pieces kept per source piece (Marian's shortlists keep 100
+and the 100 most frequent words; ``luong.lexicon``)."""
+
+SHORTLIST_FREQUENT = 100
+"""``luong shortlist``: the most frequent target pieces, in every batch's candidates."""
 
 CORPUS_CONTEXTS = ("drop", "skip")
 """What ``luong corpus`` does with an entry that has a context: drop the context, or skip it."""
