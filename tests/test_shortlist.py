@@ -285,3 +285,16 @@ def test_luong_shortlist_refuses_bad_flags(folder: Path, tmp_path: Path) -> None
     )
     missing = tmp_path / "no.tsv"
     assert_one_line_error(luong("shortlist", str(folder), "--train", str(missing)), "no.tsv")
+
+
+def test_decoding_runs_no_greedy_search_for_a_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The greedy bound's greedy search costs more than the beams it drops (docs/performance.md,
+    "Lexical shortlists"): decoding skips it, with the same outputs."""
+    model, options = lively(7), SearchOptions(beam=3, alpha=0.6)  # nbest 1: the bound's case
+    expected = decode(model, TEXTS, options)
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise AssertionError("greedy_floor ran")
+
+    monkeypatch.setattr("luong.search.beam.greedy_floor", refused)
+    assert_same(decode(model, TEXTS, options), expected)

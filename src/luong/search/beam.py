@@ -180,10 +180,10 @@ def search_beams(
         if off_greedy is not None:  # greedy's hypothesis is no output there
             floor = floor.masked_fill(off_greedy, float("-inf"))
     dtype = torch.promote_types(memory.dtype, torch.float32)  # the search's (next_token_...)
-    coverage = torch.zeros(batch, source_len, dtype=memory.dtype, device=memory.mask.device)
-    forced, state = force_prefix(
-        model, memory, state.with_coverage(coverage), prefix, options.combine, dtype, columns
-    )
+    if options.beta:  # the coverage penalty's; without it, no sum to add up and reorder
+        coverage = torch.zeros(batch, source_len, dtype=memory.dtype, device=memory.mask.device)
+        state = state.with_coverage(coverage)
+    forced, state = force_prefix(model, memory, state, prefix, options.combine, dtype, columns)
     beams = Beams.start(options, src_lengths, limits, min_lens, floor, memory, forced, strategy)
     return _run(model, beams, state, options, columns)
 

@@ -94,10 +94,14 @@ def run_search(
             if columns is not None:
                 tokens = columns.ids[tokens]
             return [[h] for h in row_hypotheses(tokens, log_probs, weights, lengths, limits)]
+        # No greedy bound (prune): its greedy search costs more than the beams it drops
+        # (docs/performance.md, "Lexical shortlists"); the outputs are the same either way.
         if columns is None:
-            return search_beams(model, memory, state, lengths, limits, options, prefix)
+            return search_beams(model, memory, state, lengths, limits, options, prefix, prune=False)
         own = columns.to_columns(prefix)
-        lists = search_beams(model, memory, state, lengths, limits, options, own, columns=columns)
+        lists = search_beams(
+            model, memory, state, lengths, limits, options, own, prune=False, columns=columns
+        )
         return _in_vocabulary(lists, columns)
 
     return search
