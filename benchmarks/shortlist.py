@@ -4,7 +4,7 @@ shortlist.
 
     OMP_NUM_THREADS=1 python benchmarks/shortlist.py MODEL --data DEVTEST.tsv
         [--shortlist 100 --shortlist 30] [--threads 1] [--repeats 3] [--batch-size 512]
-        [--json docs/shortlist.json]
+        [--before /path/to/older/src] [--json docs/shortlist.json]
 
 MODEL must hold a shortlist (``luong shortlist MODEL --train TRAIN.tsv``); its int8 form is
 made with ``luong quantize`` into a temporary folder first (it carries the shortlist). Every
@@ -19,6 +19,11 @@ over the median wall time), x float32 full, BLEU (sacreBLEU, as ``luong eval`` n
 the share of lines whose output equals float32 full's, and the mean number of candidate
 pieces per search call (the output layer's columns). The load average before and after is
 printed with it: this machine is shared.
+
+``--before SRC``: also decode with ``float32 full`` as the luong of another source tree
+decodes (``SRC`` on ``PYTHONPATH``: a checkout from before the search's own savings), in a
+process of its own each round (it times its decoding alone, as the others), interleaved with
+the rest.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ from pathlib import Path
 
 import torch
 
-from luong.ensemble import shortlist_columns
+import luong.ensemble as ensemble  # the module: an older luong (--before) lacks its names
 from luong.metrics import bleu_chrf
 from luong.model import Seq2Seq
 from luong.search_options import SearchOptions
@@ -56,9 +61,33 @@ def candidates(model: Seq2Seq, sources: list[str], k: int | None, batch: int) ->
     ordered = sorted(sources, key=len)
     sizes = []
     for start in range(0, len(ordered), batch):
-        columns = shortlist_columns(model, ordered[start : start + batch], k)
+        columns = ensemble.shortlist_columns(model, ordered[start : start + batch], k)
         sizes.append(len(model.tgt_vocab) if columns is None else len(columns.ids))
     return statistics.mean(sizes)
+
+
+def worker(args: argparse.Namespace) -> None:
+    """``--before``'s decoding, in a process whose luong is the older source tree: print a
+    JSON line of its seconds and outputs."""
+    torch.set_num_threads(args.threads)
+    model = Seq2Seq.from_pretrained(args.model)
+    sources = [line.split("\t")[0] for line in args.data.read_text("utf-8").splitlines()]
+    options = SearchOptions(beam=args.beam, alpha=args.alpha if args.beam > 1 else 0.0)
+    translate(model, sources[:1], options)
+    start = time.perf_counter()
+    outputs = translate(model, sources, options, batch_size=args.batch_size)
+    print(json.dumps({"seconds": time.perf_counter() - start, "outputs": outputs}))
+
+
+def before(args: argparse.Namespace, beam: int) -> tuple[float, list[str]]:
+    """One ``--before`` decoding: its seconds and outputs."""
+    command = [sys.executable, __file__, str(args.model), "--data", str(args.data), "--worker"]
+    command += ["--beam", str(beam), "--alpha", str(args.alpha), "--threads", str(args.threads)]
+    command += ["--batch-size", str(args.batch_size)]
+    env = {**os.environ, "PYTHONPATH": str(args.before)}
+    done = subprocess.run(command, check=True, capture_output=True, text=True, env=env)
+    found = json.loads(done.stdout.splitlines()[-1])
+    return found["seconds"], found["outputs"]
 
 
 def main() -> None:
@@ -72,7 +101,12 @@ def main() -> None:
     parser.add_argument("--beam", type=int, default=5)
     parser.add_argument("--alpha", type=float, default=0.6)
     parser.add_argument("--json", type=Path, help="also write the figures to this JSON file")
+    parser.add_argument("--before", type=Path, help="an older luong's source tree (src/)")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.worker:
+        worker(args)
+        return
     torch.set_num_threads(args.threads)
     started, load_before = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), load_average()
 
@@ -109,13 +143,18 @@ def main() -> None:
         "greedy": SearchOptions(),
         f"beam {args.beam}": SearchOptions(beam=args.beam, alpha=args.alpha),
     }
+    beams = {"greedy": 1, f"beam {args.beam}": args.beam}
+    names = (["float32 full, before"] if args.before else []) + list(decoders)
     for options in searches.values():  # warm: the first call's allocations
         for model, k in decoders.values():
             translate(model, sources[:1], SearchOptions(**{**options.to_json(), "shortlist": k}))
-    seconds: dict[tuple[str, str], list[float]] = {(s, d): [] for s in searches for d in decoders}
+    seconds: dict[tuple[str, str], list[float]] = {(s, d): [] for s in searches for d in names}
     outputs: dict[tuple[str, str], list[str]] = {}
     for _ in range(args.repeats):
         for search, options in searches.items():
+            if args.before:
+                took, outputs[search, names[0]] = before(args, beams[search])
+                seconds[search, names[0]].append(took)
             for decoder, (model, k) in decoders.items():
                 given = SearchOptions(**{**options.to_json(), "shortlist": k})
                 start = time.perf_counter()
@@ -128,7 +167,8 @@ def main() -> None:
     rows = []
     for search in searches:
         reference = outputs[search, "float32 full"]
-        for decoder, (model, k) in decoders.items():
+        for decoder in names:
+            model, k = decoders.get(decoder, (floats, 0))
             median = statistics.median(seconds[search, decoder])
             found = outputs[search, decoder]
             rows.append(
