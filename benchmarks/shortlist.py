@@ -23,12 +23,15 @@ printed with it: this machine is shared.
 ``--before SRC``: also decode with ``float32 full`` as the luong of another source tree
 decodes (``SRC`` on ``PYTHONPATH``: a checkout from before the search's own savings), in a
 process of its own each round (it times its decoding alone, as the others), interleaved with
-the rest.
+the rest; and, as its control, with this tree's luong in a process of its own the same way
+(``float32 full, own process``): a process decodes at another speed than this long-lived one,
+so before and after compare between those two rows.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import platform
@@ -72,19 +75,22 @@ def worker(args: argparse.Namespace) -> None:
     torch.set_num_threads(args.threads)
     model = Seq2Seq.from_pretrained(args.model)
     sources = [line.split("\t")[0] for line in args.data.read_text("utf-8").splitlines()]
-    options = SearchOptions(beam=args.beam, alpha=args.alpha if args.beam > 1 else 0.0)
+    given = {"beam": args.beam, "alpha": args.alpha if args.beam > 1 else 0.0}
+    if "shortlist" in {f.name for f in dataclasses.fields(SearchOptions)}:  # not an older one's
+        given["shortlist"] = 0
+    options = SearchOptions(**given)
     translate(model, sources[:1], options)
     start = time.perf_counter()
     outputs = translate(model, sources, options, batch_size=args.batch_size)
     print(json.dumps({"seconds": time.perf_counter() - start, "outputs": outputs}))
 
 
-def before(args: argparse.Namespace, beam: int) -> tuple[float, list[str]]:
-    """One ``--before`` decoding: its seconds and outputs."""
+def before(args: argparse.Namespace, beam: int, source: str) -> tuple[float, list[str]]:
+    """One decoding in a process whose luong is ``source``'s: its seconds and outputs."""
     command = [sys.executable, __file__, str(args.model), "--data", str(args.data), "--worker"]
     command += ["--beam", str(beam), "--alpha", str(args.alpha), "--threads", str(args.threads)]
     command += ["--batch-size", str(args.batch_size)]
-    env = {**os.environ, "PYTHONPATH": str(args.before)}
+    env = {**os.environ, "PYTHONPATH": source}
     done = subprocess.run(command, check=True, capture_output=True, text=True, env=env)
     found = json.loads(done.stdout.splitlines()[-1])
     return found["seconds"], found["outputs"]
@@ -144,7 +150,9 @@ def main() -> None:
         f"beam {args.beam}": SearchOptions(beam=args.beam, alpha=args.alpha),
     }
     beams = {"greedy": 1, f"beam {args.beam}": args.beam}
-    names = (["float32 full, before"] if args.before else []) + list(decoders)
+    own = str(Path(__file__).resolve().parents[1] / "src")
+    processes = {"float32 full, before": str(args.before), "float32 full, own process": own}
+    names = (list(processes) if args.before else []) + list(decoders)
     for options in searches.values():  # warm: the first call's allocations
         for model, k in decoders.values():
             translate(model, sources[:1], SearchOptions(**{**options.to_json(), "shortlist": k}))
@@ -152,9 +160,9 @@ def main() -> None:
     outputs: dict[tuple[str, str], list[str]] = {}
     for _ in range(args.repeats):
         for search, options in searches.items():
-            if args.before:
-                took, outputs[search, names[0]] = before(args, beams[search])
-                seconds[search, names[0]].append(took)
+            for name, source in processes.items() if args.before else ():
+                took, outputs[search, name] = before(args, beams[search], source)
+                seconds[search, name].append(took)
             for decoder, (model, k) in decoders.items():
                 given = SearchOptions(**{**options.to_json(), "shortlist": k})
                 start = time.perf_counter()
