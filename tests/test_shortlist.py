@@ -298,3 +298,17 @@ def test_decoding_runs_no_greedy_search_for_a_bound(monkeypatch: pytest.MonkeyPa
 
     monkeypatch.setattr("luong.search.beam.greedy_floor", refused)
     assert_same(decode(model, TEXTS, options), expected)
+
+
+def test_luong_shortlist_reads_the_runs_own_training_data(folder: Path, tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    Seq2Seq.from_pretrained(folder, shortlist=False).save_pretrained(run)
+    (tmp_path / "pairs.tsv").write_text("abc\t123\nj\t9\n", encoding="utf-8")
+    toml = 'task = "tsv"\n\n[data]\ntrain = "../pairs.tsv"\ndev = "../pairs.tsv"\n'
+    (run / "config.toml").write_text(toml, encoding="utf-8")
+    result = luong("shortlist", str(run), "--frequent", "2")
+    assert result.returncode == 0, result.stderr.decode()
+    assert result.stdout.decode() == (
+        f"wrote {run / SHORTLIST}: 100 target pieces per source piece and the 2 most frequent, "
+        f"from 2 pairs of the training split of {run / 'config.toml'}\n"
+    )
