@@ -157,8 +157,8 @@ class Shortlist:
         problem = _problem(tensors, metadata, src_vocab, tgt_vocab)
         if problem is not None:
             raise LuongError(
-                f"{path}: not a shortlist of this model ({problem}); build it again: luong "
-                f"shortlist {Path(folder)}, or decode without it: --shortlist 0"
+                f"{path}: not a shortlist of this model ({problem}); build it again (luong "
+                f"shortlist {Path(folder)}) or remove it"
             )
         return cls(tensors["targets"].long(), tensors["frequent"].long(), len(tgt_vocab))
 
