@@ -47,7 +47,9 @@ FLOORS: list[tuple[str, set[str]]] = [
         "luong.attention", "luong.encoder", "luong.tensor_files",
     }),
     ("the decoder's fused recurrence", {"luong.recurrence"}),
-    ("decoder, metrics, subwords", {"luong.decoder", "luong.metrics", "luong.subword"}),
+    ("decoder, metrics, subwords, shortlists", {
+        "luong.decoder", "luong.metrics", "luong.subword", "luong.shortlist",
+    }),
     ("devices", {"luong.devices"}),
     ("batching, processes", {"luong.batching", "luong.distributed"}),
     ("model", {"luong.model"}),
@@ -65,7 +67,9 @@ FLOORS: list[tuple[str, set[str]]] = [
     ("search: constraints", {"luong.search.constrained"}),
     ("search: text in", {"luong.search.text"}),
     ("search", {"luong.search"}),
-    ("word alignments, confidence", {"luong.alignment", "luong.confidence"}),
+    ("word alignments, confidence, lexical tables", {
+        "luong.alignment", "luong.confidence", "luong.lexicon",
+    }),
     ("placeholders", {"luong.placeholders"}),
     ("glossaries, translation memory", {"luong.glossary", "luong.memory"}),
     ("translation of strings, the tasks, averaging, int8", {
@@ -93,7 +97,7 @@ FLOORS: list[tuple[str, set[str]]] = [
         "luong.cli.train", "luong.cli.evaluate", "luong.cli.translate", "luong.cli.plot",
         "luong.cli.zoo", "luong.cli.runs", "luong.cli.average", "luong.cli.serve",
         "luong.cli.export", "luong.cli.quantize", "luong.cli.po", "luong.cli.pair",
-        "luong.cli.prepare", "luong.cli.corpus",
+        "luong.cli.prepare", "luong.cli.corpus", "luong.cli.shortlist",
     }),
     ("command line", {"luong.cli"}),
     ("the package", {"luong", "luong.__main__"}),

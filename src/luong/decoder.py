@@ -38,10 +38,10 @@ from torch import Tensor, nn
 
 from luong.attention import BahdanauAttention, LuongAttention
 from luong.encoder import RNNState, make_rnn
-from luong.int8 import Int8Cells, Int8Linear, Weight, columns, float_weight, linear
+from luong.int8 import Int8Cells, Int8Linear, Weight, columns, float_weight, linear, rows
 from luong.recurrence import Recurrence, recur
 
-__all__ = ["Decoder", "DecoderState", "Memory"]
+__all__ = ["Decoder", "DecoderState", "Memory", "OutputRows"]
 
 Attention = LuongAttention | BahdanauAttention
 FUSED_SCORES: tuple[str, ...] = ("dot", "scaled_dot", "general", "location")  # h . proj_s
@@ -92,6 +92,17 @@ class Memory:
             self.mask.index_select(0, rows),
             self.proj.index_select(0, rows),
         )
+
+
+@dataclass(frozen=True)
+class OutputRows:
+    """The output layer's rows of some target ids, cut once per batch (a shortlist,
+    ``luong.shortlist``): weight ``[V', d]`` (float, or int8 in an int8 model) and bias
+    ``[V']`` (None without one). ``Decoder.step`` with them gives the logits of those ids
+    only, ``[B, V']``, column i for the i-th id."""
+
+    weight: Weight
+    bias: Tensor | None
 
 
 @dataclass(frozen=True)
@@ -226,15 +237,29 @@ class Decoder(nn.Module):
         return self.out(self.dropout(attentional)), weights
 
     def step(
-        self, tokens: Tensor, state: DecoderState, memory: Memory
+        self,
+        tokens: Tensor,
+        state: DecoderState,
+        memory: Memory,
+        out: OutputRows | None = None,
     ) -> tuple[Tensor, DecoderState, Tensor]:
-        """One step for search: tokens ``[B]`` (y_{t-1}) -> logits ``[B, V]``, the new state,
-        attention weights ``[B, S]``. Coverage, when the state tracks it, accumulates."""
+        """One step for search: tokens ``[B]`` (y_{t-1}) -> logits ``[B, V]`` (with ``out``,
+        those rows' ``[B, V']``), the new state, attention weights ``[B, S]``. Coverage, when
+        the state tracks it, accumulates."""
         gates = self._input_gates(tokens)
         state, attentional, weights = self._advance(gates, state, memory, self._step_weights())
         if state.coverage is not None:
             state = replace(state, coverage=state.coverage + weights)
+        if out is not None:
+            return linear(self.dropout(attentional), out.weight, out.bias), state, weights
         return self.out(self.dropout(attentional)), state, weights
+
+    def output_rows(self, ids: Tensor) -> OutputRows:
+        """The output layer's rows ``ids`` ``[V']`` (``OutputRows``)."""
+        layer = self.out
+        weight: Weight = layer.matrix if isinstance(layer, Int8Linear) else layer.weight
+        bias = layer.bias
+        return OutputRows(rows(weight, ids), None if bias is None else bias.index_select(0, ids))
 
     def _input_gates(self, tokens: Tensor) -> Tensor:
         """The embedding's share of layer 0's input gates for ``tokens`` ``[...]`` ->

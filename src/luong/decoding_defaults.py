@@ -13,6 +13,11 @@ LibreTranslate's ``/translate`` decode a model the way its test figures were mea
 a flag or a request field says otherwise: the same input gives the same output on every face.
 A folder without ``config.toml`` (``Seq2Seq.save_pretrained`` from Python) decodes greedily.
 
+A folder's lexical shortlist (``luong shortlist``, ``shortlist.safetensors``) is no setting
+here: it is data the model loads with its weights, and ``SearchOptions.shortlist``'s default
+(None) decodes over it whole wherever the model is used, so every face follows it alike;
+``--shortlist 0`` (a request's ``"shortlist": 0``) searches the full vocabulary.
+
 Plain data: no torch.
 """
 

@@ -34,21 +34,24 @@ import torch
 from torch import Tensor, nn
 
 from luong.batching import encode_sources
-from luong.decoder import DecoderState, Memory
+from luong.decoder import DecoderState, Memory, OutputRows
 from luong.errors import LuongError, LuongTypeError
 from luong.files import folder_list
 from luong.model import Seq2Seq
-from luong.search_options import COMBINE
+from luong.search_options import COMBINE, OptionError
 from luong.subword import SubwordVocab
 from luong.vocab import Vocab
 
 __all__ = [
+    "Columns",
     "Ensemble",
     "EnsembleMemory",
     "EnsembleState",
     "decoder_step",
     "encode_texts",
+    "check_shortlist",
     "members_of",
+    "shortlist_columns",
 ]
 
 
@@ -231,16 +234,20 @@ class Ensemble(nn.Module):
         state: EnsembleState,
         memory: EnsembleMemory,
         combine: str = COMBINE[0],
+        rows: Sequence[OutputRows] | None = None,
     ) -> tuple[Tensor, EnsembleState, Tensor]:
         """One search step of every member on the same rows: scores ``[R, V]`` whose
         log_softmax is the members' distributions combined as ``combine`` says (``COMBINE``:
         ``"prob"`` gives the log of the mean probability itself, ``"logprob"`` the mean of
         the members' logits, which normalises to the normalised mean of their
         log-probabilities; a single member's logits as they are), the new state and the
-        mean attention ``[R, S]``."""
+        mean attention ``[R, S]``. With ``rows`` (a member's ``OutputRows`` each), the scores
+        of those rows' ids only ``[R, V']``."""
+        members = self.member_list()
+        outs: list[OutputRows | None] = [None] * len(members) if rows is None else list(rows)
         outputs = [
-            member.decoder.step(tokens, s, m)
-            for member, s, m in zip(self.member_list(), state.states, memory.memories, strict=True)
+            member.decoder.step(tokens, s, m, out)
+            for member, s, m, out in zip(members, state.states, memory.memories, outs, strict=True)
         ]
         new_state = EnsembleState(tuple(s for _, s, _ in outputs))
         if len(outputs) == 1:
@@ -284,17 +291,86 @@ def encode_texts(
     return memory, state, lengths
 
 
+@dataclass(frozen=True)
+class Columns:
+    """A search over some target ids only (a lexical shortlist, ``luong.shortlist``): ids
+    ``[V']``, sorted, the special symbols among them at their own ids (0 to 3); and each
+    member's output layer cut to those rows, once per batch. The search then works in
+    columns: token i is ``ids[i]`` (``decoder_step`` reads it so; the search's caller maps
+    the outputs back), and PAD, BOS and EOS are where they always are."""
+
+    ids: Tensor
+    rows: tuple[OutputRows, ...]
+
+    def to_columns(self, ids: Sequence[int]) -> list[int]:
+        """Target ids (each among ``ids``) -> their columns."""
+        index = {t: c for c, t in enumerate(self.ids.tolist())}
+        return [index[t] for t in ids]
+
+
+def check_shortlist(model: Decodable, k: int | None) -> None:
+    """That ``model`` can decode with ``SearchOptions.shortlist`` ``k``: with K >= 1 every
+    member has a shortlist holding at least K pieces per source piece (None, 0: anything).
+
+    Raises:
+        OptionError: a member without a shortlist, or one that holds fewer pieces.
+    """
+    if not k:
+        return
+    names = model.names if isinstance(model, Ensemble) else ["the model"]
+    for member, name in zip(members_of(model), names, strict=True):
+        table = member.shortlist
+        if table is None:
+            raise OptionError(
+                "shortlist",
+                f"{name} has no lexical shortlist (build one: luong shortlist FOLDER), got {k}",
+            )
+        if k > table.k:
+            raise OptionError(
+                "shortlist",
+                f"expected at most {table.k} (the pieces {name}'s shortlist holds per source "
+                f"piece), got {k}",
+            )
+
+
+def shortlist_columns(
+    model: Decodable, texts: Sequence[str], k: int | None, extra: Sequence[int] = ()
+) -> Columns | None:
+    """The columns a batch of ``texts`` decodes over: the union of every member's shortlist
+    candidates for its own encoding of the texts (``Shortlist.candidates``, ``extra`` ids
+    added), each member's output rows cut to them. ``k``: the pieces per source piece
+    (``SearchOptions.shortlist``, checked by ``check_shortlist``); None: each member's own
+    table whole, and no shortlist (None) when a member has none; 0: None (the full
+    vocabulary)."""
+    members = members_of(model)
+    if k == 0 or any(m.shortlist is None for m in members):
+        return None
+    keep = torch.zeros(len(model.tgt_vocab), dtype=torch.bool)
+    for member in members:
+        table = member.shortlist
+        assert table is not None
+        src, _ = encode_sources(member.src_vocab, texts, torch.device("cpu"))
+        keep[table.candidates([src], table.k if k is None else k, extra)] = True
+    ids = keep.nonzero().squeeze(1).to(model.device)
+    return Columns(ids, tuple(m.decoder.output_rows(ids) for m in members))
+
+
 def decoder_step(
     model: Decodable,
     tokens: Tensor,
     state: DecoderState | EnsembleState,
     memory: Memory | EnsembleMemory,
     combine: str = COMBINE[0],
+    columns: Columns | None = None,
 ) -> tuple[Tensor, DecoderState | EnsembleState, Tensor]:
     """One search step of a model or an ensemble: logits (or an ensemble's log-probabilities
-    combined as ``combine`` says) ``[R, V]``, the new state, attention ``[R, S]``."""
+    combined as ``combine`` says) ``[R, V]``, the new state, attention ``[R, S]``. With
+    ``columns``, ``tokens`` are columns and the logits those of the columns ``[R, V']``."""
+    rows = None
+    if columns is not None:
+        tokens, rows = columns.ids[tokens], columns.rows
     if isinstance(model, Ensemble):
         assert isinstance(state, EnsembleState) and isinstance(memory, EnsembleMemory)
-        return model.step(tokens, state, memory, combine)
+        return model.step(tokens, state, memory, combine, rows)
     assert isinstance(state, DecoderState) and isinstance(memory, Memory)
-    return model.decoder.step(tokens, state, memory)
+    return model.decoder.step(tokens, state, memory, None if rows is None else rows[0])

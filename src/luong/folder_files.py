@@ -23,6 +23,7 @@ __all__ = [
     "RECORDS",
     "RUN",
     "RUN_CONFIG",
+    "SHORTLIST",
     "SRC_VOCAB",
     "STATE",
     "TENSORBOARD",
@@ -36,6 +37,7 @@ WEIGHTS = "model.safetensors"  # the weights (safetensors)
 MODEL_CONFIG = "config.json"  # Seq2SeqConfig as JSON, the version, vocabularies' SHA-256, pair
 SRC_VOCAB = "src_vocab.json"  # the source vocabulary (a subword one: a .model beside it)
 TGT_VOCAB = "tgt_vocab.json"  # the target vocabulary (a subword one: a .model beside it)
+SHORTLIST = "shortlist.safetensors"  # the lexical shortlist (luong shortlist), optional
 AVERAGED = "averaged.json"  # an average's record of the checkpoints in it (luong average)
 
 # -- a run folder (luong train --out RUN) ------------------------------------------------------

@@ -46,6 +46,7 @@ __all__ = [
     "linear",
     "quantize_weight",
     "reference_linear",
+    "rows",
 ]
 
 
@@ -229,6 +230,14 @@ def columns(weight: Weight, start: int, stop: int) -> Weight:
     if isinstance(weight, Int8Matrix):
         return weight.columns(start, stop)
     return weight[:, start:stop]
+
+
+def rows(weight: Weight, ids: Tensor) -> Weight:
+    """Rows ``ids`` ``[M']`` of a weight matrix, a new matrix ``[M', K]`` (an int8 one
+    prepacked once, its rows' own scales kept): a shortlist's output layer."""
+    if isinstance(weight, Int8Matrix):
+        return Int8Matrix(weight.values.index_select(0, ids), weight.scale.index_select(0, ids))
+    return weight.index_select(0, ids)
 
 
 def float_weight(weight: Weight) -> Tensor:

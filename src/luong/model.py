@@ -47,9 +47,10 @@ from luong.decoder import Decoder, DecoderState, Memory
 from luong.encoder import Bridge, Encoder
 from luong.errors import LuongError, LuongTypeError
 from luong.files import MAX_JSON_BYTES, read_bounded, write_text
-from luong.folder_files import MODEL_CONFIG, SRC_VOCAB, TGT_VOCAB, WEIGHTS
+from luong.folder_files import MODEL_CONFIG, SHORTLIST, SRC_VOCAB, TGT_VOCAB, WEIGHTS
 from luong.int8 import Int8Cells, Int8Linear
 from luong.languages import check_language
+from luong.shortlist import Shortlist
 from luong.subword import load_vocab
 from luong.tensor_files import read_tensor_shapes, read_tensors, write_tensors
 from luong.version import __version__
@@ -129,6 +130,9 @@ class Seq2Seq(nn.Module):
         # the config; save_pretrained records it, from_pretrained reads it back.
         self.src_lang: str | None = None
         self.tgt_lang: str | None = None
+        # The lexical shortlist decoding reads by default (luong.shortlist; None: none). Data
+        # of the folder like the pair: save_pretrained writes it, from_pretrained reads it.
+        self.shortlist: Shortlist | None = None
         if seed is None:
             self._build()  # from torch's global generator, which moves on
         else:
@@ -294,7 +298,8 @@ class Seq2Seq(nn.Module):
     # -- save and load ----------------------------------------------------------------------
 
     def save_pretrained(self, directory: str | Path) -> Path:
-        """Write the model folder (weights, config, vocabularies); returns its path."""
+        """Write the model folder (weights, config, vocabularies, the shortlist if the model
+        has one); returns its path."""
         path = Path(directory)
         path.mkdir(parents=True, exist_ok=True)
         # Each file is replaced atomically: a reader never sees half of one. The config comes
@@ -312,6 +317,8 @@ class Seq2Seq(nn.Module):
         for key, code in ((SRC_LANG, self.src_lang), (TGT_LANG, self.tgt_lang)):
             if code is not None:
                 config[key] = check_language(code, key)
+        if self.shortlist is not None:
+            self.shortlist.save(path, self.src_vocab, self.tgt_vocab)
         write_text(path / MODEL_CONFIG, json.dumps(config, indent=2) + "\n")
         return path
 
@@ -330,8 +337,11 @@ class Seq2Seq(nn.Module):
         return {"decoder.embedding.weight": "encoder.embedding.weight"}
 
     @classmethod
-    def from_pretrained(cls, directory: str | Path, device: str | torch.device = "cpu") -> Seq2Seq:
-        """Rebuild a model from ``save_pretrained``'s folder.
+    def from_pretrained(
+        cls, directory: str | Path, device: str | torch.device = "cpu", *, shortlist: bool = True
+    ) -> Seq2Seq:
+        """Rebuild a model from ``save_pretrained``'s folder (``shortlist``: with its lexical
+        shortlist, when the folder has one; False: without, the file not read).
 
         The config's sizes are checked against the weights' header (``check_sizes``) before
         the model is built, so a config that does not match costs nothing.
@@ -344,7 +354,8 @@ class Seq2Seq(nn.Module):
             ValueError: a file is unreadable, a vocabulary file is not the one the model was
                 saved with (its SHA-256 differs from the one ``config.json`` records), the
                 weights do not match the config (names the tensor and the expected and
-                found shapes), or an int8 model and another device than the CPU.
+                found shapes), an int8 model and another device than the CPU, or a
+                shortlist file (``SHORTLIST``) that is not this model's (``Shortlist.load``).
         """
         path = Path(directory)
         if not path.is_dir():
@@ -386,6 +397,8 @@ class Seq2Seq(nn.Module):
             model.to_int8(parts)
         load_checked(model, read_tensors(path / WEIGHTS), path / WEIGHTS)
         model.src_lang, model.tgt_lang = src_lang, tgt_lang
+        if shortlist and (path / SHORTLIST).is_file():  # optional; another model's is refused
+            model.shortlist = Shortlist.load(path, src_vocab, tgt_vocab)
         return model.to(device).eval()
 
 

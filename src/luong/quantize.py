@@ -18,7 +18,7 @@ from luong.config.choices import INT8_PARTS
 from luong.config.run import carried_run_toml
 from luong.errors import LuongError, LuongTypeError
 from luong.files import shown_names, write_folder, write_text
-from luong.folder_files import MODEL_CONFIG, RUN_CONFIG, SRC_VOCAB, TGT_VOCAB, WEIGHTS
+from luong.folder_files import MODEL_CONFIG, RUN_CONFIG, SHORTLIST, SRC_VOCAB, TGT_VOCAB, WEIGHTS
 from luong.model import Seq2Seq, is_int8_folder
 
 __all__ = ["quantize", "quantize_folder"]
@@ -27,7 +27,7 @@ __all__ = ["quantize", "quantize_folder"]
 # run's config.toml): a folder holding these alone is an earlier int8 model, which ``force``
 # may replace; anything else in it (a run's files, a note, a folder) is not luong's to delete.
 INT8_FILES = frozenset(
-    [WEIGHTS, MODEL_CONFIG, SRC_VOCAB, TGT_VOCAB, RUN_CONFIG]
+    [WEIGHTS, MODEL_CONFIG, SRC_VOCAB, TGT_VOCAB, RUN_CONFIG, SHORTLIST]
     + [Path(vocab).with_suffix(".model").name for vocab in (SRC_VOCAB, TGT_VOCAB)]
 )
 

@@ -335,6 +335,17 @@ class SearchOptions:
             "(Luong et al. 2015, the rare word problem)"
         ),
     )
+    shortlist: int | None = field(
+        default=None,
+        metadata=option(
+            "the output layer and the softmax over a lexical shortlist only (luong shortlist): "
+            "the K most likely target pieces of each source piece in the batch, the most "
+            "frequent ones and the special symbols; 0: the full vocabulary, exact (default: "
+            "the model folder's shortlist whole when it has one, else the full vocabulary)",
+            low=0,
+            metavar="K",
+        ),
+    )
     combine: str = field(
         default=COMBINE[0],
         metadata=option(
@@ -358,6 +369,12 @@ class SearchOptions:
             for name, unset in (("temperature", 1.0), ("top_k", None), ("seed", None)):
                 if getattr(self, name) != unset:
                     raise OptionError(name, "only when sampling")
+        if self.shortlist and self.sample:
+            raise OptionError(
+                "shortlist",
+                f"sampling draws from the whole vocabulary, expected 0 or none, got "
+                f"{self.shortlist}",
+            )
         if self.min_len and (self.prefix or self.sample):
             raise OptionError("min_len", f"not with a prefix or sampling, got {self.min_len}")
         if self.max_len is not None and self.min_len >= self.max_len:

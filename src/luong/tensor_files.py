@@ -19,7 +19,13 @@ from torch import Tensor
 from luong.errors import LuongError
 from luong.files import atomic_write
 
-__all__ = ["read_tensor_shapes", "read_tensors", "save_tensors", "write_tensors"]
+__all__ = [
+    "read_tensor_metadata",
+    "read_tensor_shapes",
+    "read_tensors",
+    "save_tensors",
+    "write_tensors",
+]
 
 
 def save_tensors(
@@ -85,5 +91,22 @@ def read_tensor_shapes(path: str | os.PathLike[str]) -> dict[str, tuple[int, ...
         with safe_open(str(path), framework="pt") as file:
             names = file.keys()  # noqa: SIM118  (safe_open is not iterable)
             return {name: tuple(file.get_slice(name).get_shape()) for name in names}
+    except (SafetensorError, OSError, ValueError) as error:
+        raise LuongError(f"{path}: not a readable safetensors file ({error})") from None
+
+
+def read_tensor_metadata(path: str | os.PathLike[str]) -> dict[str, str]:
+    """The metadata (string keys and values) of a safetensors file's header.
+
+    Raises:
+        FileNotFoundError: no such file.
+        ValueError: not a readable safetensors file.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: missing")
+    try:
+        with safe_open(str(path), framework="pt") as file:
+            return dict(file.metadata() or {})
     except (SafetensorError, OSError, ValueError) as error:
         raise LuongError(f"{path}: not a readable safetensors file ({error})") from None

@@ -15,6 +15,7 @@
     luong translate runs/a runs/b runs/c [--combine logprob|prob] ...   (an ensemble)
     luong average runs/dates --last 5 --out runs/dates-avg
     luong quantize runs/dates --out runs/dates-int8 [--parts output,cells,attention]
+    luong shortlist runs/de [--train FILE.tsv] [--per-source 100] [--frequent 100]
     luong plot runs/dates "Monday, March 5, 1979" --out attn.png [--beam 5]
     luong plot-scores --out scores.png [DIR ...] [--text TEXT] [--step N] [--pad N]
     luong runs runs/ [--format text|json]
@@ -103,6 +104,7 @@ COMMANDS: dict[str, Command] = {
     "zoo": Command(parsers.add_zoo, "luong.cli.zoo:main", "plot"),
     "average": Command(parsers.add_average, "luong.cli.average:main"),
     "quantize": Command(parsers.add_quantize, "luong.cli.quantize:main"),
+    "shortlist": Command(parsers.add_shortlist, "luong.cli.shortlist:main"),
     "pair": Command(parsers.add_pair, "luong.cli.pair:main"),
     "serve": Command(parsers.add_serve, "luong.cli.serve:main", "serve"),
     "export": Command(parsers.add_export, "luong.cli.export:main", "export"),

@@ -29,6 +29,8 @@ from luong.config.faces import (
     MAX_DPI,
     MAX_POSITIONS,
     PLACEHOLDER_MODES,
+    SHORTLIST_FREQUENT,
+    SHORTLIST_PER_SOURCE,
     TM_MATCHES,
     TM_THRESHOLD,
     CorpusOptions,
@@ -64,6 +66,7 @@ __all__ = [
     "add_po",
     "add_prepare",
     "add_quantize",
+    "add_shortlist",
     "add_runs",
     "add_serve",
     "add_train",
@@ -817,6 +820,47 @@ def add_quantize(commands: Any) -> None:
         action="store_true",
         help="replace --out if it holds an earlier int8 model (in one step); any other folder "
         "is still refused",
+    )
+    add_threads_flag(parser)
+
+
+def add_shortlist(commands: Any) -> None:
+    parser = commands.add_parser(
+        "shortlist",
+        help="learn a model's lexical shortlist from its training data: decoding then runs the "
+        "output layer over each batch's likely target pieces only (--shortlist)",
+        description="Learn a lexical table from training pairs with the model's own attention "
+        "(each target piece linked to the source piece it attends to most, teacher-forced, "
+        "one forward pass per batch), and write its shortlist into the model folder "
+        "(shortlist.safetensors): each source piece's --per-source most likely target pieces "
+        "and the --frequent most frequent ones. Every command that decodes the folder then "
+        "uses it (--shortlist 0: the full vocabulary). The pairs: --train, or the run's own "
+        "training data (its config.toml).",
+    )
+    parser.add_argument("model", type=Path, metavar="DIR", help="a model folder (or a run)")
+    parser.add_argument(
+        "--train",
+        type=Path,
+        metavar="FILE.tsv",
+        help="the training pairs, source TAB target a line (default: the run's own, as its "
+        "config.toml names them)",
+    )
+    parser.add_argument(
+        "--per-source",
+        type=int,
+        default=SHORTLIST_PER_SOURCE,
+        metavar="K",
+        help=f"target pieces kept per source piece (default {SHORTLIST_PER_SOURCE})",
+    )
+    parser.add_argument(
+        "--frequent",
+        type=int,
+        default=SHORTLIST_FREQUENT,
+        metavar="N",
+        help=f"the most frequent target pieces, in every batch (default {SHORTLIST_FREQUENT})",
+    )
+    parser.add_argument(
+        "--batch-size", type=int, default=64, help="pairs per forward pass (default 64)"
     )
     add_threads_flag(parser)
 

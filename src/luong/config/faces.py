@@ -22,6 +22,8 @@ __all__ = [
     "MAX_DPI",
     "MAX_POSITIONS",
     "PLACEHOLDER_MODES",
+    "SHORTLIST_FREQUENT",
+    "SHORTLIST_PER_SOURCE",
     "TM_MATCHES",
     "TM_THRESHOLD",
     "CorpusOptions",
@@ -55,6 +57,13 @@ match that is shown (``luong.memory``; ``--tm-threshold``)."""
 
 TM_MATCHES = 3
 """The most fuzzy matches of a translation memory a source gets (``luong.memory``)."""
+
+SHORTLIST_PER_SOURCE = 100
+"""``luong shortlist``: the target pieces kept per source piece (Marian's shortlists keep 100
+and the 100 most frequent words; ``luong.lexicon``)."""
+
+SHORTLIST_FREQUENT = 100
+"""``luong shortlist``: the most frequent target pieces, in every batch's candidates."""
 
 CORPUS_CONTEXTS = ("drop", "skip")
 """What ``luong corpus`` does with an entry that has a context: drop the context, or skip it."""

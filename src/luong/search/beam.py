@@ -56,7 +56,7 @@ from typing import Protocol
 import torch
 from torch import Tensor
 
-from luong.ensemble import Decodable, decoder_step
+from luong.ensemble import Columns, Decodable, decoder_step
 from luong.errors import LuongError
 from luong.model import Seq2Seq
 from luong.search.greedy import greedy_steps
@@ -141,6 +141,7 @@ def search_beams(
     *,
     prune: bool = True,
     strategy: Strategy | None = None,
+    columns: Columns | None = None,
 ) -> list[list[Hypothesis]]:
     """Beam search from an encoded batch (``model.encode``); call it under
     ``torch.inference_mode``. The module docstring says how.
@@ -155,6 +156,8 @@ def search_beams(
         prune: as ``beam_search``.
         strategy: which candidates each step weighs and how it keeps ``k`` of them, with its
             state for the batch (``Strategy``); None: plain beam search (``TopK``).
+        columns: a shortlist's (``luong.ensemble.Columns``): the search runs over those
+            target ids only, its tokens (``prefix`` and the hypotheses' included) columns.
 
     Returns:
         per sentence, in order, its n-best list: distinct hypotheses sorted by score, best
@@ -173,20 +176,24 @@ def search_beams(
     off_greedy = strategy.off_greedy()
     floor = None
     if prune and options.nbest == 1 and options.beam > 1 and not prefix:
-        floor = greedy_floor(model, memory, state, limits, min_lens, options)
+        floor = greedy_floor(model, memory, state, limits, min_lens, options, columns)
         if off_greedy is not None:  # greedy's hypothesis is no output there
             floor = floor.masked_fill(off_greedy, float("-inf"))
     dtype = torch.promote_types(memory.dtype, torch.float32)  # the search's (next_token_...)
-    coverage = torch.zeros(batch, source_len, dtype=memory.dtype, device=memory.mask.device)
-    forced, state = force_prefix(
-        model, memory, state.with_coverage(coverage), prefix, options.combine, dtype
-    )
+    if options.beta:  # the coverage penalty's; without it, no sum to add up and reorder
+        coverage = torch.zeros(batch, source_len, dtype=memory.dtype, device=memory.mask.device)
+        state = state.with_coverage(coverage)
+    forced, state = force_prefix(model, memory, state, prefix, options.combine, dtype, columns)
     beams = Beams.start(options, src_lengths, limits, min_lens, floor, memory, forced, strategy)
-    return _run(model, beams, state, options)
+    return _run(model, beams, state, options, columns)
 
 
 def _run(
-    model: Decodable, beams: Beams, state: AnyState, options: SearchOptions
+    model: Decodable,
+    beams: Beams,
+    state: AnyState,
+    options: SearchOptions,
+    columns: Columns | None,
 ) -> list[list[Hypothesis]]:
     """The search loop (``search_beams``)."""
     k = options.beam
@@ -197,7 +204,9 @@ def _run(
     step_memory = beams.memory
     first, last = beams.forced.length, int(beams.limits.max())
     for t in range(first, last):  # t tokens so far, the prefix included
-        logits, state, weights = decoder_step(model, tokens, state, step_memory, options.combine)
+        logits, state, weights = decoder_step(
+            model, tokens, state, step_memory, options.combine, columns
+        )
         coverage = state.coverage if options.beta else None
         beams, broken = beams.advance(
             t, next_token_log_probs(logits), weights, coverage, live, options
@@ -319,12 +328,15 @@ def greedy_floor(
     limits: Tensor,
     min_lens: Tensor,
     options: SearchOptions,
+    columns: Columns | None = None,
 ) -> Tensor:
     """The log P ``[B]`` below which an open beam cannot beat greedy search's hypothesis:
     ``s(G) * lp(limit)``, less a margin for rounding; -inf where greedy's hypothesis ends
     before its sentence's ``min_lens`` ``[B]`` (beam search then follows another path).
-    ``options``: alpha, beta and combine are read."""
-    tokens, log_probs, weights = greedy_steps(model, memory, state, limits, options.combine)
+    ``options``: alpha, beta and combine are read; ``columns``: a shortlist's."""
+    tokens, log_probs, weights = greedy_steps(
+        model, memory, state, limits, options.combine, columns
+    )
     steps = tokens.shape[1]
     is_eos = (tokens == Vocab.eos_id) & (
         torch.arange(steps, device=tokens.device) < limits[:, None]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from luong.ensemble import Decodable, decoder_step
+from luong.ensemble import Columns, Decodable, decoder_step
 from luong.model import Seq2Seq
 from luong.search.hypothesis import (
     AnyMemory,
@@ -56,13 +56,15 @@ def greedy_steps(
     state: AnyState,
     limits: Tensor,
     combine: str = COMBINE[0],
+    columns: Columns | None = None,
 ) -> tuple[Tensor, Tensor, Tensor]:
     """The greedy loop from an encoded batch (``model.encode``): tokens, log_probs ``[B, T]``
     and weights ``[B, T, S]``, T <= max(limits). It stops once every row has produced EOS or
     reached its limit ``[B]``. A row that is done leaves the batch once half of the rows
     still decoded are done (sentences differ in length, and one long output would otherwise
     keep the whole batch stepping); after it is done its tokens are PAD, its log_probs and
-    weights 0 (``row_hypotheses`` cuts them). ``combine``: an ensemble's (``COMBINE``). No
+    weights 0 (``row_hypotheses`` cuts them). ``combine``: an ensemble's (``COMBINE``).
+    ``columns``: a shortlist's (``decoder_step``; the tokens are then columns). No
     validation: the caller checked the batch."""
     batch = memory.mask.shape[0]
     device = memory.mask.device
@@ -71,7 +73,7 @@ def greedy_steps(
     done = torch.zeros(batch, dtype=torch.bool, device=device)  # of those rows
     steps: list[tuple[Tensor, Tensor, Tensor, Tensor]] = []
     for t in range(int(limits.max())):
-        logits, state, weights = decoder_step(model, tokens, state, memory, combine)
+        logits, state, weights = decoder_step(model, tokens, state, memory, combine, columns)
         log_probs, tokens = next_token_log_probs(logits).max(dim=-1)
         steps.append((rows, tokens, log_probs, weights))
         done = done | (tokens == Vocab.eos_id) | (limits[rows] <= t + 1)

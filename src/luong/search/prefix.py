@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from luong.ensemble import Decodable, decoder_step
+from luong.ensemble import Columns, Decodable, decoder_step
 from luong.errors import LuongTypeError
 from luong.model import Seq2Seq
 from luong.search.hypothesis import (
@@ -96,16 +96,18 @@ def force_prefix(
     ids: list[int],
     combine: str,
     dtype: torch.dtype,
+    columns: Columns | None = None,
 ) -> tuple[Forced, AnyState]:
     """Teacher-force the target ``ids`` (the same for every row) through the decoder, step
     by step: what each forced token got (``Forced``) and the decoder state after them. An
-    empty prefix gives empty tensors in ``dtype``."""
+    empty prefix gives empty tensors in ``dtype``. With ``columns`` (a shortlist), ``ids``
+    are columns (``decoder_step``)."""
     batch, source_len = memory.mask.shape
     device = memory.mask.device
     tokens = torch.full((batch,), Vocab.bos_id, dtype=torch.long, device=device)
     log_probs, weights = [], []
     for token in ids:
-        logits, state, step_weights = decoder_step(model, tokens, state, memory, combine)
+        logits, state, step_weights = decoder_step(model, tokens, state, memory, combine, columns)
         tokens = torch.full_like(tokens, token)
         log_probs.append(next_token_log_probs(logits)[:, token])
         weights.append(step_weights)

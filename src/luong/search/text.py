@@ -8,11 +8,18 @@ Shapes: ``B`` batch, ``k`` beam size.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 
 import torch
 from torch import Tensor
 
-from luong.ensemble import Decodable, encode_texts
+from luong.ensemble import (
+    Columns,
+    Decodable,
+    check_shortlist,
+    encode_texts,
+    shortlist_columns,
+)
 from luong.errors import LuongError, LuongTypeError
 from luong.model import evaluating
 from luong.search.beam import search_beams
@@ -49,13 +56,20 @@ def run_search(
     generator: torch.Generator | None,
     constraints: Sequence[Sequence[Sequence[int]]] | None = None,
     exact: Exact = False,
+    texts: Sequence[str] | None = None,
 ) -> Search:
     """The search ``options`` ask for, over encoded chunks: sampling (``draw_samples``,
     from ``generator``), plain greedy search (``greedy_steps``: the same tokens and scores as
     one beam, a little faster), or beam search (``search_beams``); a chunk with constraints
     (per input, its phrases of target ids) gets constrained beam search
     (``constrained_search``, with ``exact``: for all, or per input, per phrase).
-    ``prefix``: the target ids of ``options.prefix``."""
+    ``prefix``: the target ids of ``options.prefix``.
+
+    Given the inputs' ``texts``, greedy and beam search run over the chunk's shortlist
+    (``options.shortlist``, ``luong.ensemble.shortlist_columns``: the prefix's ids added)
+    when the model has one; sampling draws, and constrained search searches, over the full
+    vocabulary (a draw from the model's own distribution; every constraint token and each
+    alternative first piece of a phrase reachable)."""
 
     def search(
         memory: AnyMemory, state: AnyState, lengths: Tensor, limits: Tensor, chunk: list[int]
@@ -69,12 +83,34 @@ def run_search(
         if options.sample:
             assert generator is not None
             return draw_samples(model, memory, state, lengths, limits, options, prefix, generator)
+        columns = None
+        if texts is not None:
+            batch = [texts[i] for i in chunk]
+            columns = shortlist_columns(model, batch, options.shortlist, prefix)
         if options.greedy:
-            steps = greedy_steps(model, memory, state, limits, options.combine)
-            return [[h] for h in row_hypotheses(*steps, lengths, limits)]
-        return search_beams(model, memory, state, lengths, limits, options, prefix)
+            tokens, log_probs, weights = greedy_steps(
+                model, memory, state, limits, options.combine, columns
+            )
+            if columns is not None:
+                tokens = columns.ids[tokens]
+            return [[h] for h in row_hypotheses(tokens, log_probs, weights, lengths, limits)]
+        # No greedy bound (prune): its greedy search costs more than the beams it drops
+        # (docs/performance.md, "Lexical shortlists"); the outputs are the same either way.
+        if columns is None:
+            return search_beams(model, memory, state, lengths, limits, options, prefix, prune=False)
+        own = columns.to_columns(prefix)
+        lists = search_beams(
+            model, memory, state, lengths, limits, options, own, prune=False, columns=columns
+        )
+        return _in_vocabulary(lists, columns)
 
     return search
+
+
+def _in_vocabulary(lists: list[list[Hypothesis]], columns: Columns) -> list[list[Hypothesis]]:
+    """Hypotheses whose tokens are ``columns``' columns, with their target ids instead."""
+    ids = columns.ids.tolist()
+    return [[replace(h, tokens=[ids[c] for c in h.tokens]) for h in hyps] for hyps in lists]
 
 
 def decode(
@@ -185,8 +221,9 @@ def decode_batches(
             raise OptionError("sample", "constraints need beam search, not sampling")
         if not isinstance(exact, bool):
             exact = check_exact(exact, ids)
+    check_shortlist(model, options.shortlist)
     generator = sampling_generator(options, model.device) if options.sample else None
-    search = run_search(model, options, prefix, generator, ids, exact)
+    search = run_search(model, options, prefix, generator, ids, exact, texts)
     return _windows(model, texts, options, batch_size, window, attention, search)
 
 

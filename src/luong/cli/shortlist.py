@@ -1,0 +1,56 @@
+"""``luong shortlist``: learn a model folder's lexical shortlist from training pairs and write
+it there (its flags: ``luong.cli.parsers.add_shortlist``)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from luong.cli.common import UsageError, say
+from luong.folder_files import RUN_CONFIG, SHORTLIST
+from luong.lexicon import shortlist_folder
+from luong.presets import OWN_DATA
+from luong.run import configure
+from luong.tasks import load_task
+from luong.tasks.tsv import read_split
+
+__all__ = ["main"]
+
+Pair = tuple[str, str]
+
+
+def main(args: argparse.Namespace) -> int:
+    for flag, value, low in (
+        ("--per-source", args.per_source, 1),
+        ("--frequent", args.frequent, 0),
+        ("--batch-size", args.batch_size, 1),
+    ):
+        if value < low:
+            raise UsageError(f"{flag}: expected >= {low}, got {value}")
+    pairs, name = _pairs(args.model, args.train)
+    table = shortlist_folder(args.model, pairs, args.per_source, args.frequent, args.batch_size)
+    print(
+        f"wrote {Path(args.model) / SHORTLIST}: {table.k} target pieces per source piece and "
+        f"the {len(table.frequent)} most frequent, from {len(pairs)} pairs of {name}"
+    )
+    return 0
+
+
+def _pairs(folder: Path, train: Path | None) -> tuple[list[Pair], str]:
+    """The training pairs: ``train``'s, or the run's own (its ``config.toml``)."""
+    if train is not None:
+        read = read_split(train)
+        return read.pairs, read.name
+    config_file = folder / RUN_CONFIG
+    if not config_file.is_file():
+        raise UsageError(
+            f"expected --train FILE.tsv (and {folder} has no {RUN_CONFIG} to read its run's "
+            "training data from)"
+        )
+    config = configure(config_file=config_file)
+    if config.task == OWN_DATA and "prepared" in config.data:
+        raise UsageError(f"{folder} was trained on a prepared corpus: pass --train FILE.tsv")
+    data = load_task(config.task, **config.data)
+    for name, count in data.info.get("skipped_lines", {}).items():
+        say(f"skipped {count} bad line{'s' * (count != 1)} in {name}")
+    return data.train, f"the training split of {config_file}"
