@@ -36,6 +36,7 @@ import polib
 
 from luong.adapt import catalog_splits
 from luong.metrics import bleu_chrf
+from luong.placeholders import keeps_placeholders
 
 UNSEEN = {
     "system-config-printer-common": "system-config-printer.mo",  # printers, queues, jobs
@@ -107,10 +108,14 @@ def luong(*args: str) -> subprocess.CompletedProcess[str]:
     return result
 
 
-def outputs(filled: Path, project: Project) -> list[str]:
-    """The filled msgstr of each second-half entry ("" where luong po left it empty)."""
-    found = {(e.msgctxt, e.msgid): e.msgstr for e in polib.pofile(str(filled))}
-    return [found.get((context, source), "") for context, source, _ in project.second]
+def outputs(filled: Path, project: Project) -> tuple[list[str], list[bool]]:
+    """The filled msgstr of each second-half entry ("" where luong po left it empty), and
+    whether it came from a translation memory (its ``# luong: from memory`` comment)."""
+    found = {(e.msgctxt, e.msgid): e for e in polib.pofile(str(filled))}
+    entries = [found.get((context, source)) for context, source, _ in project.second]
+    texts = [e.msgstr if e is not None else "" for e in entries]
+    recalled = [e is not None and "luong: from memory" in e.tcomment for e in entries]
+    return texts, recalled
 
 
 def scores(hyps: list[str], refs: list[str]) -> dict[str, float]:
@@ -217,7 +222,7 @@ def run(
         *extra, *flags,
     )  # fmt: skip
     seconds = time.perf_counter() - started
-    hyps = outputs(filled, project)
+    hyps, recalled = outputs(filled, project)
     row: dict[str, object] = {
         "project": project.name,
         "entries": len(project.second),
@@ -225,10 +230,43 @@ def run(
         "seconds": round(seconds, 1),
         "stderr": done.stderr.strip().splitlines()[-3:],
         "outputs": hyps,
+        "recalled": recalled,
     }
     if adapt:
         row["devtest"] = devtest_bleu(adapted)
     return row
+
+
+def pool(
+    made: list[Project],
+    per: list[dict[str, object]],
+    glossary: list[tuple[str, str]],
+    known: set[str] | None,
+) -> dict[str, object]:
+    """The projects' rows pooled: BLEU and chrF of every second-half entry; the glossary's
+    terms held; the entries a memory filled and how many kept their source's placeholders;
+    the entries whose source ``known`` lacks (accelerators out, whitespace collapsed, as
+    ``luong corpus`` keys a source), scored apart."""
+    triples, reused = [], []
+    for project, row in zip(made, per, strict=True):
+        texts, recalled = row.pop("outputs"), row.pop("recalled")
+        for (_, source, ref), hyp, memory in zip(project.second, texts, recalled, strict=True):  # type: ignore[call-overload]
+            triples.append((source, hyp, ref))
+            if memory:
+                reused.append(keeps_placeholders(source, hyp))
+    hyps, refs = [h for _, h, _ in triples], [r for _, _, r in triples]
+    pooled: dict[str, object] = {"entries": len(refs), **scores(hyps, refs)}
+    if glossary:
+        pooled["terms"] = term_held(triples, glossary)
+    if reused:
+        pooled["from_memory"] = {"entries": len(reused), "placeholders_kept": sum(reused)}
+    if known is not None:
+        new = [t for t in triples if " ".join(re.sub("[_&]", "", t[0]).split()) not in known]
+        pooled["not_in_known"] = {
+            "entries": len(new),
+            **scores([h for _, h, _ in new], [r for _, _, r in new]),
+        }
+    return pooled
 
 
 def main() -> None:
@@ -272,8 +310,11 @@ def main() -> None:
             flags += ["--glossary", str(path)]
             result["glossary"] = glossary
         rows: dict[str, object] = {}
+        variants = [("", flags)]
+        if args.tm or args.glossary:  # each project without, then with: timed side by side
+            variants = [("without", []), ("with", flags)]
         for model in args.models:
-            per = []
+            per: dict[str, list[dict[str, object]]] = {name: [] for name, _ in variants}
             for project in made:
                 tm = []
                 if args.tm:
@@ -281,29 +322,14 @@ def main() -> None:
                 mix = None
                 if args.mix is not None or args.train_flags:
                     mix = (args.mix, args.mix_ratio, args.train_flags.split())
-                per.append(run(model, project, work, flags + tm, args.adapt, mix))
-            triples = [
-                (source, hyp, ref)
-                for project, row in zip(made, per, strict=True)
-                for (_, source, ref), hyp in zip(project.second, row.pop("outputs"), strict=True)  # type: ignore[call-overload]
-            ]
-            hyps, refs = [h for _, h, _ in triples], [r for _, _, r in triples]
-            pooled: dict[str, object] = {"entries": len(refs), **scores(hyps, refs)}
-            if glossary:
-                pooled["terms"] = term_held(triples, glossary)
-            if known is not None:
-                # as luong corpus keys a source: accelerators out, whitespace collapsed
-                new = [
-                    t for t in triples if " ".join(re.sub("[_&]", "", t[0]).split()) not in known
-                ]
-                pooled["not_in_known"] = {
-                    "known": str(args.known),
-                    "entries": len(new),
-                    **scores([h for _, h, _ in new], [r for _, _, r in new]),
-                }
-            if not args.adapt:
-                pooled["devtest"] = devtest_bleu(model)
-            rows[str(model)] = {"pooled": pooled, "projects": per}
+                for name, given in variants:
+                    extra = given + (tm if name != "without" else [])
+                    per[name].append(run(model, project, work, extra, args.adapt, mix))
+            for name, _ in variants:
+                pooled = pool(made, per[name], glossary, known)
+                if not args.adapt:
+                    pooled["devtest"] = devtest_bleu(model)
+                rows[f"{model} {name}".strip()] = {"pooled": pooled, "projects": per[name]}
         result["models"] = rows
     text = json.dumps(result, indent=1, ensure_ascii=False)
     print(text)
