@@ -27,6 +27,7 @@ COMPUTING = {
     "zoo",
     "average",
     "quantize",
+    "shortlist",
     "serve",
     "export",
     "po",
