@@ -3,19 +3,27 @@
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/serve_load.py runs/dates \\
         [--clients 1 8 64] [--per-request 1 8] [--requests 1000] [--max-batch 64] \\
         [--max-wait-ms 2] [--json FILE]
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/serve_load.py runs/de \\
+        --data ../shared/data/gettext-en-de/devtest.tsv --client libretranslate --clients 64
 
-1. Offline: the dates test inputs (``load_task("dates", n_train=0, n_dev=0).test``) decoded
-   with ``luong.search.decode`` at ``--max-batch`` sentences a call, greedy, one thread:
-   what ``luong translate --batch-size N`` does, without the process start and model load.
-   Sentences per second (the median of 3 runs), and the latency of one date alone (batch 1).
+1. Offline: the dates test inputs (``load_task("dates", n_train=0, n_dev=0).test``), or the
+   sources of ``--data`` (a TSV's first column, each once, in order), translated through
+   ``luong.load(MODEL).translations`` at ``--max-batch`` sentences a call with the model's
+   decoding defaults (what the server does with a request that sets no option; the
+   translation preset's: beam 5, alpha 0.6), one thread: what ``luong translate --batch-size
+   N`` does, without the process start and model load. Sentences per second (the median of
+   3 runs), and the latency of one sentence alone (batch 1).
 2. Served: ``luong serve MODEL --max-batch N --max-wait-ms M`` in a subprocess (one thread
-   for torch); for each ``--clients`` count C, C clients in this process (coroutines of one
-   event loop, each on its own keep-alive connection, cheap in CPU) send ``POST
-   /api/translate`` with one date (``--per-request``: that many) at a time, a closed loop
-   (the next request when the answer came), until ``--requests`` are answered. Sentences per
-   second over the whole run, p50 and p99 latency of a request, the requests a batch held on
-   average (the server's ``/health`` counters), and the answers that differ from offline
-   decoding (``wrong``: 0 expected).
+   for torch); for each ``--clients`` count C, C clients in a closed loop (the next request
+   when the answer came) until ``--requests`` are answered. ``--client raw``: coroutines of
+   one event loop in this process, each on its own keep-alive connection, cheap in CPU,
+   sending ``POST /api/translate`` with one source (``--per-request``: that many) at a time.
+   ``--client libretranslate``: C threads, each with libretranslatepy's ``LibreTranslateAPI``
+   (a real client of the LibreTranslate API, a new connection a request) sending one source
+   to ``/translate`` (the model folder must record its language pair: ``luong pair
+   DIR --src-lang en --tgt-lang de``). Sentences per second over the whole run, p50 and p99 latency of a
+   request, the requests a batch held on average (the server's ``/health`` counters), and
+   the answers that differ from offline decoding (``wrong``: 0 expected).
 
 The load average of the machine (``os.getloadavg``) is printed with each figure: on a shared
 machine other work takes cores, and the figures say so.
@@ -33,15 +41,18 @@ import socket
 import statistics
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 import torch
+from libretranslatepy import LibreTranslateAPI
 
-from luong.model import Seq2Seq
-from luong.search import decode, hypothesis_text
+import luong
 from luong.tasks import load_task
+from luong.translator import Translator
 
 
 def free_port() -> int:
@@ -59,18 +70,22 @@ def load_average() -> str:
     return "{:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
 
 
-def offline(model: Seq2Seq, sources: list[str], batch: int) -> dict[str, Any]:
-    decode(model, sources[: batch * 2], batch_size=batch)  # warm-up
+def texts(translator: Translator, sources: list[str], batch: int) -> list[str]:
+    """The outputs of the one path a request takes, with the model's decoding defaults."""
+    return [t.texts[0] for t in translator.translations(sources, batch_size=batch)]
+
+
+def offline(translator: Translator, sources: list[str], batch: int) -> dict[str, Any]:
+    texts(translator, sources[: batch * 2], batch)  # warm-up
     times = []
     for _ in range(3):
         start = time.perf_counter()
-        lists = decode(model, sources, batch_size=batch)
+        outputs = texts(translator, sources, batch)
         times.append(time.perf_counter() - start)
-    outputs = [hypothesis_text(model, hyps[0]) for hyps in lists]
     alone = []
     for source in sources[:200]:
         start = time.perf_counter()
-        decode(model, [source], batch_size=1)
+        texts(translator, [source], 1)
         alone.append(time.perf_counter() - start)
     return {
         "sentences_per_s": len(sources) / statistics.median(times),
@@ -145,9 +160,77 @@ def served(
     }
 
 
+def served_libretranslate(
+    port: int,
+    sources: list[str],
+    expected: list[str],
+    clients: int,
+    requests: int,
+    pair: tuple[str, str],
+) -> dict[str, Any]:
+    """C threads, each a libretranslatepy ``LibreTranslateAPI`` translating one source a
+    request on ``/translate`` (a new connection each time, as that client does)."""
+    before = get(f"http://127.0.0.1:{port}/health")["batcher"]
+    api = LibreTranslateAPI(f"http://127.0.0.1:{port}")
+    counter = iter(range(requests))
+    lock = threading.Lock()
+    latencies: list[float] = []
+    wrong = [0]
+
+    def client() -> None:
+        while True:
+            with lock:
+                i = next(counter, None)
+            if i is None:
+                return
+            k = i % len(sources)
+            start = time.perf_counter()
+            text = api.translate(sources[k], source=pair[0], target=pair[1], timeout=600)
+            elapsed = time.perf_counter() - start
+            with lock:
+                latencies.append(elapsed)
+                wrong[0] += text != expected[k]
+
+    threads = [threading.Thread(target=client) for _ in range(clients)]
+    start = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    wall = time.perf_counter() - start
+    after = get(f"http://127.0.0.1:{port}/health")["batcher"]
+    batches = after["batches"] - before["batches"]
+    return {
+        "clients": clients,
+        "per_request": 1,
+        "requests": requests,
+        "sentences_per_s": requests / wall,
+        "p50_ms": 1000 * percentile(latencies, 50),
+        "p99_ms": 1000 * percentile(latencies, 99),
+        "requests_per_batch": (after["requests"] - before["requests"]) / max(batches, 1),
+        "wrong": wrong[0],
+        "load": load_average(),
+    }
+
+
+def read_sources(data: Path | None, n: int) -> list[str]:
+    """The sources of a TSV's first column, each once in order (``--data``), or ``n`` dates."""
+    if data is None:
+        return [source for source, _ in load_task("dates", n_train=0, n_dev=0, n_test=n).test]
+    lines = data.read_text(encoding="utf-8").splitlines()
+    return list(dict.fromkeys(line.split("\t")[0] for line in lines if line.strip()))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("model", help="a dates model folder, e.g. runs/dates")
+    parser.add_argument("model", help="a model folder, e.g. runs/dates or runs/de")
+    parser.add_argument("--data", type=Path, help="a TSV whose sources to send (default: dates)")
+    parser.add_argument(
+        "--client",
+        choices=("raw", "libretranslate"),
+        default="raw",
+        help="asyncio clients on /api/translate, or libretranslatepy threads on /translate",
+    )
     parser.add_argument("--clients", type=int, nargs="+", default=[1, 8, 64])
     parser.add_argument("--requests", type=int, default=1000, help="answered per client count")
     parser.add_argument("--n", type=int, default=2000, help="distinct test dates (default 2000)")
@@ -164,16 +247,17 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(1)
 
-    model = Seq2Seq.from_pretrained(args.model).eval()
-    sources = [source for source, _ in load_task("dates", n_train=0, n_dev=0, n_test=args.n).test]
+    translator = luong.load(args.model)
+    sources = read_sources(args.data, args.n)
     print(
         f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch "
-        f"{torch.__version__}, one torch thread; load average before: {load_average()}"
+        f"{torch.__version__}, one torch thread, {len(sources)} sources, {translator.search}; "
+        f"load average before: {load_average()}"
     )
-    base = offline(model, sources, args.max_batch)
+    base = offline(translator, sources, args.max_batch)
     print(
         f"offline decode, batch {args.max_batch}: {base['sentences_per_s']:.0f} sentences/s; "
-        f"one date alone: p50 {base['one_p50_ms']:.1f} ms, p99 {base['one_p99_ms']:.1f} ms "
+        f"one alone: p50 {base['one_p50_ms']:.1f} ms, p99 {base['one_p99_ms']:.1f} ms "
         f"(load {base['load']})"
     )
 
@@ -194,13 +278,21 @@ def main() -> None:
                 time.sleep(0.1)
         served(port, sources, base["outputs"], 4, 200)  # warm-up
         print(
-            "| clients | dates/request | sentences/s | % of offline | p50 ms | p99 ms | "
+            "| clients | sources/request | sentences/s | % of offline | p50 ms | p99 ms | "
             "requests/batch | wrong | load average |"
         )
         print("|---:|---:|---:|---:|---:|---:|---:|---:|---|")
         for per_request in args.per_request:
             for clients in args.clients:
-                row = served(port, sources, base["outputs"], clients, args.requests, per_request)
+                if args.client == "libretranslate":
+                    pair = (translator.src_lang or "en", translator.tgt_lang or "de")
+                    row = served_libretranslate(
+                        port, sources, base["outputs"], clients, args.requests, pair
+                    )
+                else:
+                    row = served(
+                        port, sources, base["outputs"], clients, args.requests, per_request
+                    )
                 row["of_offline"] = row["sentences_per_s"] / base["sentences_per_s"]
                 rows.append(row)
                 print(
