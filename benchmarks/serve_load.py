@@ -20,10 +20,10 @@
    sending ``POST /api/translate`` with one source (``--per-request``: that many) at a time.
    ``--client libretranslate``: C threads, each with libretranslatepy's ``LibreTranslateAPI``
    (a real client of the LibreTranslate API, a new connection a request) sending one source
-   to ``/translate`` (the model folder must record its language pair: ``luong pair
-   DIR --src-lang en --tgt-lang de``). Sentences per second over the whole run, p50 and p99 latency of a
-   request, the requests a batch held on average (the server's ``/health`` counters), and
-   the answers that differ from offline decoding (``wrong``: 0 expected).
+   to ``/translate`` (the model folder must record its language pair: ``luong pair DIR
+   --src-lang en --tgt-lang de``). Sentences per second over the whole run, p50 and p99
+   latency of a request, the requests a batch held on average (the server's ``/health``
+   counters), and the answers that differ from offline decoding (``wrong``: 0 expected).
 
 The load average of the machine (``os.getloadavg``) is printed with each figure: on a shared
 machine other work takes cores, and the figures say so.
