@@ -93,8 +93,8 @@ def test_po_adapt_fine_tunes_on_the_catalog_then_fills_it(model: Path, tmp_path:
     catalog.write_text(catalog_text(31), encoding="utf-8")
     assert_one_line_error(
         luong(*command, "--force"),
-        f"luong: error: {run}: adapted to other translations (another catalog's, or this one's "
-        "before they changed); choose a new --adapt folder",
+        f"luong: error: {run}: adapted to other translations (another catalog's, this one's "
+        "before they changed, or other general pairs mixed in); choose a new --adapt folder",
     )
 
 
@@ -119,3 +119,55 @@ def test_po_adapt_takes_one_model(model: Path, tmp_path: Path) -> None:
     result = luong("po", str(model), str(model), str(catalog), "--out", str(tmp_path / "o.po"),
                    "--adapt", str(tmp_path / "adapted"))  # fmt: skip
     assert_one_line_error(result, "luong: error: --adapt: fine-tunes one model, got 2 folders")
+
+
+def test_po_adapt_mixes_general_pairs_into_the_catalogs(model: Path, tmp_path: Path) -> None:
+    catalog, out, run = tmp_path / "de.po", tmp_path / "de.filled.po", tmp_path / "adapted"
+    catalog.write_text(catalog_text(30), encoding="utf-8")
+    general = tmp_path / "general.tsv"
+    general.write_text("".join(f"{w}\t{len(w)}\n" for w in ("ab", "cde", "fghi", "j a")))
+    command = ["po", str(model), str(catalog), "--out", str(out), "--tgt-lang", "de",
+               "--min-len", "3", "--adapt", str(run), "--mix", str(general)]  # fmt: skip
+    # 27 training pairs, ratio 0.1: round(2.7) = 3 of the 4 general pairs, drawn with seed 0.
+    result = luong(*command, "--mix-ratio", "0.1")
+    assert result.returncode == 0, result.stderr.decode()
+    said = result.stderr.decode().splitlines()
+    assert said[-2].startswith(
+        f"luong: adapted {model} to 27 translated entries of {catalog} and 3 pairs of "
+        f"{general} (3 held out: dev exact match "
+    )
+    metrics = json.loads((run / "metrics.json").read_text())
+    assert metrics["data"]["mixed"] == {"pairs": 3, "of": 4, "ratio": 0.1, "file": str(general)}
+    trained = json.loads((run / "run.json").read_text())["data_sha256"]["train"]
+    # The catalog's pairs alone hash otherwise: the same folder mixed with other pairs is
+    # another adaptation's, refused; the same command again is this one's, evaluated again.
+    assert_one_line_error(
+        luong(*command, "--mix-ratio", "0.5", "--force"),
+        f"luong: error: {run}: adapted to other translations (another catalog's, this one's "
+        "before they changed, or other general pairs mixed in); choose a new --adapt folder",
+    )
+    assert luong(*command, "--mix-ratio", "0.1", "--force").returncode == 0
+    assert json.loads((run / "run.json").read_text())["data_sha256"]["train"] == trained
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--mix", "g.tsv"], "--mix: general pairs for --adapt RUN's fine-tuning; give --adapt"),
+        (
+            ["--adapt", "r", "--mix-ratio", "2"],
+            "--mix-ratio: only with --mix FILE.tsv (the general pairs to mix in)",
+        ),
+        (
+            ["--adapt", "r", "--mix", "g.tsv", "--mix-ratio", "0"],
+            "mix_ratio: expected a number > 0, got 0.0",
+        ),
+    ],
+)
+def test_po_mix_flags_out_of_place_are_one_line(
+    model: Path, tmp_path: Path, flags: list[str], message: str
+) -> None:
+    catalog = tmp_path / "de.po"
+    catalog.write_text(catalog_text(30), encoding="utf-8")
+    result = luong("po", str(model), str(catalog), "--out", str(tmp_path / "o.po"), *flags)
+    assert_one_line_error(result, f"luong: error: {message}")

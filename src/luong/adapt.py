@@ -12,7 +12,10 @@ project's translators have already translated, before it fills the others.
 2. A small dev split, by a hash of the source: the ``DEV_SHARE`` of the pairs (at least
    ``MIN_DEV``) whose sources' SHA-256 come first, so that a catalog that gains entries keeps
    most of its dev; the rest train. Fewer than ``MIN_PAIRS`` pairs is refused.
-3. The run: ``--preset adapt`` from the model, on those splits, written to the run folder
+3. With general pairs (``mix``: ``luong po --adapt RUN --mix FILE``), ``mix_ratio`` of them
+   per training pair mixed into the training split (``luong.tasks.tsv.mix_pairs``, as
+   ``luong train --mix`` does): they keep what the general model knows.
+4. The run: ``--preset adapt`` from the model, on those splits, written to the run folder
    (with the pairs as ``catalog-train.tsv`` and ``catalog-dev.tsv``, which its
    ``config.toml`` names). A run killed on the way resumes when the same command runs again.
 """
@@ -36,6 +39,7 @@ from luong.folder_files import RUN
 from luong.po_file import decode_catalog
 from luong.run import TrainResult, configure, run
 from luong.tasks import OWN_DATA, TaskData
+from luong.tasks.tsv import check_mix_ratio, mix_pairs, read_split
 
 __all__ = ["DEV_FILE", "MIN_PAIRS", "TRAIN_FILE", "Adapted", "adapt_to_catalog", "catalog_splits"]
 
@@ -54,13 +58,14 @@ Pair = tuple[str, str]
 
 @dataclass(frozen=True)
 class Adapted:
-    """An adapted model: its run folder, the run's result, and the pairs it learned from and
-    was checked on."""
+    """An adapted model: its run folder, the run's result, and the pairs it learned from (the
+    catalog's, and the general ones mixed in) and was checked on."""
 
     folder: Path
     result: TrainResult
     train_pairs: int
     dev_pairs: int
+    mixed_pairs: int = 0  # general pairs mixed into the training pairs (``mix``)
 
 
 def catalog_splits(catalog: str | os.PathLike[str], tgt_lang: str) -> tuple[list[Pair], list[Pair]]:
@@ -100,6 +105,8 @@ def adapt_to_catalog(
     *,
     tgt_lang: str | None = None,
     train: Mapping[str, Any] | None = None,
+    mix: str | os.PathLike[str] | None = None,
+    mix_ratio: float = 1.0,
     log: Callable[[str], None] | None = None,
 ) -> Adapted:
     """Fine-tune ``model`` on ``catalog``'s translated entries into the run folder ``out``
@@ -112,13 +119,17 @@ def adapt_to_catalog(
             evaluated again).
         tgt_lang: the target language where the model records none (else it must agree).
         train: training settings over ``--preset adapt``'s (``TrainConfig`` fields).
+        mix: a TSV of general pairs to mix into the catalog's training pairs, or None.
+        mix_ratio: general pairs per training pair with ``mix`` (a number > 0).
         log: where the run reports resuming and skipped steps (default: the "luong" logger).
 
     Raises:
         ValueError: ``model`` is no float model folder; no target language; the catalog as
             ``catalog_splits``; ``out`` holds another run (another catalog's, or this one's
-            before its translations changed).
+            before its translations changed, or mixed with other general pairs); ``mix``
+            as ``luong.tasks.tsv.read_split``, ``mix_ratio`` no number > 0.
     """
+    check_mix_ratio(mix_ratio)
     init = find_init_model(model, "model")
     recorded = init.vocab.get("tgt_lang")
     if recorded and tgt_lang:
@@ -136,21 +147,32 @@ def adapt_to_catalog(
     train_pairs, dev_pairs = catalog_splits(catalog, target)
     folder = Path(out)
     files = {"train": os.fspath(folder / TRAIN_FILE), "dev": os.fspath(folder / DEV_FILE)}
+    learned: list[Pair] = train_pairs
+    mixed: dict[str, Any] = {}
+    if mix is not None:
+        learned, mixed = mix_pairs(train_pairs, read_split(mix).pairs, mix_ratio)
+        mixed["mixed"]["file"] = os.fspath(mix)
     config = configure(
         OWN_DATA,
-        {**files, "src_tokens": None, "tgt_tokens": None, "skip_bad_lines": False},
+        {
+            **files,
+            **({"mix": os.fspath(mix), "mix_ratio": mix_ratio} if mix is not None else {}),
+            "src_tokens": None,
+            "tgt_tokens": None,
+            "skip_bad_lines": False,
+        },
         preset="adapt",
         train={**(train or {}), "init_from": os.fspath(model)},
         vocab=None if recorded else {"tgt_lang": target},  # recorded in the adapted model
     )
     data = TaskData(
-        train_pairs,
+        learned,
         dev_pairs,
         [],
         src_tokens=config.data["src_tokens"],
         tgt_tokens=config.data["tgt_tokens"],
         references=True,
-        info={"files": files, "catalog": os.fspath(catalog)},
+        info={"files": files, "catalog": os.fspath(catalog), **mixed},
     )
     if (folder / RUN).is_file():
         saved = read_json(folder / RUN)
@@ -158,10 +180,13 @@ def adapt_to_catalog(
         new = data.sha256()
         if isinstance(hashes, dict) and any(hashes.get(k) != new[k] for k in ("train", "dev")):
             raise LuongError(
-                f"{folder}: adapted to other translations (another catalog's, or this one's "
-                "before they changed); choose a new --adapt folder"
+                f"{folder}: adapted to other translations (another catalog's, this one's "
+                "before they changed, or other general pairs mixed in); choose a new --adapt "
+                "folder"
             )
     result = run(config, folder, data=data, log=log)
     for name, pairs in ((TRAIN_FILE, train_pairs), (DEV_FILE, dev_pairs)):
         write_text(folder / name, "".join(f"{source}\t{target}\n" for source, target in pairs))
-    return Adapted(folder, result, len(train_pairs), len(dev_pairs))
+    return Adapted(
+        folder, result, len(train_pairs), len(dev_pairs), len(learned) - len(train_pairs)
+    )

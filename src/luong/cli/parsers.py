@@ -574,6 +574,20 @@ def add_po(commands: Any) -> None:
         "resumes a run that was stopped",
     )
     parser.add_argument(
+        "--mix",
+        type=Path,
+        metavar="FILE.tsv",
+        help="with --adapt: general pairs (source<TAB>target, the general model's kind of "
+        "data) mixed into the catalog's, --mix-ratio of them per pair, drawn with a fixed "
+        "seed: the adapted model keeps more of what the general one knows",
+    )
+    parser.add_argument(
+        "--mix-ratio",
+        type=float,
+        metavar="R",
+        help="general pairs per catalog pair with --mix (default 1; at most all of them)",
+    )
+    parser.add_argument(
         "--to-utf8",
         action="store_true",
         help="write the catalog in UTF-8, its header's charset set to UTF-8 (default: in the "

@@ -96,6 +96,10 @@ def main(args: argparse.Namespace) -> int:
     *folders, catalog = args.paths
     if args.adapt is not None and len(folders) != 1:
         raise UsageError(f"--adapt: fine-tunes one model, got {len(folders)} folders")
+    if args.mix is not None and args.adapt is None:
+        raise UsageError("--mix: general pairs for --adapt RUN's fine-tuning; give --adapt")
+    if args.mix_ratio is not None and args.mix is None:
+        raise UsageError("--mix-ratio: only with --mix FILE.tsv (the general pairs to mix in)")
     options = search_options(args, defaults=model_defaults(folders))
     _check_out(args.out, catalog, args.force)
     raw = read_bounded(catalog, MAX_CATALOG_BYTES)
@@ -110,6 +114,8 @@ def main(args: argparse.Namespace) -> int:
             args.adapt,
             tgt_lang=args.tgt_lang,
             train={"device": args.device},
+            mix=args.mix,
+            mix_ratio=1.0 if args.mix_ratio is None else args.mix_ratio,
             log=say,
         )
         m = adapted.result.metrics
@@ -117,10 +123,11 @@ def main(args: argparse.Namespace) -> int:
             dev = f"dev BLEU {m['dev_bleu']:.2f}"
         else:
             dev = f"dev exact match {m['dev_exact_match']:.4f}"
+        mixed = f" and {adapted.mixed_pairs} pairs of {args.mix}" if args.mix is not None else ""
         say(
-            f"adapted {folders[0]} to {adapted.train_pairs} translated entries of {catalog} "
-            f"({adapted.dev_pairs} held out: {dev} after {m['steps']} steps); run written to "
-            f"{adapted.folder}"
+            f"adapted {folders[0]} to {adapted.train_pairs} translated entries of {catalog}"
+            f"{mixed} ({adapted.dev_pairs} held out: {dev} after {m['steps']} steps); run "
+            f"written to {adapted.folder}"
         )
         folders = [adapted.folder]
         options = search_options(args, defaults=model_defaults(folders))

@@ -47,7 +47,9 @@ __all__ = [
     "PairFile",
     "PairStream",
     "Split",
+    "check_mix_ratio",
     "load",
+    "mix_pairs",
     "open_data",
     "parse_pairs",
     "parse_parallel",
@@ -423,20 +425,15 @@ def load(
     for name, value in (("src_tokens", src_tokens), ("tgt_tokens", tgt_tokens)):
         if value not in TOKENS:
             raise LuongError(f"{name}: expected one of {', '.join(TOKENS)}, got {value!r}")
-    ratio = mix_ratio
-    if isinstance(ratio, bool) or not isinstance(ratio, int | float) or not 0 < ratio < math.inf:
-        raise LuongError(f"mix_ratio: expected a number > 0, got {ratio!r}")
+    ratio = check_mix_ratio(mix_ratio)
     files = {"train": train, "dev": dev, **({"test": test} if test is not None else {})}
     if mix is not None:
         files["mix"] = mix
     read = {split: read_split(path, skip_bad_lines=skip_bad_lines) for split, path in files.items()}
-    train_pairs, mixed = read["train"].pairs, {}
+    train_pairs = read["train"].pairs
+    mixed: dict[str, Any] = {}
     if mix is not None:
-        general = read["mix"].pairs
-        count = min(len(general), round(ratio * len(train_pairs)))
-        # A fixed seed: the same files, the same training split (a resumed run's hash).
-        train_pairs = train_pairs + random.Random(0).sample(general, count)
-        mixed = {"mixed": {"pairs": count, "of": len(general), "ratio": ratio}}
+        train_pairs, mixed = mix_pairs(train_pairs, read["mix"].pairs, ratio)
     empty: list[Pair] = []
     return TaskData(
         train_pairs,
@@ -453,6 +450,33 @@ def load(
             **mixed,
         },
     )
+
+
+def check_mix_ratio(ratio: object) -> float:
+    """``ratio`` as general pairs per training pair: a number > 0.
+
+    Raises:
+        ValueError: anything else, named.
+    """
+    if isinstance(ratio, bool) or not isinstance(ratio, int | float) or not 0 < ratio < math.inf:
+        raise LuongError(f"mix_ratio: expected a number > 0, got {ratio!r}")
+    return float(ratio)
+
+
+def mix_pairs(
+    train: list[Pair], general: list[Pair], ratio: float
+) -> tuple[list[Pair], dict[str, Any]]:
+    """``train`` and ``ratio`` general pairs per pair of it (at most all of ``general``),
+    drawn with a fixed seed (the same files, the same training split: a resumed run's hash),
+    and the ``info`` that records them (``{"mixed": {"pairs", "of", "ratio"}}``).
+
+    Raises:
+        ValueError: ``ratio`` is no number > 0.
+    """
+    check_mix_ratio(ratio)
+    count = min(len(general), round(ratio * len(train)))
+    mixed = train + random.Random(0).sample(general, count)
+    return mixed, {"mixed": {"pairs": count, "of": len(general), "ratio": ratio}}
 
 
 def _names(path: Split) -> str | list[str]:
