@@ -37,9 +37,11 @@ nbest, alpha, beta, min_len, max_len), with the same semantics: greedy search pi
 probable token; beam search ranks open beams by log P, keeps greedy search's path (its argmax
 extension takes the last place when it falls out), pools ended hypotheses scored with GNMT's
 s(Y, X) = log P / lp + cp (Wu et al. 2016, eq. 14), stops a sentence once no open beam can
-beat its n-th pooled hypothesis, prunes (with nbest 1) the beams that cannot beat greedy
-search's hypothesis, and rescores each n-best list in float64. Sampling, a target prefix,
-ensembles and unknown-word replacement are luong's alone.
+beat its n-th pooled hypothesis, and rescores each n-best list in float64. Like luong's
+decoding, it runs no greedy search first to prune the beams that cannot beat its hypothesis
+(``luong.search.beam.greedy_floor``): that search costs more than the beams it drops, and
+the outputs are the same. Sampling, a target prefix, ensembles and unknown-word replacement
+are luong's alone.
 """
 
 from __future__ import annotations
@@ -688,8 +690,9 @@ class OnnxTranslator:
     def beam(
         self, encoded: Encoded, limits: np.ndarray, options: SearchOptions
     ) -> list[list[Hypothesis]]:
-        """Beam search (``luong.search.beam.search_beams``, without a prefix): per sentence,
-        its n-best list, sorted by s(Y, X) recomputed in float64.
+        """Beam search (``luong.search.beam.search_beams`` as luong decodes: without a prefix,
+        ``prune=False``): per sentence, its n-best list, sorted by s(Y, X) recomputed in
+        float64.
 
         Raises:
             ValueError: the model's scores are NaN (weights that overflow).
@@ -698,9 +701,6 @@ class OnnxTranslator:
         k, n, alpha = options.beam, options.nbest, options.alpha
         limits = np.maximum(limits, 1)
         min_lens = np.minimum(limits, options.min_len + 1) - 1
-        floor = None
-        if n == 1 and k > 1:
-            floor = self._greedy_floor(encoded, limits, min_lens, options)
         sentences = np.arange(batch)
         alive = np.full((batch, k), -np.inf, dtype=np.float32)  # the open beams' log P
         alive[:, 0] = 0.0
@@ -763,8 +763,6 @@ class OnnxTranslator:
             alive = np.where(ends, -np.inf, score).astype(np.float32)
             g_on = g_kept & ~ends
             greedy = np.where(g_on.any(axis=1), g_on.argmax(axis=1), -1)
-            if floor is not None:  # beams that cannot beat greedy search's hypothesis
-                alive[(alive < floor[:, None]) & ~g_on] = -np.inf
             history.append((token, parent, token_lp, row, weights))
             # No open beam can beat the n-th in the pool: the sentence is done.
             with np.errstate(invalid="ignore"):
@@ -785,26 +783,6 @@ class OnnxTranslator:
             tokens = token.reshape(-1)[next_live]
             live = next_live
         return self._collect(pool, history, encoded.lengths, options)
-
-    def _greedy_floor(
-        self, encoded: Encoded, limits: np.ndarray, min_lens: np.ndarray, options: SearchOptions
-    ) -> np.ndarray:
-        """The log P ``[B]`` below which an open beam cannot beat greedy search's hypothesis
-        (``luong.search.beam.greedy_floor``)."""
-        tokens, log_probs, weights = self.greedy(encoded, limits)
-        steps = tokens.shape[1]
-        is_eos = (tokens == EOS) & (np.arange(steps) < limits[:, None])
-        ended = is_eos.any(axis=1)
-        length = np.where(ended, is_eos.argmax(axis=1) + 1, np.minimum(limits, steps))
-        within = np.arange(steps) < length[:, None]
-        log_p = np.where(within, log_probs, np.float32(0.0)).sum(axis=1, dtype=np.float32)
-        score = log_p / _length_penalties(length, options.alpha)
-        if options.beta:
-            coverage = (weights * within[:, :, None]).sum(axis=1, dtype=np.float32)
-            score = score + coverage_penalty(coverage, encoded.mask, options.beta)
-        floor = score * _length_penalties(limits, options.alpha)
-        floor = floor - np.float32(1e-4) * (1 + np.abs(floor))
-        return np.where(ended & (length <= min_lens), -np.inf, floor).astype(np.float32)
 
     def _collect(
         self,
