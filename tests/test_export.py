@@ -219,7 +219,7 @@ def test_runtime_options_are_luongs() -> None:
         MAX_OUTPUT_LEN,
     )
     ours, theirs = runtime.SearchOptions(), LuongOptions()
-    for name in ("beam", "nbest", "alpha", "beta", "min_len", "max_len"):
+    for name in ("beam", "nbest", "alpha", "beta", "min_len", "max_len", "shortlist"):
         assert getattr(ours, name) == getattr(theirs, name)
     with pytest.raises(ValueError, match="nbest: expected at most beam = 2, got 3"):
         runtime.SearchOptions(beam=2, nbest=3)
@@ -398,7 +398,7 @@ def test_runtime_refuses_long_sources_and_bad_calls(
 
     def overflowing(*given):  # type: ignore[no-untyped-def]
         log_probs, state, weights = step(*given)
-        if given[-1] == 2:
+        if given[4] == 2:  # t
             log_probs[-1, 7] = np.nan
         return log_probs, state, weights
 
