@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from helpers import SRC_SPACE, small_model
+from helpers import SRC_SPACE, output_lines, small_model
 from safetensors.numpy import load_file
 from test_export import minimal_site, without_torch
 from test_shortlist import every_piece, narrow, with_shortlist
@@ -25,7 +25,7 @@ from luong import Seq2Seq, Vocab
 from luong.cli import main
 from luong.ensemble import shortlist_columns
 from luong.export import runtime
-from luong.export.exporter import export_onnx, graph_names
+from luong.export.exporter import check_export, export_onnx, graph_names
 from luong.folder_files import SHORTLIST
 from luong.search import decode
 from luong.search_options import SearchOptions
@@ -153,6 +153,33 @@ def test_a_calls_candidates_are_luongs(listed: tuple[Seq2Seq, Path]) -> None:
             np.testing.assert_array_equal(ours.bias, bias[columns.ids].numpy())
     with pytest.raises(ValueError, match=r"per_source: expected 1 to 2, got 3"):
         onnx.columns([[4, 2]], 3)
+    for bad in ([], [[4, 15]], [[-1, 2]]):
+        with pytest.raises(ValueError, match=r"sources: expected one or more sources of ids in"):
+            onnx.columns(bad, 1)
+
+
+# The kinds whose step graphs differ in their inputs (no projection, local-m's step) or in
+# how the attention reads the state (Bahdanau's previous state, local-p's position).
+KINDS = [
+    {"attention": "dot", "cell": "lstm", "input_feed": False, "dec_layers": 2},
+    {"attention": "location", "max_src_len": 20},
+    {"attention": "general", "local": "monotonic", "window": 2},
+    {"attention": "concat", "local": "predictive", "window": 2, "cell": "lstm"},
+    {"attention": "bahdanau"},
+]
+
+
+@pytest.mark.parametrize("fields", KINDS, ids=lambda f: f"{f['attention']}-{f.get('local', '')}")
+def test_every_kind_of_step_takes_its_output_layer(fields: dict, tmp_path: Path) -> None:
+    model = small_model(3, SRC_SPACE, **fields)
+    model = with_shortlist(model, narrow(model, seed=4, k=3))
+    folder = export_onnx(model, tmp_path / "x")  # checked: over the full layer and a cut
+    assert check_export(folder, model) < 1e-5
+    onnx = runtime.load(folder, threads=1)
+    for options in (SearchOptions(), SearchOptions(beam=3, nbest=2)):
+        got = onnx.decode(TEXTS, runtime_options(options), batch_size=16)
+        expected = decode(model, TEXTS, options, batch_size=16)
+        assert [h[0].tokens for h in got] == [h[0].tokens for h in expected]
 
 
 def test_the_runtime_reads_the_shortlist_without_torch_or_safetensors(
@@ -327,7 +354,21 @@ def test_luong_export_carries_the_folders_shortlist(
     ours, theirs = read_tensors(folder / SHORTLIST), read_tensors(model_dir / SHORTLIST)
     assert ours.keys() == theirs.keys() and all(torch.equal(ours[k], theirs[k]) for k in ours)
     onnx = runtime.load(folder, threads=1)
-    options = SearchOptions(beam=3)
-    assert onnx.translate(TEXTS, runtime_options(options)) == [
-        model.tgt_vocab.decode(h[0].tokens) for h in decode(model, TEXTS, options)
-    ]
+    for options in (SearchOptions(beam=3), SearchOptions(beam=3, shortlist=0)):
+        assert onnx.translate(TEXTS, runtime_options(options)) == [
+            model.tgt_vocab.decode(h[0].tokens) for h in decode(model, TEXTS, options)
+        ]
+    # The runtime's command: --shortlist K as luong translate's.
+    lines = "".join(f"{text}\n" for text in TEXTS[:6]).encode()
+    for flags, k in (([], None), (["--shortlist", "0"], 0), (["--shortlist", "1"], 1)):
+        command = without_torch(
+            minimal_site(tmp_path / f"site{k}"),
+            str(folder / "luong_onnx.py"),
+            str(folder),
+            "--beam",
+            "2",
+            *flags,
+            stdin=lines,
+        )
+        expected = onnx.translate(TEXTS[:6], runtime.SearchOptions(beam=2, shortlist=k))
+        assert output_lines(command) == expected

@@ -798,17 +798,21 @@ class OnnxTranslator:
         differ), sorted; with the output layer's rows of those ids.
 
         Raises:
-            ValueError: an export without a shortlist; ``per_source`` out of [1, K].
+            ValueError: an export without a shortlist; ``per_source`` out of [1, K]; no
+                source, or an id outside the source vocabulary.
         """
         if self.shortlist is None or self.output_layer is None:
             raise ValueError("columns: the export has no lexical shortlist")
         targets, frequent = self.shortlist
         if not 1 <= per_source <= targets.shape[1]:
             raise ValueError(f"per_source: expected 1 to {targets.shape[1]}, got {per_source!r}")
+        rows = [np.asarray(row, dtype=np.int64) for row in sources]
+        present = np.unique(np.concatenate(rows or [np.array([-1])]))  # none: refused below
+        if not 0 <= present[0] <= present[-1] < len(targets):
+            raise ValueError(f"sources: expected one or more sources of ids in [0, {len(targets)})")
         keep = np.zeros(len(self.tgt_vocab), dtype=bool)
         keep[: len(SPECIALS)] = True
         keep[frequent] = True
-        present = np.unique(np.concatenate([np.asarray(row, dtype=np.int64) for row in sources]))
         if len({len(row) for row in sources}) > 1:
             present = np.union1d(present, [PAD])
         keep[targets[present, :per_source].reshape(-1)] = True
