@@ -304,10 +304,11 @@ def test_tokenization_is_luongs(index: int, tmp_path: Path) -> None:
         assert ours.decode(ids) == vocab.decode(ids), ids
 
 
-def minimal_site(folder: Path) -> Path:
-    """A folder holding only numpy, onnxruntime and sentencepiece (links to this venv's)."""
+def minimal_site(folder: Path, extra: tuple[str, ...] = ()) -> Path:
+    """A folder holding only numpy, onnxruntime and sentencepiece, and the packages ``extra``
+    (links to this venv's)."""
     folder.mkdir()
-    for name in ("numpy", "onnxruntime", "sentencepiece"):
+    for name in ("numpy", "onnxruntime", "sentencepiece", *extra):
         spec = importlib.util.find_spec(name)
         assert spec is not None and spec.submodule_search_locations
         package = Path(spec.submodule_search_locations[0])

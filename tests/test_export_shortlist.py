@@ -182,20 +182,22 @@ def test_every_kind_of_step_takes_its_output_layer(fields: dict, tmp_path: Path)
         assert [h[0].tokens for h in got] == [h[0].tokens for h in expected]
 
 
-def test_the_runtime_reads_the_shortlist_without_torch_or_safetensors(
+def test_the_runtime_reads_the_shortlist_without_torch(
     listed: tuple[Seq2Seq, Path], tmp_path: Path
 ) -> None:
     model, folder = listed
-    site = minimal_site(tmp_path / "site")
+    # A shortlisted export's deployment: numpy, onnxruntime, sentencepiece and safetensors.
+    site = minimal_site(tmp_path / "site", extra=("safetensors",))
     code = (
         "import importlib.util, json, sys\n"
-        "assert importlib.util.find_spec('safetensors') is None\n"
+        "assert importlib.util.find_spec('torch') is None\n"
         f"sys.path.insert(0, {str(folder)!r})\n"
         "import luong_onnx\n"
         f"model = luong_onnx.load({str(folder)!r}, threads=1)\n"
         "texts = json.loads(sys.stdin.read())\n"
         "out = [model.translate(texts), model.translate(texts, luong_onnx.SearchOptions(beam=3))]\n"
         "assert not [m for m in sys.modules if m.split('.')[0] in ('torch', 'luong')]\n"
+        "assert 'safetensors.numpy' in sys.modules\n"
         "print(json.dumps(out))\n"
     )
     result = without_torch(site, "-c", code, stdin=json.dumps(TEXTS[:12]).encode())
@@ -205,7 +207,7 @@ def test_the_runtime_reads_the_shortlist_without_torch_or_safetensors(
         for options in (SearchOptions(), SearchOptions(beam=3))
     ]
     assert json.loads(result.stdout) == expected
-    # The runtime's reading of the safetensors files is safetensors' own.
+    # What the runtime reads is what safetensors' own loader reads.
     onnx = runtime.load(folder, threads=1)
     assert onnx.shortlist is not None and onnx.output_layer is not None
     table, layer = (
@@ -362,7 +364,7 @@ def test_luong_export_carries_the_folders_shortlist(
     lines = "".join(f"{text}\n" for text in TEXTS[:6]).encode()
     for flags, k in (([], None), (["--shortlist", "0"], 0), (["--shortlist", "1"], 1)):
         command = without_torch(
-            minimal_site(tmp_path / f"site{k}"),
+            minimal_site(tmp_path / f"site{k}", extra=("safetensors",)),
             str(folder / "luong_onnx.py"),
             str(folder),
             "--beam",
@@ -372,3 +374,12 @@ def test_luong_export_carries_the_folders_shortlist(
         )
         expected = onnx.translate(TEXTS[:6], runtime.SearchOptions(beam=2, shortlist=k))
         assert output_lines(command) == expected
+    # Deployed without safetensors: one line naming the file and the package.
+    bare = without_torch(
+        minimal_site(tmp_path / "bare"), str(folder / "luong_onnx.py"), str(folder), stdin=lines
+    )
+    assert bare.returncode != 0 and bare.stdout == b""
+    assert bare.stderr.decode().splitlines() == [
+        f"luong_onnx: error: {folder / 'output_layer.safetensors'}: an export with a lexical "
+        "shortlist needs the safetensors package to read it: pip install safetensors"
+    ]

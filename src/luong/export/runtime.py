@@ -7,9 +7,10 @@ beam search in numpy over onnxruntime, with neither torch nor the rest of luong.
     model = luong_onnx.load("DIR")
     model.translate(["3 May 1979"], luong_onnx.SearchOptions(beam=5))
 
-This file imports numpy, onnxruntime and, for a sentencepiece (subword) vocabulary,
-sentencepiece; nothing of luong. ``luong export`` copies it into every export folder as
-``luong_onnx.py``; inside the luong package it is ``luong.export.runtime``.
+This file imports numpy, onnxruntime, for a sentencepiece (subword) vocabulary
+sentencepiece, and for an export with a lexical shortlist safetensors; nothing of luong.
+``luong export`` copies it into every export folder as ``luong_onnx.py``; inside the luong
+package it is ``luong.export.runtime``.
 
 Shapes: ``B`` sentences, ``S`` source length (EOS included), ``R`` decoder rows, ``k`` beam
 size, ``n`` n-best size, ``V`` target vocabulary, ``L`` decoder layers, ``d`` decoder width,
@@ -268,17 +269,14 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-# safetensors' dtypes that a shortlisted export's files hold
-_SAFETENSORS_DTYPES = {"F32": "<f4", "F64": "<f8", "I32": "<i4", "I64": "<i8"}
-
-
 def _read_tensors(path: Path, expected: str) -> dict[str, np.ndarray]:
-    """The tensors of a safetensors file (its format read here, without the safetensors
-    package), once its bytes have the SHA-256 ``expected`` (what ``export.json`` records).
+    """The tensors of a safetensors file (``safetensors.numpy``: no torch), once its bytes have
+    the SHA-256 ``expected`` (what ``export.json`` records). safetensors is imported here: only
+    an export with a lexical shortlist holds such files, so only its deployment needs it.
 
     Raises:
         FileNotFoundError: no such file.
-        ValueError: another SHA-256, or not a safetensors file of float and int tensors.
+        ValueError: another SHA-256, not a safetensors file, or no safetensors package.
     """
     try:
         with open(path, "rb") as handle:
@@ -294,24 +292,20 @@ def _read_tensors(path: Path, expected: str) -> dict[str, np.ndarray]:
             f"{MANIFEST} records); restore the file, or export the model again"
         )
     try:
-        size = int.from_bytes(raw[:8], "little")
-        header = json.loads(raw[8 : 8 + size].decode("utf-8"))
-        data = memoryview(raw)[8 + size :]
-        tensors = {}
-        for name, entry in header.items():
-            if name == "__metadata__":
-                continue
-            begin, end = entry["data_offsets"]
-            if not 0 <= begin <= end <= len(data):
-                raise ValueError(f"{name}: data outside the file")
-            array = np.frombuffer(data[begin:end], dtype=_SAFETENSORS_DTYPES[entry["dtype"]])
-            tensors[name] = array.reshape(entry["shape"])
-    except (ValueError, KeyError, TypeError, AttributeError) as error:
+        import safetensors
+        import safetensors.numpy
+    except ImportError:
         raise ValueError(
-            f"{path}: not a safetensors file of float and int tensors ({error!r:.80}); the "
-            "export is damaged: export the model again (luong export)"
+            f"{path}: an export with a lexical shortlist needs the safetensors package to read "
+            "it: pip install safetensors"
         ) from None
-    return tensors
+    try:
+        return safetensors.numpy.load(raw)
+    except safetensors.SafetensorError as error:
+        raise ValueError(
+            f"{path}: not a safetensors file ({error}); the export is damaged: export the "
+            "model again (luong export)"
+        ) from None
 
 
 def _check_sha256(path: Path, expected: str) -> None:
