@@ -219,7 +219,7 @@ def test_runtime_options_are_luongs() -> None:
         MAX_OUTPUT_LEN,
     )
     ours, theirs = runtime.SearchOptions(), LuongOptions()
-    for name in ("beam", "nbest", "alpha", "beta", "min_len", "max_len"):
+    for name in ("beam", "nbest", "alpha", "beta", "min_len", "max_len", "shortlist"):
         assert getattr(ours, name) == getattr(theirs, name)
     with pytest.raises(ValueError, match="nbest: expected at most beam = 2, got 3"):
         runtime.SearchOptions(beam=2, nbest=3)
@@ -304,10 +304,11 @@ def test_tokenization_is_luongs(index: int, tmp_path: Path) -> None:
         assert ours.decode(ids) == vocab.decode(ids), ids
 
 
-def minimal_site(folder: Path) -> Path:
-    """A folder holding only numpy, onnxruntime and sentencepiece (links to this venv's)."""
+def minimal_site(folder: Path, extra: tuple[str, ...] = ()) -> Path:
+    """A folder holding only numpy, onnxruntime and sentencepiece, and the packages ``extra``
+    (links to this venv's)."""
     folder.mkdir()
-    for name in ("numpy", "onnxruntime", "sentencepiece"):
+    for name in ("numpy", "onnxruntime", "sentencepiece", *extra):
         spec = importlib.util.find_spec(name)
         assert spec is not None and spec.submodule_search_locations
         package = Path(spec.submodule_search_locations[0])
@@ -398,7 +399,7 @@ def test_runtime_refuses_long_sources_and_bad_calls(
 
     def overflowing(*given):  # type: ignore[no-untyped-def]
         log_probs, state, weights = step(*given)
-        if given[-1] == 2:
+        if given[4] == 2:  # t
             log_probs[-1, 7] = np.nan
         return log_probs, state, weights
 

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from luong.cli.common import say
 from luong.export.exporter import export_folder
 from luong.export.runtime import RUNTIME
+from luong.folder_files import SHORTLIST
 
 __all__ = ["main"]
 
@@ -22,9 +23,11 @@ def main(args: argparse.Namespace) -> int:
     except ModuleNotFoundError as error:
         say(f"error: {error}")
         return 1
+    listed = (out / SHORTLIST).is_file()
     print(
         f"exported {args.model} to {out}; translate with: "
         f"python {out / RUNTIME} {out} [--beam 5] < sources.txt"
+        + (" (over its lexical shortlist; --shortlist 0: the full vocabulary)" if listed else "")
     )
     return 0
 

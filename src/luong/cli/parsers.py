@@ -977,6 +977,8 @@ def add_export(commands: Any) -> None:
         "them, and luong_onnx.py, a runtime (greedy and beam search in numpy over "
         "onnxruntime) that translates with them where only numpy, onnxruntime and "
         "sentencepiece are installed: python DIR/luong_onnx.py DIR --beam 5 < sources.txt. "
+        "A model folder's lexical shortlist (luong shortlist) comes with it, and the runtime "
+        "decodes over it by default (--shortlist 0: the full vocabulary). "
         "The export is checked against the model before it is written. Needs the packages "
         "onnx and onnxruntime (pip install 'luong[export]').",
     )

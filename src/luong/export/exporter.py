@@ -11,7 +11,12 @@ The graphs are traced from the model's own code, so they compute what luong comp
   sentence's keys and final state do not depend on the padding after it;
 - the step graph is ``Decoder.step`` on the rows' sentences (``rows`` gathers each row's
   keys, projection and mask, so beams share one encoding), with the target position ``step``
-  an input for local-m, followed by the log-softmax.
+  an input for local-m, followed by the log-softmax;
+- a model with a lexical shortlist (``luong.shortlist``, ``luong shortlist``) is exported for
+  the runtime to search over each call's candidates as ``luong.search`` does: its step graph
+  takes the output layer's rows as inputs (``Decoder.step`` with ``OutputRows``), which the
+  runtime cuts once per search call, and the folder holds the shortlist's table and the
+  output layer beside the graphs.
 
 Inputs and outputs, by model (``graph_names``): the encoder takes src ``[B, S]`` and
 src_lengths ``[B]`` and gives keys ``[B, S, K]``, proj ``[B, S, d]`` (the attention's key
@@ -19,7 +24,9 @@ projection; not for dot, whose projection is the keys, nor location, which reads
 hidden ``[L, B, d]`` and, for an LSTM, cell. The step takes tokens ``[R]``, hidden, cell
 (LSTM), feed ``[R, d]`` (input feeding), keys, proj, mask ``[B, S]``, rows ``[R]`` and step
 ``[]`` (local-m) and gives log_probs ``[R, V]``, new_hidden, new_cell, new_feed (the state
-after the step) and weights ``[R, S]``.
+after the step) and weights ``[R, S]``. With a shortlist the step also takes out_weight
+``[C, d]`` and out_bias ``[C]`` (the output layer's rows of C target ids, the full layer for
+the full vocabulary) and its log_probs are ``[R, C]``, over those ids.
 
 The graphs are written with torch's TorchScript-based exporter (``dynamo=False``): the
 torch.export-based one cannot trace a packed sequence (torch 2.13). Every export is checked:
@@ -42,12 +49,13 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from luong.decoder import DecoderState, Memory
+from luong.decoder import DecoderState, Memory, OutputRows
 from luong.errors import LuongError, LuongTypeError
 from luong.export import runtime
 from luong.files import shown_names, write_folder, write_text
-from luong.folder_files import SRC_VOCAB, TGT_VOCAB
+from luong.folder_files import SHORTLIST, SRC_VOCAB, TGT_VOCAB
 from luong.model import Seq2Seq, evaluating, is_int8_folder
+from luong.tensor_files import write_tensors
 from luong.version import __version__
 from luong.vocab import Vocab
 
@@ -75,9 +83,10 @@ tests hold the graphs to 1e-5)."""
 _FREE_PROJ = ("dot", "location")
 
 
-def graph_names(model: Seq2Seq) -> dict[str, dict[str, list[str]]]:
+def graph_names(model: Seq2Seq, shortlist: bool = False) -> dict[str, dict[str, list[str]]]:
     """The inputs and outputs of the two graphs of ``model`` (the module docstring):
-    ``{"encoder": {"inputs": [...], "outputs": [...]}, "step": {...}}``."""
+    ``{"encoder": {"inputs": [...], "outputs": [...]}, "step": {...}}``; ``shortlist``: the
+    step takes the output layer's rows (out_weight, out_bias)."""
     config = model.config
     lstm = config.cell == "lstm"
     proj = model.decoder.attention.score not in _FREE_PROJ
@@ -99,6 +108,7 @@ def graph_names(model: Seq2Seq) -> dict[str, dict[str, list[str]]]:
                 "mask",
                 "rows",
                 *(["step"] if config.local == "monotonic" else []),
+                *(["out_weight", "out_bias"] if shortlist else []),
             ],
             # ONNX names each value once: the state out is new_hidden, new_cell, new_feed.
             "outputs": [
@@ -137,12 +147,13 @@ class EncoderGraph(nn.Module):
 
 class StepGraph(nn.Module):
     """``model.decoder.step`` as the step graph: the inputs ``graph_names`` lists, in that
-    order -> its outputs (log_probs is the log-softmax of the step's logits)."""
+    order -> its outputs (log_probs is the log-softmax of the step's logits; ``shortlist``:
+    of the logits of the output layer's rows given as out_weight and out_bias)."""
 
-    def __init__(self, model: Seq2Seq) -> None:
+    def __init__(self, model: Seq2Seq, shortlist: bool = False) -> None:
         super().__init__()
         self.decoder = model.decoder
-        names = graph_names(model)["step"]
+        names = graph_names(model, shortlist)["step"]
         self.inputs, self.outputs = names["inputs"], names["outputs"]
 
     def forward(self, *values: Tensor) -> tuple[Tensor, ...]:
@@ -163,15 +174,18 @@ class StepGraph(nn.Module):
         # window a function of the input, not of the position it was traced at.
         step: Any = given.get("step", 0)
         state = DecoderState(hidden, given.get("cell"), feed, None, step)
-        logits, new, weights = self.decoder.step(given["tokens"], state, Memory(keys, mask, proj))
-        out = {
+        out = OutputRows(given["out_weight"], given["out_bias"]) if "out_weight" in given else None
+        logits, new, weights = self.decoder.step(
+            given["tokens"], state, Memory(keys, mask, proj), out
+        )
+        results = {
             "log_probs": torch.log_softmax(logits.float(), dim=-1),
             "new_hidden": new.hidden,
             "new_cell": new.cell,
             "new_feed": new.feed,
             "weights": weights,
         }
-        return tuple(out[name] for name in self.outputs)  # type: ignore[misc]
+        return tuple(results[name] for name in self.outputs)  # type: ignore[misc]
 
 
 def check_out(out: str | Path) -> Path:
@@ -215,8 +229,12 @@ def export_onnx(model: Seq2Seq, out: str | Path) -> Path:
     the vocabulary files (and sentencepiece models) as the model folder holds them,
     ``export.json`` (the format, the config, each graph's inputs and outputs, the vocabulary
     files' SHA-256, which the runtime checks) and the runtime
-    ``luong_onnx.py``; returns its path. The export is checked against the model
-    (``check_export``) before the folder appears.
+    ``luong_onnx.py``; returns its path. A model with a lexical shortlist (``model.shortlist``)
+    is exported with it: the step graph takes the output layer's rows as inputs, and the
+    folder also holds the table (``SHORTLIST``, as the model folder's) and the output layer
+    (``runtime.OUTPUT_LAYER``), each with its SHA-256 in ``export.json`` (format version 2;
+    an export without a shortlist is version 1, as before). The export is checked against
+    the model (``check_export``) before the folder appears.
 
     Raises:
         TypeError: ``model`` is not a ``Seq2Seq``.
@@ -242,16 +260,17 @@ def export_onnx(model: Seq2Seq, out: str | Path) -> Path:
     # A copy on the CPU in float32 and eval mode: the caller's model stays as it is.
     model = copy.deepcopy(model).float().cpu().eval()
     model.encoder.max_groups = 0  # packed sequences (EncoderGraph)
-    names = graph_names(model)
+    shortlist = model.shortlist is not None
+    names = graph_names(model, shortlist)
 
     def fill(tmp: Path) -> None:
         _trace(model, tmp, names)
         model.src_vocab.save(tmp / SRC_VOCAB)
         model.tgt_vocab.save(tmp / TGT_VOCAB)
         shutil.copyfile(runtime.__file__, tmp / runtime.RUNTIME)
-        manifest = {
+        manifest: dict[str, Any] = {
             "format": runtime.FORMAT,
-            "version": runtime.FORMAT_VERSION,
+            "version": runtime.SHORTLIST_VERSION if shortlist else runtime.FORMAT_VERSION,
             "luong_version": __version__,
             "opset": OPSET,
             "model": model.config.to_json(),
@@ -268,6 +287,19 @@ def export_onnx(model: Seq2Seq, out: str | Path) -> Path:
             },
             "runtime": runtime.RUNTIME,
         }
+        if model.shortlist is not None:
+            # What the runtime cuts once per search call: the table, and the output layer
+            # the step graph takes as inputs. A changed file would decode other text.
+            model.shortlist.save(tmp, model.src_vocab, model.tgt_vocab)
+            layer = model.decoder.out
+            assert isinstance(layer, nn.Linear) and layer.bias is not None  # float, not int8
+            write_tensors(
+                tmp / runtime.OUTPUT_LAYER,
+                {"weight": layer.weight.detach(), "bias": layer.bias.detach()},
+                {"format": runtime.OUTPUT_LAYER_FORMAT},
+            )
+            for key, file in (("shortlist", SHORTLIST), ("output_layer", runtime.OUTPUT_LAYER)):
+                manifest[key] = {"file": file, "sha256": runtime.file_sha256(tmp / file)}
         # The language pair, under config.json's keys, where the model records one.
         for key, code in (("src_lang", model.src_lang), ("tgt_lang", model.tgt_lang)):
             if code is not None:
@@ -285,7 +317,8 @@ def export_onnx(model: Seq2Seq, out: str | Path) -> Path:
 
 def _trace(model: Seq2Seq, folder: Path, names: dict[str, dict[str, list[str]]]) -> None:
     """Write the two graphs, traced on a batch of B = 2 sentences of S = 5 (fewer for a model
-    that takes shorter sources) and R = 3 rows."""
+    that takes shorter sources) and R = 3 rows (with a shortlist, over the whole output
+    layer: ``check_export`` runs it over fewer rows)."""
     width = min(5, model.config.max_src_len + 1)
     src = torch.full((2, width), Vocab.unk_id, dtype=torch.long)
     src[:, -1] = Vocab.eos_id
@@ -304,6 +337,8 @@ def _trace(model: Seq2Seq, folder: Path, names: dict[str, dict[str, list[str]]])
         "mask": memory.mask,
         "rows": rows,
         "step": torch.tensor(0),
+        "out_weight": model.decoder.out.weight,
+        "out_bias": model.decoder.out.bias,
     }
     axes = {
         "src": {0: "B", 1: "S"},
@@ -314,7 +349,9 @@ def _trace(model: Seq2Seq, folder: Path, names: dict[str, dict[str, list[str]]])
         "tokens": {0: "R"},
         "rows": {0: "R"},
         "feed": {0: "R"},
-        "log_probs": {0: "R"},
+        "log_probs": {0: "R", 1: "C"} if "out_weight" in names["step"]["inputs"] else {0: "R"},
+        "out_weight": {0: "C"},
+        "out_bias": {0: "C"},
         "new_feed": {0: "R"},
         "weights": {0: "R", 1: "S"},
     }
@@ -328,7 +365,7 @@ def _trace(model: Seq2Seq, folder: Path, names: dict[str, dict[str, list[str]]])
     for graph, inputs, file, graph_axes, kind in (
         (EncoderGraph(model).eval(), (src, src_lengths), runtime.ENCODER, encoder_axes, "encoder"),
         (
-            StepGraph(model).eval(),
+            StepGraph(model, "out_weight" in names["step"]["inputs"]).eval(),
             tuple(example[name] for name in names["step"]["inputs"]),
             runtime.STEP,
             step_axes,
@@ -357,7 +394,8 @@ def check_export(folder: str | Path, model: Seq2Seq, seed: int = 0) -> float:
     and ``model`` (in eval mode) on a random batch of B = 3 sentences of S = 7 (fewer for a
     model that takes shorter sources) and one decoder step of R = 4 rows at target position
     3: the encoder's outputs, then the step's log-probabilities (where finite), state and
-    attention weights."""
+    attention weights; with a shortlist, the step's log-probabilities over a cut of the
+    output layer too (every other target id, the specials and the step's tokens)."""
     translator = runtime.OnnxTranslator(folder, threads=1)
     generator = torch.Generator().manual_seed(seed)
     low = min(len(Vocab.SPECIALS), len(model.src_vocab) - 1)
@@ -403,6 +441,25 @@ def check_export(folder: str | Path, model: Seq2Seq, seed: int = 0) -> float:
     differences.append(_difference(new_weights, weights))
     for name, value in new_state.items():
         differences.append(_difference(value, getattr(after, name)))
+    if translator.output_layer is not None:
+        keep = torch.zeros(len(model.tgt_vocab), dtype=torch.bool)
+        keep[::2] = True
+        keep[: len(Vocab.SPECIALS)] = True
+        keep[tokens] = True
+        cut_ids = keep.nonzero().squeeze(1)
+        with torch.inference_mode(), evaluating(model):
+            cut, _, _ = model.decoder.step(
+                tokens, start, memory.select(index), model.decoder.output_rows(cut_ids)
+            )
+        weight, bias = translator.output_layer
+        columns = runtime.Columns(cut_ids.numpy(), weight[cut_ids.numpy()], bias[cut_ids.numpy()])
+        column_tokens = np.searchsorted(columns.ids, tokens.numpy())
+        cut_log_probs, _, _ = translator.run_step(
+            column_tokens, step_state, encoded, rows, 3, columns
+        )
+        wanted_cut = torch.log_softmax(cut, dim=-1).numpy()
+        finite = np.isfinite(cut_log_probs)
+        differences.append(_difference(cut_log_probs[finite], wanted_cut[finite]))
     return max(differences)
 
 

@@ -1,19 +1,21 @@
 """Translate with an exported luong model (``luong export``): tokenization, greedy search and
 beam search in numpy over onnxruntime, with neither torch nor the rest of luong.
 
-    python luong_onnx.py DIR [--beam 5 --nbest 3 --alpha 0.6 --beta 0.2] < sources > outputs
+    python luong_onnx.py DIR [--beam 5 --nbest 3 --alpha 0.6 --beta 0.2 --shortlist K] < sources
 
     import luong_onnx
     model = luong_onnx.load("DIR")
     model.translate(["3 May 1979"], luong_onnx.SearchOptions(beam=5))
 
-This file imports numpy, onnxruntime and, for a sentencepiece (subword) vocabulary,
-sentencepiece; nothing of luong. ``luong export`` copies it into every export folder as
-``luong_onnx.py``; inside the luong package it is ``luong.export.runtime``.
+This file imports numpy, onnxruntime, for a sentencepiece (subword) vocabulary
+sentencepiece, and for an export with a lexical shortlist safetensors; nothing of luong.
+``luong export`` copies it into every export folder as ``luong_onnx.py``; inside the luong
+package it is ``luong.export.runtime``.
 
 Shapes: ``B`` sentences, ``S`` source length (EOS included), ``R`` decoder rows, ``k`` beam
 size, ``n`` n-best size, ``V`` target vocabulary, ``L`` decoder layers, ``d`` decoder width,
-``K`` key width, ``T`` output length.
+``K`` key width, ``T`` output length, ``C`` the target ids a search call decodes over (a
+lexical shortlist's candidates).
 
 An export folder holds (``export.json`` lists it):
 
@@ -32,14 +34,34 @@ An export folder holds (``export.json`` lists it):
                     and outputs, and each vocabulary file's SHA-256, checked when the folder
                     is loaded (an edited vocabulary would decode other text, silently)
 
+A model with a lexical shortlist (``luong shortlist``, ``luong.shortlist``) is exported with it
+(format version 2), and the search runs over each call's candidates as ``luong.search`` does:
+
+    step.onnx       also takes out_weight [C, d] and out_bias [C], the output layer's rows of
+                    C target ids, and gives log_probs [R, C] over those ids
+    shortlist.safetensors
+                    the model folder's table: targets [V_src, K] (each source piece's K most
+                    likely target pieces, best first), frequent [N] (the most frequent ones)
+    output_layer.safetensors
+                    the output layer: weight [V, d], bias [V]
+    export.json     "shortlist" and "output_layer": each file and its SHA-256, checked on load
+
+A search call's candidates (``OnnxTranslator.columns``) are the union of its sources' rows
+(their first K pieces: ``SearchOptions.shortlist``), the frequent pieces and the special
+symbols, sorted, so that PAD, BOS and EOS keep their ids; the output layer's rows are cut to
+them once per call, every step computes and searches those columns only, and the outputs
+are mapped back to target ids at the end (``luong.search.text.run_search``).
+
 The search is luong's (``luong.search``) for the options kept here (``SearchOptions``: beam,
 nbest, alpha, beta, min_len, max_len), with the same semantics: greedy search picks the most
 probable token; beam search ranks open beams by log P, keeps greedy search's path (its argmax
 extension takes the last place when it falls out), pools ended hypotheses scored with GNMT's
 s(Y, X) = log P / lp + cp (Wu et al. 2016, eq. 14), stops a sentence once no open beam can
-beat its n-th pooled hypothesis, prunes (with nbest 1) the beams that cannot beat greedy
-search's hypothesis, and rescores each n-best list in float64. Sampling, a target prefix,
-ensembles and unknown-word replacement are luong's alone.
+beat its n-th pooled hypothesis, and rescores each n-best list in float64. Like luong's
+decoding, it runs no greedy search first to prune the beams that cannot beat its hypothesis
+(``luong.search.beam.greedy_floor``): that search costs more than the beams it drops, and
+the outputs are the same. Sampling, a target prefix, ensembles and unknown-word replacement
+are luong's alone.
 """
 
 from __future__ import annotations
@@ -64,19 +86,27 @@ __all__ = [
     "LINE_BREAKS",
     "MANIFEST",
     "MAX_LINE_BYTES",
+    "OUTPUT_LAYER",
+    "OUTPUT_LAYER_FORMAT",
     "RUNTIME",
+    "SHORTLIST_VERSION",
     "STEP",
     "VOCAB_SHA256",
+    "Columns",
     "Hypothesis",
     "OnnxTranslator",
     "SearchOptions",
     "Vocabulary",
+    "file_sha256",
     "load",
     "main",
 ]
 
 FORMAT = "luong-onnx"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 1  # an export without a shortlist
+SHORTLIST_VERSION = 2  # an export with a shortlist: its step graph takes the output layer
+OUTPUT_LAYER = "output_layer.safetensors"  # a shortlisted export's output layer
+OUTPUT_LAYER_FORMAT = "luong-onnx-output-layer"  # that file's metadata "format"
 MANIFEST = "export.json"
 ENCODER = "encoder.onnx"
 STEP = "step.onnx"
@@ -230,6 +260,54 @@ def _read_json(path: Path) -> Any:
         raise ValueError(f"{path}: not valid JSON ({error})") from None
 
 
+def file_sha256(path: Path) -> str:
+    """The SHA-256 of a file's bytes, read in chunks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _read_tensors(path: Path, expected: str) -> dict[str, np.ndarray]:
+    """The tensors of a safetensors file (``safetensors.numpy``: no torch), once its bytes have
+    the SHA-256 ``expected`` (what ``export.json`` records). safetensors is imported here: only
+    an export with a lexical shortlist holds such files, so only its deployment needs it.
+
+    Raises:
+        FileNotFoundError: no such file.
+        ValueError: another SHA-256, not a safetensors file, or no safetensors package.
+    """
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read()
+    except FileNotFoundError:
+        raise FileNotFoundError(
+            f"{path}: missing (the export lists it in {MANIFEST}); restore it, or export the "
+            "model again"
+        ) from None
+    if hashlib.sha256(raw).hexdigest() != expected:
+        raise ValueError(
+            f"{path}: changed since the model was exported (its SHA-256 is not the one "
+            f"{MANIFEST} records); restore the file, or export the model again"
+        )
+    try:
+        import safetensors
+        import safetensors.numpy
+    except ImportError:
+        raise ValueError(
+            f"{path}: an export with a lexical shortlist needs the safetensors package to read "
+            "it: pip install safetensors"
+        ) from None
+    try:
+        return safetensors.numpy.load(raw)
+    except safetensors.SafetensorError as error:
+        raise ValueError(
+            f"{path}: not a safetensors file ({error}); the export is damaged: export the "
+            "model again (luong export)"
+        ) from None
+
+
 def _check_sha256(path: Path, expected: str) -> None:
     """``path``'s bytes have the SHA-256 ``expected`` (what ``export.json`` records).
 
@@ -271,6 +349,13 @@ def _check_manifest(manifest: dict[str, Any], path: Path) -> None:
     def names(value: object) -> bool:
         return isinstance(value, list) and all(isinstance(one, str) for one in value)
 
+    def sha256(value: object) -> bool:
+        return (
+            isinstance(value, str)
+            and len(value) == 64
+            and all(c in "0123456789abcdef" for c in value)
+        )
+
     length = manifest.get("max_src_len", _MISSING)
     if isinstance(length, bool) or not isinstance(length, int) or length < 1:
         raise wrong("max_src_len", "an int >= 1", length)
@@ -302,18 +387,35 @@ def _check_manifest(manifest: dict[str, Any], path: Path) -> None:
         if not (
             isinstance(hashes, dict)
             and files <= set(hashes)
-            and all(
-                isinstance(hashes[file], str)
-                and len(hashes[file]) == 64
-                and all(c in "0123456789abcdef" for c in hashes[file])
-                for file in files
-            )
+            and all(sha256(hashes[file]) for file in files)
         ):
             raise wrong(
                 VOCAB_SHA256,
                 f"the SHA-256 (64 hex digits) of {' and '.join(sorted(files))}",
                 hashes,
             )
+    # A shortlisted export (version 2): the step graph takes the output layer's rows, which
+    # the runtime reads from a file, and the shortlist's table; each file with its SHA-256.
+    inputs = manifest["step"]["inputs"]
+    takes_layer = "out_weight" in inputs
+    if takes_layer != ("out_bias" in inputs):
+        raise wrong("step.inputs", "out_weight and out_bias both, or neither", inputs)
+    for key, needed in (("output_layer", takes_layer), ("shortlist", False)):
+        if key not in manifest and not needed:
+            continue
+        entry = manifest.get(key, _MISSING)
+        if not (
+            isinstance(entry, dict)
+            and name(entry.get("file", _MISSING))
+            and sha256(entry.get("sha256", _MISSING))
+        ):
+            raise wrong(
+                key, '{"file": ..., "sha256": ...} (a file of the folder and its SHA-256)', entry
+            )
+    if "shortlist" in manifest and not takes_layer:
+        raise wrong(
+            "step.inputs", "the output layer (out_weight, out_bias) beside a shortlist", inputs
+        )
 
 
 _MISSING = object()  # a field absent from export.json
@@ -339,6 +441,11 @@ class SearchOptions:
     beta: float = 0.0  # coverage penalty weight, beta * sum_s log(min(sum_t a_ts, 1)), 0 to 10
     min_len: int = 0  # EOS is forbidden until the output has this many tokens
     max_len: int | None = None  # the most output tokens, EOS included
+    # The output layer and the softmax over a lexical shortlist only: the K most likely target
+    # pieces of each source piece in the call, the most frequent ones and the specials; 0: the
+    # full vocabulary, exact; None: the export's shortlist whole when it has one, else the
+    # full vocabulary (luong's --shortlist K).
+    shortlist: int | None = None
 
     def __post_init__(self) -> None:
         for name, low, high in (
@@ -361,6 +468,11 @@ class SearchOptions:
             if not (math.isfinite(number) and 0.0 <= number <= most):
                 raise ValueError(f"{name}: expected a number in [0, {most:g}], got {number!r}")
             object.__setattr__(self, name, float(number))
+        if self.shortlist is not None:
+            if not isinstance(self.shortlist, int) or isinstance(self.shortlist, bool):
+                raise TypeError(f"shortlist: expected an int >= 0, got {self.shortlist!r:.60}")
+            if self.shortlist < 0:
+                raise ValueError(f"shortlist: expected an int >= 0, got {self.shortlist}")
         if self.nbest > self.beam:
             raise ValueError(f"nbest: expected at most beam = {self.beam}, got {self.nbest}")
         if self.max_len is not None and self.min_len >= self.max_len:
@@ -430,6 +542,19 @@ class Encoded:
     state: dict[str, np.ndarray]
 
 
+@dataclass(frozen=True)
+class Columns:
+    """A search over some target ids only (``luong.ensemble.Columns``): ids ``[C]``, sorted,
+    the special symbols among them at their own ids (0 to 3), and the output layer's rows of
+    those ids, weight ``[C, d]`` and bias ``[C]``, cut once per search call. The search then
+    works in columns: token c is ``ids[c]``, and PAD, BOS and EOS are where they always
+    are."""
+
+    ids: np.ndarray
+    weight: np.ndarray
+    bias: np.ndarray
+
+
 class OnnxTranslator:
     """An export folder loaded into onnxruntime: ``translate`` strings as luong would.
 
@@ -439,11 +564,12 @@ class OnnxTranslator:
 
     Raises:
         FileNotFoundError: the folder or one of its files is missing.
-        ValueError: not a luong ONNX export (of this format version), an ``export.json``
-            that lacks a field or holds one of the wrong type, a vocabulary file whose SHA-256
-            is not the one ``export.json`` records, a graph onnxruntime cannot load (a
-            truncated file), or graphs whose inputs and outputs are not the ones
-            ``export.json`` lists; each message names the file.
+        ValueError: not a luong ONNX export (of format version 1 or 2), an ``export.json``
+            that lacks a field or holds one of the wrong type, a vocabulary file, shortlist
+            or output layer whose SHA-256 is not the one ``export.json`` records (or a
+            shortlist or output layer of other shapes than the model's), a graph
+            onnxruntime cannot load (a truncated file), or graphs whose inputs and outputs
+            are not the ones ``export.json`` lists; each message names the file.
     """
 
     def __init__(self, folder: str | Path, threads: int = 0) -> None:
@@ -457,10 +583,10 @@ class OnnxTranslator:
         manifest = _read_json(folder / MANIFEST)
         if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
             raise ValueError(f"{folder / MANIFEST}: not a luong ONNX export")
-        if manifest.get("version") != FORMAT_VERSION:
+        if manifest.get("version") not in (FORMAT_VERSION, SHORTLIST_VERSION):
             raise ValueError(
                 f"{folder / MANIFEST}: format version {manifest.get('version')!r}, this runtime "
-                f"reads version {FORMAT_VERSION}; export the model again"
+                f"reads versions {FORMAT_VERSION} and {SHORTLIST_VERSION}; export the model again"
             )
         _check_manifest(manifest, folder / MANIFEST)
         self.folder = folder
@@ -482,6 +608,50 @@ class OnnxTranslator:
         self.step_outputs: list[str] = manifest["step"]["outputs"]
         self.state_names = [name for name in ("hidden", "cell", "feed") if name in self.step_inputs]
         self.hidden_size = int(manifest["model"]["dec_hidden"])
+        # A shortlisted export's output layer (weight [V, d], bias [V]), which its step graph
+        # takes as inputs, and its table (targets [V_src, K], frequent [N]); else None.
+        self.output_layer: tuple[np.ndarray, np.ndarray] | None = None
+        self.shortlist: tuple[np.ndarray, np.ndarray] | None = None
+        if "output_layer" in manifest:
+            self.output_layer = self._output_layer(manifest["output_layer"])
+        if "shortlist" in manifest:
+            self.shortlist = self._shortlist(manifest["shortlist"])
+
+    def _output_layer(self, entry: dict[str, str]) -> tuple[np.ndarray, np.ndarray]:
+        path = self.folder / entry["file"]
+        tensors = _read_tensors(path, entry["sha256"])
+        shapes = {"weight": (len(self.tgt_vocab), self.hidden_size), "bias": (len(self.tgt_vocab),)}
+        for key, shape in shapes.items():
+            found = tensors.get(key)
+            if found is None or found.dtype != np.float32 or found.shape != shape:
+                shown = "nothing" if found is None else f"{found.dtype} {list(found.shape)}"
+                raise ValueError(
+                    f"{path}: {key}: expected float32 {list(shape)} (the model's output layer), "
+                    f"got {shown}; the export is damaged: export the model again (luong export)"
+                )
+        return tensors["weight"], tensors["bias"]
+
+    def _shortlist(self, entry: dict[str, str]) -> tuple[np.ndarray, np.ndarray]:
+        path = self.folder / entry["file"]
+        tensors = _read_tensors(path, entry["sha256"])
+        targets, frequent = tensors.get("targets"), tensors.get("frequent")
+        problem = None
+        if targets is None or targets.dtype.kind != "i" or targets.ndim != 2:
+            problem = "targets: expected ints [V_src, K]"
+        elif targets.shape[0] != len(self.src_vocab) or targets.shape[1] < 1:
+            problem = f"targets: shape {list(targets.shape)}, expected [{len(self.src_vocab)}, K]"
+        elif frequent is None or frequent.dtype.kind != "i" or frequent.ndim != 1:
+            problem = "frequent: expected ints [N]"
+        else:
+            for key, ids in (("targets", targets), ("frequent", frequent)):
+                if ids.size and not 0 <= int(ids.min()) <= int(ids.max()) < len(self.tgt_vocab):
+                    problem = f"{key}: ids out of [0, {len(self.tgt_vocab)})"
+        if problem is not None or targets is None or frequent is None:
+            raise ValueError(
+                f"{path}: not a shortlist of this model ({problem}); the export is damaged: "
+                "export the model again (luong export)"
+            )
+        return targets.astype(np.int64), frequent.astype(np.int64)
 
     def _session(self, options: Any, name: str) -> Any:
         import onnxruntime as ort
@@ -534,13 +704,17 @@ class OnnxTranslator:
     ) -> list[list[Hypothesis]]:
         """Each input's n-best list (``luong.search.decode``): sources sorted by length and
         searched ``batch_size`` at a time (fewer with wide beams: at most ``SEARCH_ROWS``
-        decoder rows); an empty or whitespace-only input gets an empty list.
+        decoder rows), each call over its shortlist's candidates (``columns``) when the
+        export has one (``options.shortlist``); an empty or whitespace-only input gets an
+        empty list.
 
         Raises:
             TypeError: ``texts`` is not a sequence of strings, ``options`` not a
                 ``SearchOptions``.
             ValueError: ``batch_size`` below 1, a source longer than the model's
-                ``max_src_len`` symbols (``input N: ...``).
+                ``max_src_len`` symbols (``input N: ...``), ``options.shortlist`` K >= 1 for
+                an export without a shortlist or above the pieces its shortlist holds per
+                source piece.
         """
         if isinstance(texts, str) or not all(isinstance(t, str) for t in texts):
             raise TypeError("texts: expected a sequence of strings")
@@ -549,6 +723,7 @@ class OnnxTranslator:
             raise TypeError(f"options: expected SearchOptions, got {type(options).__name__}")
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size: expected an int >= 1, got {batch_size!r}")
+        per_source = self._per_source(options.shortlist)
         ids = [self.src_vocab.encode(text) for text in texts]
         for i, row in enumerate(ids):
             if len(row) - 1 > self.max_src_len:
@@ -569,15 +744,75 @@ class OnnxTranslator:
                 if options.max_len is None
                 else np.full_like(encoded.lengths, options.max_len)
             )
+            columns = None
+            if per_source:
+                columns = self.columns([ids[i] for i in chunk], per_source)
             if options.greedy:
-                lists = [
-                    [h] for h in _row_hypotheses(*self.greedy(encoded, limits), encoded, limits)
-                ]
+                tokens, log_probs, weights = self.greedy(encoded, limits, columns)
+                if columns is not None:
+                    tokens = columns.ids[tokens]
+                lists = [[h] for h in _row_hypotheses(tokens, log_probs, weights, encoded, limits)]
             else:
-                lists = self.beam(encoded, limits, options)
+                lists = self.beam(encoded, limits, options, columns)
+                if columns is not None:
+                    lists = _in_vocabulary(lists, columns)
             for i, hyps in zip(chunk, lists, strict=True):
                 outputs[i] = hyps
         return outputs
+
+    def _per_source(self, shortlist: int | None) -> int:
+        """The target pieces per source piece a search call's candidates take from the
+        export's shortlist, from ``SearchOptions.shortlist`` (0: the full vocabulary; None:
+        the table whole, when the export has one).
+
+        Raises:
+            ValueError: K >= 1 for an export without a shortlist, or above what it holds.
+        """
+        if shortlist == 0 or (shortlist is None and self.shortlist is None):
+            return 0
+        if self.shortlist is None:
+            raise ValueError(
+                f"shortlist: the export has no lexical shortlist (build one: luong shortlist "
+                f"MODEL, then luong export MODEL), got {shortlist}"
+            )
+        held = self.shortlist[0].shape[1]
+        if shortlist is None:
+            return held
+        if shortlist > held:
+            raise ValueError(
+                f"shortlist: expected at most {held} (the pieces the export's shortlist holds per "
+                f"source piece), got {shortlist}"
+            )
+        return shortlist
+
+    def columns(self, sources: Sequence[Sequence[int]], per_source: int) -> Columns:
+        """The candidates of a search call (``luong.shortlist.Shortlist.candidates``): the
+        specials, the frequent pieces and the first ``per_source`` pieces of the row of each
+        id of ``sources`` (as ``encode`` pads them: PAD's row too, when their lengths
+        differ), sorted; with the output layer's rows of those ids.
+
+        Raises:
+            ValueError: an export without a shortlist; ``per_source`` out of [1, K]; no
+                source, or an id outside the source vocabulary.
+        """
+        if self.shortlist is None or self.output_layer is None:
+            raise ValueError("columns: the export has no lexical shortlist")
+        targets, frequent = self.shortlist
+        if not 1 <= per_source <= targets.shape[1]:
+            raise ValueError(f"per_source: expected 1 to {targets.shape[1]}, got {per_source!r}")
+        rows = [np.asarray(row, dtype=np.int64) for row in sources]
+        present = np.unique(np.concatenate(rows or [np.array([-1])]))  # none: refused below
+        if not 0 <= present[0] <= present[-1] < len(targets):
+            raise ValueError(f"sources: expected one or more sources of ids in [0, {len(targets)})")
+        keep = np.zeros(len(self.tgt_vocab), dtype=bool)
+        keep[: len(SPECIALS)] = True
+        keep[frequent] = True
+        if len({len(row) for row in sources}) > 1:
+            present = np.union1d(present, [PAD])
+        keep[targets[present, :per_source].reshape(-1)] = True
+        ids = np.flatnonzero(keep)
+        weight, bias = self.output_layer
+        return Columns(ids, weight[ids], bias[ids])
 
     # -- the graphs
 
@@ -619,13 +854,19 @@ class OnnxTranslator:
         encoded: Encoded,
         rows: np.ndarray,
         t: int,
+        columns: Columns | None = None,
     ) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]:
         """One decoder step of rows ``rows`` ``[R]`` (each row's sentence) from tokens ``[R]``
         at target position ``t``: the next-token log-probabilities ``[R, V]`` with PAD and
         BOS ruled out (-inf, as ``luong.search.hypothesis.next_token_log_probs``), the new
-        state (a ``coverage`` in it accumulates the weights) and the weights ``[R, S]``. No
-        checks: the search calls it every step with what ``encode`` and the last step gave
-        (``Decoder.step``'s contract)."""
+        state (a ``coverage`` in it accumulates the weights) and the weights ``[R, S]``.
+        With ``columns`` (a shortlisted export's), tokens are columns and the
+        log-probabilities those of the columns ``[R, C]``. No checks: the search calls it
+        every step with what ``encode`` and the last step gave (``Decoder.step``'s
+        contract)."""
+        layer = self.output_layer
+        if columns is not None:
+            tokens, layer = columns.ids[tokens], (columns.weight, columns.bias)
         given = {
             "tokens": tokens,
             "keys": encoded.keys,
@@ -635,6 +876,8 @@ class OnnxTranslator:
             "step": np.array(t, dtype=np.int64),
             **state,
         }
+        if layer is not None:
+            given["out_weight"], given["out_bias"] = layer
         outputs = dict(
             zip(
                 self.step_outputs,
@@ -653,11 +896,12 @@ class OnnxTranslator:
     # -- search
 
     def greedy(
-        self, encoded: Encoded, limits: np.ndarray
+        self, encoded: Encoded, limits: np.ndarray, columns: Columns | None = None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Greedy search (``luong.search.greedy.greedy_steps``): tokens, log_probs ``[B, T]``
         and weights ``[B, T, S]``, T <= max(limits); after a row is done its tokens are PAD.
-        A row that is done leaves the batch once half of the rows still decoded are done."""
+        A row that is done leaves the batch once half of the rows still decoded are done.
+        ``columns``: a shortlist's (``run_step``; the tokens are then columns)."""
         batch = len(limits)
         tokens = np.full(batch, BOS, dtype=np.int64)
         rows = np.arange(batch)
@@ -665,7 +909,7 @@ class OnnxTranslator:
         state = encoded.state
         steps = []
         for t in range(int(limits.max())):
-            log_probs, state, weights = self.run_step(tokens, state, encoded, rows, t)
+            log_probs, state, weights = self.run_step(tokens, state, encoded, rows, t, columns)
             tokens = log_probs.argmax(axis=1)
             steps.append((rows, tokens, log_probs[np.arange(len(rows)), tokens], weights))
             done = done | (tokens == EOS) | (limits[rows] <= t + 1)
@@ -686,10 +930,16 @@ class OnnxTranslator:
         return out_tokens, out_log_probs, out_weights
 
     def beam(
-        self, encoded: Encoded, limits: np.ndarray, options: SearchOptions
+        self,
+        encoded: Encoded,
+        limits: np.ndarray,
+        options: SearchOptions,
+        columns: Columns | None = None,
     ) -> list[list[Hypothesis]]:
-        """Beam search (``luong.search.beam.search_beams``, without a prefix): per sentence,
-        its n-best list, sorted by s(Y, X) recomputed in float64.
+        """Beam search (``luong.search.beam.search_beams`` as luong decodes: without a prefix,
+        ``prune=False``): per sentence, its n-best list, sorted by s(Y, X) recomputed in
+        float64. ``columns``: a shortlist's (``run_step``; the hypotheses' tokens are then
+        columns).
 
         Raises:
             ValueError: the model's scores are NaN (weights that overflow).
@@ -698,9 +948,6 @@ class OnnxTranslator:
         k, n, alpha = options.beam, options.nbest, options.alpha
         limits = np.maximum(limits, 1)
         min_lens = np.minimum(limits, options.min_len + 1) - 1
-        floor = None
-        if n == 1 and k > 1:
-            floor = self._greedy_floor(encoded, limits, min_lens, options)
         sentences = np.arange(batch)
         alive = np.full((batch, k), -np.inf, dtype=np.float32)  # the open beams' log P
         alive[:, 0] = 0.0
@@ -715,7 +962,7 @@ class OnnxTranslator:
         tokens = np.full(batch, BOS, dtype=np.int64)
         last = int(limits.max())
         for t in range(last):
-            log_probs, state, weights = self.run_step(tokens, state, encoded, live // k, t)
+            log_probs, state, weights = self.run_step(tokens, state, encoded, live // k, t, columns)
             early = t < min_lens[live // k]
             log_probs[early, EOS] = -np.inf
             # The k best of the B x k x V extensions are among each row's own k best.
@@ -763,8 +1010,6 @@ class OnnxTranslator:
             alive = np.where(ends, -np.inf, score).astype(np.float32)
             g_on = g_kept & ~ends
             greedy = np.where(g_on.any(axis=1), g_on.argmax(axis=1), -1)
-            if floor is not None:  # beams that cannot beat greedy search's hypothesis
-                alive[(alive < floor[:, None]) & ~g_on] = -np.inf
             history.append((token, parent, token_lp, row, weights))
             # No open beam can beat the n-th in the pool: the sentence is done.
             with np.errstate(invalid="ignore"):
@@ -785,26 +1030,6 @@ class OnnxTranslator:
             tokens = token.reshape(-1)[next_live]
             live = next_live
         return self._collect(pool, history, encoded.lengths, options)
-
-    def _greedy_floor(
-        self, encoded: Encoded, limits: np.ndarray, min_lens: np.ndarray, options: SearchOptions
-    ) -> np.ndarray:
-        """The log P ``[B]`` below which an open beam cannot beat greedy search's hypothesis
-        (``luong.search.beam.greedy_floor``)."""
-        tokens, log_probs, weights = self.greedy(encoded, limits)
-        steps = tokens.shape[1]
-        is_eos = (tokens == EOS) & (np.arange(steps) < limits[:, None])
-        ended = is_eos.any(axis=1)
-        length = np.where(ended, is_eos.argmax(axis=1) + 1, np.minimum(limits, steps))
-        within = np.arange(steps) < length[:, None]
-        log_p = np.where(within, log_probs, np.float32(0.0)).sum(axis=1, dtype=np.float32)
-        score = log_p / _length_penalties(length, options.alpha)
-        if options.beta:
-            coverage = (weights * within[:, :, None]).sum(axis=1, dtype=np.float32)
-            score = score + coverage_penalty(coverage, encoded.mask, options.beta)
-        floor = score * _length_penalties(limits, options.alpha)
-        floor = floor - np.float32(1e-4) * (1 + np.abs(floor))
-        return np.where(ended & (length <= min_lens), -np.inf, floor).astype(np.float32)
 
     def _collect(
         self,
@@ -898,6 +1123,16 @@ def _top(values: np.ndarray, k: int) -> np.ndarray:
     return np.take_along_axis(part, order, axis=1)
 
 
+def _in_vocabulary(lists: list[list[Hypothesis]], columns: Columns) -> list[list[Hypothesis]]:
+    """Hypotheses whose tokens are ``columns``' columns, with their target ids instead
+    (``luong.search.text``'s)."""
+    ids = columns.ids.tolist()
+    return [
+        [Hypothesis([ids[c] for c in h.tokens], h.score, h.log_probs, h.attention) for h in hyps]
+        for hyps in lists
+    ]
+
+
 def _length_penalties(lengths: np.ndarray, alpha: float) -> np.ndarray:
     """lp of each length ``[B]`` in float32 (``luong.search.penalties.length_penalties``)."""
     return ((np.float32(5.0) + lengths.astype(np.float32)) / np.float32(6.0)) ** np.float32(alpha)
@@ -986,12 +1221,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--max-len", type=int, help="the most output tokens (default: 2 x source + 10)"
     )
+    parser.add_argument(
+        "--shortlist",
+        type=int,
+        metavar="K",
+        help="the output layer over a lexical shortlist only: the K most likely target pieces "
+        "of each source piece in a call, the most frequent ones and the specials; 0: the full "
+        "vocabulary, exact (default: the export's shortlist whole when it has one)",
+    )
     parser.add_argument("--batch-size", type=int, default=512, help="sources per search call")
     parser.add_argument("--threads", type=int, default=0, help="onnxruntime threads (0: auto)")
     args = parser.parse_args(argv)
     try:
         options = SearchOptions(
-            args.beam, args.nbest, args.alpha, args.beta, args.min_len, args.max_len
+            args.beam, args.nbest, args.alpha, args.beta, args.min_len, args.max_len, args.shortlist
         )
         model = OnnxTranslator(args.folder, args.threads)
         if args.input is None:
