@@ -308,7 +308,9 @@ def main() -> None:
     if args.json:
         del base["outputs"]
         with open(args.json, "w", encoding="utf-8") as f:
-            json.dump({"offline": base, "served": rows, "args": vars(args)}, f, indent=2)
+            json.dump(
+                {"offline": base, "served": rows, "args": vars(args)}, f, indent=2, default=str
+            )
 
 
 if __name__ == "__main__":
