@@ -29,6 +29,7 @@ column of every step's tables, and the output limit grows to hold them).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import typing
 from dataclasses import dataclass, field
@@ -134,9 +135,17 @@ def option(
     return {"option": OptionSpec(help, low, above, high, choices, max_chars, metavar)}
 
 
-def option_specs(cls: type) -> list[tuple[dataclasses.Field[Any], Any, OptionSpec]]:
+def option_specs(cls: type) -> tuple[tuple[dataclasses.Field[Any], Any, OptionSpec], ...]:
     """Each field of the options dataclass ``cls`` (``SearchOptions`` or a subclass), with
-    its resolved type and its ``OptionSpec``, in order."""
+    its resolved type and its ``OptionSpec``, in order. Computed once a class (cached: a
+    class's fields and hints do not change): every options value checks its fields with
+    them on construction, and ``typing.get_type_hints`` each time was a fifth of a server's
+    interpreter time under 64 clients (docs/performance.md)."""
+    return _option_specs(cls)
+
+
+@functools.cache
+def _option_specs(cls: type) -> tuple[tuple[dataclasses.Field[Any], Any, OptionSpec], ...]:
     hints = typing.get_type_hints(cls)
     specs = []
     for f in dataclasses.fields(cls):
@@ -146,7 +155,7 @@ def option_specs(cls: type) -> list[tuple[dataclasses.Field[Any], Any, OptionSpe
                 f"{cls.__name__}.{f.name}: expected metadata=option(...), got none"
             )
         specs.append((f, hints[f.name], spec))
-    return specs
+    return tuple(specs)
 
 
 def _number(value: object) -> bool:
