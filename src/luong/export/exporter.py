@@ -37,7 +37,6 @@ the traced one, and an export that differs by more than ``TOLERANCE`` is refused
 from __future__ import annotations
 
 import copy
-import hashlib
 import importlib.util
 import json
 import shutil
@@ -282,8 +281,7 @@ def export_onnx(model: Seq2Seq, out: str | Path) -> Path:
             # What the runtime checks the vocabulary files against: a symbol edited in one
             # would decode other text, silently.
             runtime.VOCAB_SHA256: {
-                name: hashlib.sha256((tmp / name).read_bytes()).hexdigest()
-                for name in (SRC_VOCAB, TGT_VOCAB)
+                name: runtime.file_sha256(tmp / name) for name in (SRC_VOCAB, TGT_VOCAB)
             },
             "runtime": runtime.RUNTIME,
         }
