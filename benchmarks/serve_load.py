@@ -101,6 +101,33 @@ def get(url: str) -> Any:
         return json.loads(answer.read())
 
 
+def figures(
+    port: int,
+    before: dict[str, int],
+    clients: int,
+    requests: int,
+    per_request: int,
+    wall: float,
+    latencies: list[float],
+    wrong: int,
+) -> dict[str, Any]:
+    """A served run's row: throughput, latency percentiles, the requests a batch held since
+    the server's ``/health`` counters read ``before``, and the answers unlike offline's."""
+    after = get(f"http://127.0.0.1:{port}/health")["batcher"]
+    batches = after["batches"] - before["batches"]
+    return {
+        "clients": clients,
+        "per_request": per_request,
+        "requests": requests,
+        "sentences_per_s": requests * per_request / wall,
+        "p50_ms": 1000 * percentile(latencies, 50),
+        "p99_ms": 1000 * percentile(latencies, 99),
+        "requests_per_batch": (after["requests"] - before["requests"]) / max(batches, 1),
+        "wrong": wrong,
+        "load": load_average(),
+    }
+
+
 def served(
     port: int,
     sources: list[str],
@@ -145,19 +172,7 @@ def served(
         return time.perf_counter() - start
 
     wall = asyncio.run(run_all())
-    after = get(f"http://127.0.0.1:{port}/health")["batcher"]
-    batches = after["batches"] - before["batches"]
-    return {
-        "clients": clients,
-        "per_request": per_request,
-        "requests": requests,
-        "sentences_per_s": requests * per_request / wall,
-        "p50_ms": 1000 * percentile(latencies, 50),
-        "p99_ms": 1000 * percentile(latencies, 99),
-        "requests_per_batch": (after["requests"] - before["requests"]) / max(batches, 1),
-        "wrong": wrong,
-        "load": load_average(),
-    }
+    return figures(port, before, clients, requests, per_request, wall, latencies, wrong)
 
 
 def served_libretranslate(
@@ -198,19 +213,7 @@ def served_libretranslate(
     for thread in threads:
         thread.join()
     wall = time.perf_counter() - start
-    after = get(f"http://127.0.0.1:{port}/health")["batcher"]
-    batches = after["batches"] - before["batches"]
-    return {
-        "clients": clients,
-        "per_request": 1,
-        "requests": requests,
-        "sentences_per_s": requests / wall,
-        "p50_ms": 1000 * percentile(latencies, 50),
-        "p99_ms": 1000 * percentile(latencies, 99),
-        "requests_per_batch": (after["requests"] - before["requests"]) / max(batches, 1),
-        "wrong": wrong[0],
-        "load": load_average(),
-    }
+    return figures(port, before, clients, requests, 1, wall, latencies, wrong[0])
 
 
 def read_sources(data: Path | None, n: int) -> list[str]:
