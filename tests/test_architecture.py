@@ -46,7 +46,7 @@ FLOORS: list[tuple[str, set[str]]] = [
     ("attention, encoder, tensor files", {
         "luong.attention", "luong.encoder", "luong.tensor_files",
     }),
-    ("the decoder's fused recurrence", {"luong.recurrence"}),
+    ("the decoder's fused recurrence, the fused loss", {"luong.recurrence", "luong.loss"}),
     ("decoder, metrics, subwords, shortlists", {
         "luong.decoder", "luong.metrics", "luong.subword", "luong.shortlist",
     }),

@@ -10,12 +10,12 @@ import math
 from contextlib import nullcontext
 
 import torch
-import torch.nn.functional as F
 
 from luong.batching import Batch
 from luong.config.train import TrainConfig
 from luong.devices import autocast
 from luong.distributed import World
+from luong.loss import cross_entropy
 from luong.model import Seq2Seq
 from luong.vocab import Vocab
 
@@ -55,16 +55,17 @@ def loss_of(
 ) -> torch.Tensor:
     """Cross-entropy of a teacher-forced batch over its real target tokens (EOS included):
     their mean, or with ``reduction="sum"`` their sum (gradient accumulation divides the sums
-    of several batches by their tokens in all).
+    of several batches by their tokens in all); in float32 whatever the logits' dtype
+    (``luong.loss``).
 
     ``model`` is a ``Seq2Seq`` or a wrapper with its ``forward`` (DistributedDataParallel)."""
     logits = model(batch.src, batch.src_lengths, batch.tgt[:, :-1])  # [B, T, V]
-    return F.cross_entropy(
+    return cross_entropy(
         logits.reshape(-1, logits.shape[-1]),
         batch.tgt[:, 1:].reshape(-1),
-        ignore_index=Vocab.pad_id,
-        label_smoothing=label_smoothing,
-        reduction=reduction,
+        Vocab.pad_id,
+        label_smoothing,
+        reduction,
     )
 
 
