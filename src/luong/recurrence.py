@@ -106,24 +106,26 @@ def recur(
     tensors = (
         gates, hidden, cell, feed, keys, proj, mask, feed_weight, combine_weight, *layer_weights,
     )  # fmt: skip
-    if not _autocast_on(gates.device.type):
-        attentional, weights = _Recur.apply(spec, *tensors)
+    device_type = gates.device.type
+    if not _autocast_on(device_type):
+        attentional, weights = _Recur.apply(spec, None, *tensors)
         return attentional, weights
-    # Under autocast (--precision bf16 or fp16) the gates, keys and states come in bfloat16
-    # or float16 while the weights stay float32, and the forward writes every step into
-    # buffers of one dtype with out=. So the recurrence computes in its weights' dtype
-    # (float32): its inputs cast to it and autocast off inside, in the backward too
-    # (``_without_autocast``). torch.amp.custom_fwd(cast_inputs=torch.float32) and
-    # custom_bwd do the same, but each is bound to one device type when the class is
-    # defined, and this runs on the CPU, CUDA and MPS alike. Autograd records the casts:
-    # each input's gradient comes back in its own dtype. Why float32 inside: bfloat16 keeps
-    # 8 bits, and T steps of saturating cells would compound its rounding, while a chain of
-    # small per-step products gains little from half precision (docs/performance.md,
-    # "Mixed precision").
+    # Under autocast (--precision bf16, or fp16 on CUDA) the gates, keys and states come in
+    # bfloat16 or float16 while the weights stay float32. The recurrence keeps its states,
+    # cells and every elementwise step in float32 (T steps of saturating cells would compound
+    # bfloat16's 8-bit rounding), and runs its matrix products in autocast's dtype: the
+    # weights cast once per call (once per training step), each step's operands cast as they
+    # are made, each weight's gradient one low-precision product over all steps with float32
+    # accumulation inside the kernel. So its inputs are cast to the weights' dtype and
+    # autocast is off inside, in the backward too (``_without_autocast``); autograd records
+    # the casts, and each input's gradient comes back in its own dtype.
+    # torch.amp.custom_fwd and custom_bwd would do the same, but each is bound to one device
+    # type when the class is defined, and this runs on the CPU, CUDA and MPS alike.
     dtype = combine_weight.dtype
+    low = torch.get_autocast_dtype(device_type)
     cast = [t.to(dtype) if t is not None and t.is_floating_point() else t for t in tensors]
-    with torch.autocast(gates.device.type, enabled=False):
-        attentional, weights = _Recur.apply(spec, *cast)
+    with torch.autocast(device_type, enabled=False):
+        attentional, weights = _Recur.apply(spec, low, *cast)
     return attentional, weights
 
 
@@ -269,11 +271,52 @@ def _rows(tensor: Tensor) -> Tensor:
     return tensor.reshape(-1, tensor.shape[-1])
 
 
+class _Products:
+    """How the recurrence multiplies: in its tensors' own dtype (``low`` None: float32, the
+    code path of a float32 run, bit for bit), or with each product's operands in ``low``
+    (bfloat16 or float16) while everything elementwise stays in float32. A product whose
+    result joins a float32 value returns float32 (the low-precision kernels accumulate in
+    float32 inside; their result is rounded to ``low`` once)."""
+
+    def __init__(self, low: torch.dtype | None) -> None:
+        self.low = low
+
+    def cast(self, tensor: Tensor) -> Tensor:
+        """``tensor`` as a product's operand."""
+        return tensor if self.low is None else tensor.to(self.low)
+
+    def shadow(self, buffer: Tensor) -> Tensor:
+        """A buffer of ``buffer``'s shape for the products' copies of its values (the buffer
+        itself in float32)."""
+        return buffer if self.low is None else torch.empty_like(buffer, dtype=self.low)
+
+    def mirror(self, shadow: Tensor, value: Tensor) -> None:
+        """Copy ``value`` into its ``shadow`` (nothing when they are one tensor)."""
+        if shadow is not value:
+            shadow.copy_(value)
+
+    def addmm(self, bias: Tensor, a: Tensor, b: Tensor, out: Tensor | None = None) -> Tensor:
+        """bias + a b in ``bias``'s dtype (into ``out`` when given), a and b operands
+        (``cast``)."""
+        if self.low is None:
+            return torch.addmm(bias, a, b, out=out)
+        return torch.add(bias, torch.mm(a, b), out=out)
+
+    def mm(self, a: Tensor, b: Tensor, dtype: torch.dtype) -> Tensor:
+        """a b in ``dtype``."""
+        return torch.mm(a, b).to(dtype)
+
+    def over_steps(self, a: Tensor, b: Tensor, dtype: torch.dtype) -> Tensor:
+        """a^T b over the T x B rows of all steps (a weight's gradient), in ``dtype``."""
+        return self.cast(a).t().mm(self.cast(b)).to(dtype)
+
+
 class _Recur(torch.autograd.Function):
     @staticmethod
     def forward(
         ctx: Any,
         spec: Recurrence,
+        low: torch.dtype | None,
         gates: Tensor,
         hidden: Tensor,
         cell: Tensor | None,
@@ -287,9 +330,12 @@ class _Recur(torch.autograd.Function):
     ) -> tuple[Tensor, Tensor]:
         steps, batch, width = gates.shape
         d, key_dim, layers = hidden.shape[-1], keys.shape[-1], spec.layers
+        ops = _Products(low)
         new = hidden.new_empty
         # Every per-step value the backward reads goes into a [T (+ 1), B, ...] buffer, so the
-        # weights' gradients are one product over the rows of all steps.
+        # weights' gradients are one product over the rows of all steps. In low precision,
+        # the values that products read have a low-precision copy (``shadow``), written once
+        # as the step makes them, read by the next steps' products and by the backward's.
         states = [new(steps + 1, batch, d) for _ in range(layers)]  # h^l_0 .. h^l_T
         cells = [new(steps + 1, batch, d) for _ in range(layers)] if spec.lstm else []
         # GRU: r, z, n; LSTM: i, f, g, o, tanh(c_t).
@@ -306,13 +352,23 @@ class _Recur(torch.autograd.Function):
         feeds = new(steps + 1, batch, d)  # h~_0 .. h~_T
         contexts = new(steps, batch, key_dim)
         weights = new(steps, batch, keys.shape[1])
+        states_low = [ops.shadow(x) for x in states]
+        feeds_low, contexts_low = ops.shadow(feeds), ops.shadow(contexts)
         for layer in range(layers):
             states[layer][0] = hidden[layer]
+            ops.mirror(states_low[layer][0], states[layer][0])
             if cell is not None:
                 cells[layer][0] = cell[layer]
         feeds[0] = feed
+        ops.mirror(feeds_low[0], feeds[0])
+        # The weights as the products read them: cast once for the whole call.
+        low_weights = [ops.cast(w) for w in layer_weights]
+        # The attention's reads, each sentence's keys by its own query ([B, 1, d] x [B, d, S]
+        # and [B, 1, S] x [B, S, K]), stay float32: batched products this small ran 1.5 to 3
+        # times slower in bfloat16 than in float32 here (docs/performance.md).
+        feed_t, combine = ops.cast(feed_weight).t(), ops.cast(combine_weight)
         proj_t, combine_context, combine_query = (
-            proj.transpose(-2, -1), combine_weight[:, :key_dim].t(), combine_weight[:, key_dim:].t()
+            proj.transpose(-2, -1), combine[:, :key_dim].t(), combine[:, key_dim:].t()
         )  # fmt: skip
         # The mask as a bias added to the scores: 0 at real positions, -inf at padding (what
         # masked_softmax fills in), and 0 throughout a row with no real position, whose
@@ -323,32 +379,33 @@ class _Recur(torch.autograd.Function):
         shared = proj.dim() == 2  # one proj_s for every sentence (location)
         empty = bool(empty_rows.any())
         for t in range(steps):
-            gates_in = torch.addmm(gates[t], feeds[t], feed_weight.t())
+            gates_in = ops.addmm(gates[t], feeds_low[t], feed_t)
             for layer in range(layers):
-                w_hh, b_hh = layer_weights[4 * layer], layer_weights[4 * layer + 1]
+                w_hh, b_hh = low_weights[4 * layer].t(), layer_weights[4 * layer + 1]
                 h = states[layer][t]
                 if layer > 0:
-                    w_ih, b_ih = layer_weights[4 * layer - 2], layer_weights[4 * layer - 1]
+                    w_ih, b_ih = low_weights[4 * layer - 2].t(), layer_weights[4 * layer - 1]
                     x = states[layer - 1][t + 1]
                     if spec.dropout:
                         # The mask F.dropout would draw for x (same shape, same generator).
                         drop = F.dropout(torch.ones_like(x), spec.dropout, True)
                         masks[layer - 1][t] = drop
                         x = torch.mul(x, drop, out=below[layer - 1][t])
-                    gates_in = torch.addmm(b_ih, x, w_ih.t())
+                    gates_in = ops.addmm(b_ih, ops.cast(x), w_ih)
                 if spec.lstm:
-                    summed = torch.addmm(gates_in + b_hh, h, w_hh.t())
+                    summed = ops.addmm(gates_in + b_hh, states_low[layer][t], w_hh)
                     _lstm_forward(
                         summed, cells[layer][t], acts[layer][t], cells[layer][t + 1],
                         states[layer][t + 1],
                     )  # fmt: skip
                 else:
-                    gates_h = torch.addmm(b_hh, h, w_hh.t(), out=recurrent[layer][t])
+                    gates_h = ops.addmm(b_hh, states_low[layer][t], w_hh, out=recurrent[layer][t])
                     step_acts = acts[layer][t]
                     _gru_forward(
                         gates_in, gates_h, h, step_acts[:, : 2 * d], step_acts[:, 2 * d :],
                         states[layer][t + 1],
                     )  # fmt: skip
+                ops.mirror(states_low[layer][t + 1], states[layer][t + 1])
             top = states[-1][t + 1]
             if shared:
                 scores = torch.addmm(bias, top, proj_t)  # [B, S]
@@ -356,12 +413,19 @@ class _Recur(torch.autograd.Function):
                 scores = torch.baddbmm(bias.unsqueeze(1), top.unsqueeze(1), proj_t).squeeze(1)
             weights[t] = scores.softmax(1) if not empty else scores.softmax(1) * mask
             torch.bmm(weights[t].unsqueeze(1), keys, out=contexts[t].unsqueeze(1))
-            combined = torch.addmm(contexts[t].mm(combine_context), top, combine_query)
-            torch.tanh(combined, out=feeds[t + 1])
+            ops.mirror(contexts_low[t], contexts[t])
+            combined = torch.addmm(
+                contexts_low[t].mm(combine_context), states_low[-1][t + 1], combine_query
+            )
+            torch.tanh(combined.to(feeds.dtype), out=feeds[t + 1])  # tanh in float32
+            ops.mirror(feeds_low[t + 1], feeds[t + 1])
         ctx.set_materialize_grads(False)
-        ctx.spec = spec
-        ctx.buffers = (states, cells, acts, recurrent, below, masks, feeds, contexts, weights)
-        ctx.save_for_backward(keys, proj, feed_weight, combine_weight, *layer_weights)
+        ctx.spec, ctx.ops = spec, ops
+        ctx.buffers = (
+            states, cells, acts, recurrent, below, masks, feeds, weights, states_low, feeds_low,
+            contexts_low,
+        )  # fmt: skip
+        ctx.save_for_backward(keys, proj, ops.cast(feed_weight), combine, *low_weights)
         return feeds[1:].transpose(0, 1).contiguous(), weights.transpose(0, 1).contiguous()
 
     @staticmethod
@@ -371,10 +435,17 @@ class _Recur(torch.autograd.Function):
         ctx: Any, grad_out: Tensor | None, grad_weights: Tensor | None
     ) -> tuple[Tensor | None, ...]:
         spec: Recurrence = ctx.spec
+        ops: _Products = ctx.ops
+        # The weights and keys as the products read them (in low precision, the forward's
+        # casts).
         keys, proj, feed_weight, combine_weight, *layer_weights = ctx.saved_tensors
-        states, cells, acts, recurrent, below, masks, feeds, contexts, weights = ctx.buffers
+        (
+            states, cells, acts, recurrent, below, masks, feeds, weights, states_low, feeds_low,
+            contexts_low,
+        ) = ctx.buffers  # fmt: skip
         layers = spec.layers
         steps, batch, d = feeds.shape[0] - 1, feeds.shape[1], feeds.shape[2]
+        full = feeds.dtype  # float32: the dtype of every gradient returned
         if grad_out is None:  # only the attention weights were used
             grad_out = feeds.new_zeros(batch, steps, d)
         key_dim, width = keys.shape[-1], feed_weight.shape[0]
@@ -399,7 +470,12 @@ class _Recur(torch.autograd.Function):
         ]
         for t in reversed(range(steps)):
             pre = torch.mul(grad_feed, through_tanh[t], out=grad_pre[t])
-            g_context = torch.mm(pre, combine_context, out=grad_context[t])
+            pre_low = ops.cast(pre)
+            if ops.low is None:
+                g_context = torch.mm(pre, combine_context, out=grad_context[t])
+            else:
+                g_context = grad_context[t]
+                g_context.copy_(torch.mm(pre_low, combine_context))
             g_weights = torch.bmm(g_context.unsqueeze(1), keys_t).squeeze(1)  # [B, S]
             if grad_weights is not None:
                 g_weights = g_weights + grad_weights[:, t]
@@ -411,41 +487,53 @@ class _Recur(torch.autograd.Function):
                 g_query = g_scores.mm(proj)
             else:
                 g_query = torch.bmm(g_scores.unsqueeze(1), proj).squeeze(1)
-            grad_h[-1] = torch.addmm(g_query + grad_h[-1], pre, combine_query)
+            grad_h[-1] = ops.addmm(g_query + grad_h[-1], pre_low, combine_query)
+            g_gates: Tensor | None = None  # layer 0's input-gate gradient as an operand
             for layer in reversed(range(layers)):
                 w_hh = layer_weights[4 * layer]
                 if spec.lstm:
                     grad_c[layer] = _lstm_step_backward(
                         grad_h[layer], grad_c[layer], t, factors[layer], grad_in[layer][t]
                     )
-                    grad_h[layer] = grad_in[layer][t].mm(w_hh)
+                    g_gates = ops.cast(grad_in[layer][t])
+                    grad_h[layer] = ops.mm(g_gates, w_hh, full)
                 else:
                     direct = _gru_step_backward(
                         grad_h[layer], t, factors[layer], grad_in[layer][t], grad_rec[layer][t]
                     )
-                    grad_h[layer] = torch.addmm(direct, grad_rec[layer][t], w_hh)
+                    grad_h[layer] = ops.addmm(direct, ops.cast(grad_rec[layer][t]), w_hh)
+                    g_gates = ops.cast(grad_in[layer][t])
                 if layer > 0:
-                    g_below = grad_in[layer][t].mm(layer_weights[4 * layer - 2])
+                    g_below = ops.mm(g_gates, layer_weights[4 * layer - 2], full)
                     if spec.dropout:
                         g_below = g_below * masks[layer - 1][t]
                     grad_h[layer - 1] = g_below + grad_h[layer - 1]
             # h~_{t-1}: its own gradient and that through step t's input feed.
-            before = grad_out[:, t - 1] if t else grad_out.new_zeros(())
-            grad_feed = torch.addmm(before, grad_in[0][t], feed_weight)
+            before = grad_out[:, t - 1] if t else grad_out.new_zeros(batch, d)
+            assert g_gates is not None  # layers >= 1
+            grad_feed = ops.addmm(before, g_gates, feed_weight)
         # Each weight's gradient: one product over the T x B rows of all steps.
         g_pre = _rows(grad_pre)
         grad_combine = torch.cat(
-            [g_pre.t().mm(_rows(contexts)), g_pre.t().mm(_rows(states[-1][1:]))], dim=1
+            [
+                ops.over_steps(g_pre, _rows(contexts_low), full),
+                ops.over_steps(g_pre, _rows(states_low[-1][1:]), full),
+            ],
+            dim=1,
         )
-        grad_feed_weight = _rows(grad_in[0]).t().mm(_rows(feeds[:-1]))
+        grad_feed_weight = ops.over_steps(_rows(grad_in[0]), _rows(feeds_low[:-1]), full)
         grad_layers: list[Tensor] = []
         for layer in range(layers):
             if layer > 0:
                 g_in = _rows(grad_in[layer])
-                grad_layers += [g_in.t().mm(_rows(below[layer - 1])), g_in.sum(0)]
+                grad_layers += [ops.over_steps(g_in, _rows(below[layer - 1]), full), g_in.sum(0)]
             g_rec = _rows(grad_rec[layer])
-            grad_layers += [g_rec.t().mm(_rows(states[layer][:-1])), g_rec.sum(0)]
-        # The keys' and projections' gradients over all steps, one batched product each.
+            grad_layers += [
+                ops.over_steps(g_rec, _rows(states_low[layer][:-1]), full),
+                g_rec.sum(0),
+            ]
+        # The keys' and projections' gradients over all steps, one batched product each (in
+        # float32, as the attention's reads in the forward).
         grad_keys = torch.bmm(weights.permute(1, 2, 0), grad_context.transpose(0, 1))
         if proj.dim() == 2:
             grad_proj = _rows(grad_scores).t().mm(_rows(states[-1][1:]))
@@ -454,6 +542,6 @@ class _Recur(torch.autograd.Function):
         grad_hidden = torch.stack(grad_h)
         grad_cell = torch.stack(grad_c) if spec.lstm else None
         return (
-            None, grad_in[0], grad_hidden, grad_cell, grad_feed, grad_keys, grad_proj, None,
-            grad_feed_weight, grad_combine, *grad_layers,
+            None, None, grad_in[0], grad_hidden, grad_cell, grad_feed, grad_keys, grad_proj,
+            None, grad_feed_weight, grad_combine, *grad_layers,
         )  # fmt: skip
