@@ -138,12 +138,17 @@ def masked_softmax(scores: Tensor, mask: Tensor) -> Tensor:
     Padded scores become -inf before the softmax, so padded weights are exactly 0 and the
     real ones sum to 1 whatever the scores' magnitude. A row with no real position gets all-zero
     weights; its scores are replaced by zeros first, so no NaN appears in forward or backward.
-    No value is read on the host.
+    No value is read on the host. Under autocast the weights are float32.
     """
     filled = scores.masked_fill(~mask, float("-inf"))
     empty = ~mask.any(dim=-1, keepdim=True)  # [B, 1]
     filled = filled.masked_fill(empty, 0.0)  # an all -inf row would give 0/0
-    return filled.softmax(dim=-1).masked_fill(~mask, 0.0)
+    # Under autocast the weights are float32, as CUDA's autocast makes every softmax (the
+    # CPU's leaves it in bfloat16): weights of 8 bits would not sum to 1.
+    device = scores.device.type
+    autocast = torch.amp.is_autocast_available(device) and torch.is_autocast_enabled(device)
+    wide = torch.promote_types(scores.dtype, torch.float32) if autocast else scores.dtype
+    return filled.softmax(dim=-1, dtype=wide).masked_fill(~mask, 0.0)
 
 
 def read(weights: Tensor, keys: Tensor) -> Tensor:

@@ -416,10 +416,14 @@ class Decoder(nn.Module):
                 below = F.dropout(hiddens[-1], self.p_dropout, self.training)
                 gates_in = linear(below, weight_ih, bias_ih)
             gates_h = linear(state.hidden[layer], weight_hh, bias_hh)
+            # The cells step in float32 whatever the products' dtype (under bf16 autocast
+            # they come in bfloat16): a state rounded to 8 bits at every step would compound.
+            wide = torch.promote_types(gates_h.dtype, torch.float32)
+            gates_in, gates_h = gates_in.to(wide), gates_h.to(wide)
             if state.cell is None:
-                h = _gru(gates_in, gates_h, state.hidden[layer])
+                h = _gru(gates_in, gates_h, state.hidden[layer].to(wide))
             else:
-                h, c = _lstm(gates_in, gates_h, state.cell[layer])
+                h, c = _lstm(gates_in, gates_h, state.cell[layer].to(wide))
                 cells.append(c)
             hiddens.append(h)
         return torch.stack(hiddens), (torch.stack(cells) if cells else None)
