@@ -22,7 +22,9 @@ collapses (``benchmarks/threads.py``, docs/performance.md).
 
 from __future__ import annotations
 
+import ctypes
 import os
+import platform
 from collections.abc import Mapping
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
@@ -36,9 +38,13 @@ __all__ = [
     "AUTOCAST_DTYPES",
     "THREADS_VARIABLE",
     "autocast",
+    "bf16_units",
     "check_precision",
+    "computes_in",
     "default_threads",
+    "precision_note",
     "resolve_device",
+    "reuse_freed_memory",
     "use_threads",
 ]
 
@@ -105,18 +111,72 @@ def check_precision(precision: str, device: torch.device, name: str = "precision
         )
 
 
-def autocast(precision: str, device: torch.device) -> AbstractContextManager[Any]:
-    """The context a forward pass in ``precision`` runs in on ``device``: ``torch.autocast``
-    to bfloat16 (bf16) or float16 (fp16), nothing for fp32. Autocast state is per thread:
-    enter it in the thread that runs the model.
+def bf16_units() -> bool:
+    """Whether this CPU multiplies bfloat16 in units of its own: AVX-512 BF16 (its dot
+    products: 4.3 to 4.7 times float32's rate on the translation preset's shapes here, one
+    thread, docs/performance.md) or AMX. Elsewhere oneDNN converts bfloat16 to float32 and
+    back around float32 products, slower than float32 alone."""
+    probes = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
+    return any(bool(getattr(torch.cpu, probe, lambda: False)()) for probe in probes)
+
+
+def computes_in(precision: str, device: torch.device) -> str:
+    """The precision a model asked to compute in ``precision`` on ``device`` computes in:
+    the same, but for bf16 on a CPU without bfloat16 units (``bf16_units``), fp32.
 
     Raises:
         ValueError: ``check_precision``'s.
     """
     check_precision(precision, device)
+    if precision == "bf16" and device.type == "cpu" and not bf16_units():
+        return "fp32"
+    return precision
+
+
+def precision_note(precision: str, device: torch.device) -> str | None:
+    """The line that says a precision asked for is not the one computed in here
+    (``computes_in``), or None when it is."""
+    if computes_in(precision, device) == precision:
+        return None
+    return (
+        "warning: this CPU has no bfloat16 units (AVX-512 BF16 or AMX), so bf16 would be "
+        "slower than fp32 here: computing in fp32"
+    )
+
+
+def autocast(precision: str, device: torch.device) -> AbstractContextManager[Any]:
+    """The context a forward pass in ``precision`` runs in on ``device``: ``torch.autocast``
+    to bfloat16 (bf16) or float16 (fp16), nothing for fp32, nor for bf16 where it computes in
+    fp32 (``computes_in``). Autocast state is per thread: enter it in the thread that runs
+    the model.
+
+    Raises:
+        ValueError: ``check_precision``'s.
+    """
+    precision = computes_in(precision, device)
     if precision == "fp32":
         return nullcontext()
     return torch.autocast(device.type, AUTOCAST_DTYPES[precision])
+
+
+def reuse_freed_memory() -> None:
+    """Let glibc's malloc keep the large buffers a process frees for its next allocations
+    (``mallopt``: blocks of up to 32 MiB from the heap rather than ``mmap``, and the heap's
+    top not given back below 1 GiB), as a caching allocator does; elsewhere nothing.
+
+    Why: a training step allocates its logits, their float32 copy and their gradient anew
+    (``[N, V]``, 8 to 17 MB each for the translation preset); by default glibc maps each such
+    block afresh and unmaps it when freed, and touching the new pages faulted them in one by
+    one: the loss's ``x - max`` took 34 ms of a 180 ms float32 step, its bf16 copy 27 ms of
+    a 100 ms bf16 step (torch.profiler, docs/performance.md). A process keeps its peak
+    memory instead, as PyTorch's own allocators do on a GPU. Calling it again changes
+    nothing."""
+    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+        return
+    libc = ctypes.CDLL(None)
+    trim_threshold, mmap_threshold = -1, -3  # M_TRIM_THRESHOLD, M_MMAP_THRESHOLD (malloc.h)
+    libc.mallopt(mmap_threshold, 32 << 20)  # glibc's ceiling for it on 64-bit machines
+    libc.mallopt(trim_threshold, 1 << 30)
 
 
 def default_threads(environ: Mapping[str, str] | None = None) -> int:

@@ -24,7 +24,7 @@ from torch.nn.parallel import DistributedDataParallel
 from luong.batching import Batch, ParallelData
 from luong.checkpoint import find_latest
 from luong.config.train import TrainConfig
-from luong.devices import check_precision
+from luong.devices import check_precision, precision_note, reuse_freed_memory
 from luong.distributed import World
 from luong.errors import LuongError, LuongTypeError
 from luong.folder_files import CHECKPOINTS
@@ -108,6 +108,10 @@ class Trainer:
         self.records = Records(self.out, config.tensorboard)  # log.jsonl, TensorBoard
         self.optimizer = make_optimizer(model, config)
         check_precision(config.precision, model.device)  # fp16 only on CUDA
+        note = precision_note(config.precision, model.device)  # bf16 on a CPU without units
+        if note and self.world.main:
+            LOGGER.warning(note)
+        reuse_freed_memory()  # every step's large buffers: no page faults
         # fp16: the loss scaled up before its backward, so that small gradients do not
         # underflow float16; a step whose scaled gradient overflows is skipped and the scale
         # halves (torch.amp.GradScaler). Disabled, it changes nothing.

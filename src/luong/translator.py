@@ -14,6 +14,7 @@ two APIs; search itself is ``luong.search``, the placeholders' mechanisms
 from __future__ import annotations
 
 import json
+import logging
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -28,7 +29,13 @@ from luong.confidence import confidence
 from luong.config.faces import FORMATS
 from luong.config.model import Seq2SeqConfig
 from luong.decoding_defaults import decoding_defaults, with_defaults
-from luong.devices import autocast, check_precision, resolve_device
+from luong.devices import (
+    autocast,
+    check_precision,
+    precision_note,
+    resolve_device,
+    reuse_freed_memory,
+)
 from luong.ensemble import Decodable, Ensemble, members_of
 from luong.errors import LuongError, LuongTypeError
 from luong.glossary import Glossary, Term, enforced_terms, glossary_of
@@ -495,7 +502,12 @@ class Translator:
             )
         if search is not None and not isinstance(search, SearchOptions):
             raise LuongTypeError(f"search: expected SearchOptions, got {type(search).__name__}")
-        check_precision(precision, members_of(model)[0].device)
+        device = members_of(model)[0].device
+        check_precision(precision, device)
+        note = precision_note(precision, device)  # bf16 on a CPU without units
+        if note:
+            logging.getLogger("luong").warning(note)
+        reuse_freed_memory()  # a search's per-step buffers: no page faults
         self.model = model
         self.precision = precision
         self.search = SearchOptions() if search is None else search
