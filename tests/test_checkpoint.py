@@ -80,15 +80,24 @@ CHILD = textwrap.dedent(
         log=lambda message: print(message, flush=True),
     )
     """
-).format(model=MODEL, train=TRAIN, data=DATA)
+)
+CHILD_FP32 = CHILD.format(model=MODEL, train=TRAIN, data=DATA)
+# The same run in bf16: products in bfloat16 (the fused recurrence's too), float32 master
+# weights, optimizer and loss (docs/performance.md, "Mixed precision").
+CHILD_BF16 = CHILD.format(model=MODEL, train={**TRAIN, "precision": "bf16"}, data=DATA)
 
 
 def run_child(
-    out: Path, *, kill_at_replace: int = 0, kill_after: float | None = None, sig: int = 9
+    out: Path,
+    *,
+    kill_at_replace: int = 0,
+    kill_after: float | None = None,
+    sig: int = 9,
+    code: str = CHILD_FP32,
 ) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "OMP_NUM_THREADS": "1", "KILL_AT_REPLACE": str(kill_at_replace)}
     child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, str(out)],
+        [sys.executable, "-c", code, str(out)],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -126,6 +135,14 @@ def assert_same_run(out: Path, reference: tuple[dict, list]) -> None:
         assert torch.equal(weights[name], ref_weights[name]), name
 
 
+@pytest.fixture(scope="module")
+def reference_bf16(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, list]:
+    out = tmp_path_factory.mktemp("reference-bf16") / "run"
+    result = run_child(out, code=CHILD_BF16)
+    assert result.returncode == 0, result.stderr
+    return final_state(out)
+
+
 @pytest.mark.parametrize("kill_at_replace", [2, 7, 12])
 def test_sigkill_during_a_checkpoint_write_then_resume_is_exact(
     tmp_path: Path, reference: tuple[dict, list], kill_at_replace: int
@@ -155,6 +172,27 @@ def test_sigkill_at_a_random_moment_then_resume_is_exact(
     assert resumed.returncode == 0, resumed.stderr
     assert_same_run(out, reference)
     Seq2Seq.from_pretrained(out)
+
+
+def test_a_bf16_run_killed_then_resumed_is_exact(
+    tmp_path: Path, reference: tuple[dict, list], reference_bf16: tuple[dict, list]
+) -> None:
+    """bf16 keeps nothing outside the checkpoint: its master weights, Adam's moments and the
+    loss are float32 as in an fp32 run, and its bfloat16 copies of the weights are made
+    anew from them at every step. Killed while writing a checkpoint, it resumes from the
+    one before to the run that was never killed; the run is its own, not fp32's."""
+    out = tmp_path / "run"
+    killed = run_child(out, kill_at_replace=12, code=CHILD_BF16)
+    assert killed.returncode == -signal.SIGKILL
+    latest = find_latest(out / "checkpoints")
+    assert latest is not None
+    resumed = run_child(out, code=CHILD_BF16)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"resuming from {latest}" in resumed.stdout
+    assert_same_run(out, reference_bf16)
+    assert any(
+        not torch.equal(reference_bf16[0][name], weights) for name, weights in reference[0].items()
+    )
 
 
 def test_sigint_writes_a_checkpoint_and_exits_cleanly(

@@ -73,25 +73,43 @@ def recur_args(lstm: bool, dtype: torch.dtype) -> list[Any]:
 
 
 @pytest.mark.parametrize("lstm", [False, True], ids=["gru", "lstm"])
-def test_under_autocast_the_recurrence_computes_in_float32(lstm: bool) -> None:
-    """bfloat16 activations and float32 weights under autocast: the outputs are exactly
-    those of the recurrence run in float32 on the same (bfloat16-valued) inputs without
-    autocast, in float32; each input's gradient comes back in its own dtype, the float32
-    gradient rounded. A backward called inside autocast gives the same."""
+def test_under_autocast_the_recurrence_multiplies_in_bf16_and_steps_in_float32(lstm: bool) -> None:
+    """bfloat16 activations and float32 weights under autocast: the recurrence's products run
+    in bfloat16 (its outputs differ from the float32 recurrence's on the same inputs), its
+    outputs are float32 and within bfloat16's reach of a float64 oracle (the elementwise
+    steps in float32: 8-bit rounding compounding through the steps would be far off), each
+    input's gradient comes back in its own dtype, close to the oracle's; a backward called
+    inside autocast gives the same, bit for bit.
+
+    Tolerances, relative in norm: bfloat16's unit roundoff is 2^-8 = 3.9e-3, and each output
+    is a few products deep (gates, attention, eq. 5), each rounded once. These weights are
+    drawn from N(0, 1), so the pre-activations are several units wide and their sums cancel:
+    measured here, 1.6 % on an output and 7.3 % on a gradient (the GRU's bias; 2.0 % for the
+    LSTM), against 2e-6 for the float32 recurrence. The bounds are 4 % and 15 %; a trained
+    model's smaller weights do better (the whole-model test below)."""
     args = recur_args(lstm, torch.bfloat16)
     spec = Recurrence(lstm, 1)
-    wide = [
-        [w.detach().float().requires_grad_() for w in a]
-        if isinstance(a, list)
-        else a.detach().float().requires_grad_()
-        if isinstance(a, torch.Tensor) and a.is_floating_point()
-        else a
-        for a in args
-    ]
-    want = recur(spec, *wide)
+
+    def widened(dtype: torch.dtype) -> list[Any]:
+        return [
+            [w.detach().to(dtype).requires_grad_() for w in a]
+            if isinstance(a, list)
+            else a.detach().to(dtype).requires_grad_()
+            if isinstance(a, torch.Tensor) and a.is_floating_point()
+            else a
+            for a in args
+        ]
+
+    def flat(values: list[Any]) -> list[Any]:
+        return [*values[:-1], *values[-1]]
+
+    oracle, fp32 = widened(torch.float64), widened(torch.float32)
+    want = recur(spec, *oracle)
     sum(out.sum() * (i + 1) for i, out in enumerate(want)).backward()
+    plain = recur(spec, *fp32)
+    results = []
     for backward_inside in (False, True):
-        for a in [*args[:-1], *args[-1]]:
+        for a in flat(args):
             if isinstance(a, torch.Tensor):
                 a.grad = None
         with torch.autocast("cpu", torch.bfloat16):
@@ -101,12 +119,18 @@ def test_under_autocast_the_recurrence_computes_in_float32(lstm: bool) -> None:
                 loss.backward()
         if not backward_inside:
             loss.backward()
-        for g, w in zip(got, want, strict=True):
-            assert g.dtype == torch.float32 and torch.equal(g, w)
-        for a, w in zip([*args[:-1], *args[-1]], [*wide[:-1], *wide[-1]], strict=True):
+        for g, w, p in zip(got, want, plain, strict=True):
+            assert g.dtype == torch.float32
+            assert float((g.double() - w).norm() / w.norm()) <= 0.04
+            assert not torch.equal(g, p)  # the products were not float32's
+        grads = [a.grad for a in flat(args) if isinstance(a, torch.Tensor) and a.requires_grad]
+        for a, w in zip(flat(args), flat(oracle), strict=True):
             if isinstance(a, torch.Tensor) and a.requires_grad:
                 assert a.grad.dtype == a.dtype
-                torch.testing.assert_close(a.grad, w.grad.to(a.dtype), rtol=0, atol=0)
+                difference = float((a.grad.double() - w.grad).norm() / w.grad.norm())
+                assert difference <= 0.15
+        results.append([*got, *grads])
+    assert all(torch.equal(a, b) for a, b in zip(*results, strict=True))
 
 
 # The tolerances of a bf16 step's gradients against float32's (the test's docstring says why).
@@ -159,6 +183,52 @@ def test_a_bf16_step_trains_every_fused_score_close_to_float32(
     torch.optim.Adam(model.parameters(), lr=1e-3).step()
     assert all(not torch.equal(a, p) for a, p in zip(before, model.parameters(), strict=True))
     assert all(torch.isfinite(p).all() for p in model.parameters())
+
+
+# The attentions the fused recurrence does not take (concat, Bahdanau's, the local windows),
+# which train step by step under autocast: every product in bfloat16 there too.
+OTHER_KINDS = [
+    ("concat", "none"), ("bahdanau", "none"), ("general", "monotonic"), ("dot", "predictive"),
+    ("concat", "predictive"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("cell", ["gru", "lstm"])
+@pytest.mark.parametrize(("score", "local"), OTHER_KINDS)
+def test_a_bf16_step_trains_every_other_attention_close_to_float32(
+    cell: str, score: str, local: str, recur_calls: list[int]
+) -> None:
+    """As above, for the attentions that step: the loss and every gradient within the same
+    bounds of the float32 step's, the fused recurrence never called. A tensor's difference
+    is measured against its own gradient's norm or a hundredth of the largest one's, the
+    larger: in these tiny models the query projection of Bahdanau's attention gets a
+    gradient 4,000 times smaller than the others' (2.8e-6 against 1.3e-2), where
+    bfloat16's rounding of the terms it sums is a quarter of it (0.245 relative), 0.002 of
+    the floor."""
+    model = small_model(cell=cell, attention=score, local=local, window=2, dec_layers=1)
+    model.train()
+    batch = ParallelData(toy_pairs(32, seed=3), SRC, TGT).batch(list(range(32)))
+    want_loss = loss_of(model, batch)
+    want_loss.backward()
+    want = {name: p.grad.clone() for name, p in model.named_parameters()}
+    model.zero_grad(set_to_none=True)
+    with torch.autocast("cpu", torch.bfloat16):
+        loss = loss_of(model, batch)
+    assert not recur_calls
+    assert loss.dtype == torch.float32
+    assert abs(float(loss) - float(want_loss)) <= 0.01 * float(want_loss)
+    loss.backward()
+    flat = []
+    floor = 0.01 * max(float(g.norm()) for g in want.values())
+    for name, p in model.named_parameters():
+        assert p.grad is not None and p.grad.dtype == torch.float32, name
+        assert torch.isfinite(p.grad).all(), name
+        scale = max(float(want[name].norm()), floor)
+        difference = float((p.grad - want[name]).norm()) / scale
+        assert difference <= PER_TENSOR, f"{name}: {difference:.4f}"
+        flat.append((p.grad.flatten(), want[name].flatten()))
+    got_all, want_all = (torch.cat(parts) for parts in zip(*flat, strict=True))
+    assert float((got_all - want_all).norm() / want_all.norm()) <= WHOLE
 
 
 def test_bf16_trains_the_dates_model_as_float32_does() -> None:
@@ -306,3 +376,50 @@ def test_decoding_with_precision_bf16_runs_the_model_under_autocast(
     assert main(args) == 0
     assert main([*args, "--precision", "bf16"]) == 0
     assert seen == [(False, None), (True, torch.bfloat16)]
+
+
+# -- a CPU without bfloat16 units ---------------------------------------------------------------
+
+
+def test_without_bf16_units_bf16_is_fp32_said_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, tmp_path: Path
+) -> None:
+    """On a CPU without AVX-512 BF16 or AMX, bf16 would convert around float32 products and
+    run slower than fp32: a training run and a translator asked for bf16 each say so in one
+    line and compute in fp32, bit for bit as an fp32 run."""
+    monkeypatch.setattr(luong.devices, "bf16_units", lambda: False)
+    cpu = torch.device("cpu")
+    assert luong.devices.computes_in("bf16", cpu) == "fp32"
+    assert luong.devices.computes_in("fp32", cpu) == "fp32"
+    note = luong.devices.precision_note("bf16", cpu)
+    assert note is not None and note.startswith("warning: this CPU has no bfloat16 units")
+    assert luong.devices.precision_note("fp32", cpu) is None
+    weights = {}
+    for precision in ("fp32", "bf16"):
+        model = small_model(attention="dot", enc_hidden=3, dec_hidden=6)
+        config = TrainConfig(epochs=1, batch_size=16, progress=False, precision=precision)
+        caplog.clear()
+        with caplog.at_level("WARNING", logger="luong"):
+            Trainer(model, toy_pairs(48), toy_pairs(8), config, log=lambda m: None).run()
+        notes = [m for m in caplog.messages if "bfloat16 units" in m]
+        assert notes == ([note] if precision == "bf16" else [])
+        weights[precision] = [p.detach().clone() for p in model.parameters()]
+    assert all(torch.equal(a, b) for a, b in zip(*weights.values(), strict=True))
+    small_model().save_pretrained(tmp_path / "model")
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="luong"):
+        translator = luong.load(tmp_path / "model", precision="bf16")
+        assert translator.translate(["abc", "cab"]) == luong.load(tmp_path / "model").translate(
+            ["abc", "cab"]
+        )
+    assert caplog.messages == [note]
+
+
+def test_this_machines_cpu_has_bf16_units_where_its_flags_say_so() -> None:
+    """``bf16_units`` agrees with the kernel's CPU flags (Linux): a machine whose flags list
+    avx512_bf16 or amx_bf16 has them."""
+    cpuinfo = Path("/proc/cpuinfo")
+    if not cpuinfo.is_file():
+        pytest.skip("no /proc/cpuinfo to compare with")
+    flags = set(cpuinfo.read_text().split())
+    assert luong.devices.bf16_units() == bool(flags & {"avx512_bf16", "amx_bf16"})
