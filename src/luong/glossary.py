@@ -241,6 +241,12 @@ class Glossary:
                 kept.append(TermMatch(start, end, term))
         return sorted(kept, key=lambda k: k.start)
 
+    def targets(self, text: str) -> tuple[str, ...]:
+        """The target terms of the terms ``find`` finds in ``text``, each once, in the
+        text's order: what a translation of ``text`` must hold (a translation memory's is
+        reused only so, ``luong.memory.TranslationMemory.recall``)."""
+        return tuple(dict.fromkeys(match.term.target for match in self.find(text)))
+
     def check_vocab(self, vocab: Vocab) -> None:
         """Raise unless ``vocab`` (a model's target vocabulary) can write every target term
         within the constrained search's bound on a phrase (``MAX_PHRASE_PIECES``).
