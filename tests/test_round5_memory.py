@@ -13,12 +13,14 @@ from pathlib import Path
 
 import polib
 import pytest
+from fastapi.testclient import TestClient
 from helpers import SRC_SPACE, luong, small_model
 
 from luong.catalog import fill_catalog
 from luong.memory import MemoryEntry, TranslationMemory
 from luong.request_options import RequestOptions
 from luong.search_options import SearchOptions
+from luong.server import ServedModel, create_app
 from luong.translator import Translator
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -178,3 +180,36 @@ def test_po_fills_from_memory_only_what_holds_the_glossarys_terms(
     assert "777" in entries["abc def"].msgstr and entries["abc def"].flags == ["fuzzy"]
     assert "the glossary's term '777'" in entries["abc def"].tcomment
     assert (entries["hij"].msgstr, entries["hij"].flags) == ("34", [])
+
+
+# -- finding 9: API keys ------------------------------------------------------------------------
+
+
+def test_a_comment_line_of_the_keys_file_is_no_key(tmp_path: Path) -> None:
+    from luong.cli.serve import read_api_keys
+
+    keys = tmp_path / "keys"
+    keys.write_text("# the team's key, rotated monthly\nsecret-1\n  # another\n\nsecret-2\n")
+    assert read_api_keys(keys) == frozenset({"secret-1", "secret-2"})
+    keys.write_text("# only a comment\n")
+    result = luong("serve", "nowhere", "--api-keys", str(keys))
+    assert result.returncode == 2 and b"holds no key" in result.stderr
+
+
+def test_the_explorer_page_needs_no_key_its_translations_do(model: Path) -> None:
+    served = ServedModel("tiny", Translator.from_pretrained(model))
+    with TestClient(create_app([served], max_wait_ms=0, api_keys={"k1"})) as client:
+        page = client.get("/")
+        script = client.get("/static/explorer.js")
+        models = client.get("/api/models").json()
+        refused = client.post("/api/translate", json={"sources": ["abc"]})
+        keyed = client.post(
+            "/api/translate", json={"sources": ["abc"]}, headers={"Authorization": "Bearer k1"}
+        )
+    assert (page.status_code, script.status_code, models["key_required"]) == (200, 200, True)
+    assert (refused.status_code, keyed.status_code) == (401, 200)
+    # both documents say so, in the same words
+    said = "The explorer page itself loads without a key"
+    for doc in ("README.md", "docs/serving.md"):
+        text = " ".join((ROOT / doc).read_text(encoding="utf-8").split())
+        assert said in text, doc
