@@ -9,18 +9,29 @@ defaults, server, export and int8."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from pathlib import Path
 
 import polib
 import pytest
+import torch
 from fastapi.testclient import TestClient
-from helpers import SRC_SPACE, luong, small_model
+from helpers import SRC_SPACE, TGT, luong, small_model
 
+from luong import shortlist as shortlist_module
 from luong.catalog import fill_catalog
+from luong.devices import available_cpus, use_threads
+from luong.errors import LuongError
+from luong.export import runtime
+from luong.folder_files import SHORTLIST
 from luong.memory import MemoryEntry, TranslationMemory
+from luong.model import Seq2Seq
 from luong.request_options import RequestOptions
 from luong.search_options import SearchOptions
 from luong.server import ServedModel, create_app
+from luong.shortlist import vocab_fingerprint
+from luong.tensor_files import save_tensors
 from luong.translator import Translator
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -213,3 +224,80 @@ def test_the_explorer_page_needs_no_key_its_translations_do(model: Path) -> None
     for doc in ("README.md", "docs/serving.md"):
         text = " ".join((ROOT / doc).read_text(encoding="utf-8").split())
         assert said in text, doc
+
+
+# -- finding 5: a shortlist's K bounded by the target vocabulary, its ids checked ---------------
+
+
+def shortlisted(folder: Path, targets: torch.Tensor) -> Path:
+    """``folder``'s model with a shortlist file of ``targets`` (its metadata right)."""
+    model = Seq2Seq.from_pretrained(folder, shortlist=False)
+    metadata = {
+        "format": "luong-shortlist",
+        "src_vocab": vocab_fingerprint(model.src_vocab),
+        "tgt_vocab": vocab_fingerprint(model.tgt_vocab),
+    }
+    save_tensors(folder / SHORTLIST, {"targets": targets, "frequent": torch.tensor([5])}, metadata)
+    return folder / SHORTLIST
+
+
+def test_a_shortlist_with_k_above_the_vocabulary_is_refused_before_it_is_read(
+    model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "huge"
+    shutil.copytree(model, folder)
+    rows, size = len(SRC_SPACE), len(TGT)
+    path = shortlisted(folder, torch.zeros(rows, 20_000, dtype=torch.int32))  # K = 20000 > 15
+
+    def never(*_: object) -> None:
+        raise AssertionError("the table was read")
+
+    monkeypatch.setattr(shortlist_module, "read_tensors", never)
+    with pytest.raises(LuongError) as caught:
+        Seq2Seq.from_pretrained(folder)
+    assert str(caught.value).startswith(
+        f"{path}: not a shortlist of this model (targets: K = 20000 pieces per source piece, "
+        f"above the {size} of the target vocabulary)"
+    )
+    monkeypatch.undo()
+    result = luong("translate", str(folder), stdin=b"abc\n")
+    assert result.returncode == 1 and b"K = 20000" in result.stderr
+
+
+def test_a_shortlist_of_pad_ids_is_refused(model: Path, tmp_path: Path) -> None:
+    # the sparse file's zeros: every id in range, an empty output with exit 0
+    folder = tmp_path / "zeros"
+    shutil.copytree(model, folder)
+    path = shortlisted(folder, torch.zeros(len(SRC_SPACE), 4, dtype=torch.int32))
+    with pytest.raises(LuongError) as caught:
+        Seq2Seq.from_pretrained(folder)
+    assert str(caught.value).startswith(
+        f"{path}: not a shortlist of this model (targets: holds id 0 (PAD or BOS), which no "
+        "shortlist lists)"
+    )
+
+
+# -- finding 14: --threads capped at the CPUs this process may use -----------------------------
+
+
+def test_threads_are_capped_at_the_cpus_the_process_may_use(
+    model: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1}, raising=False)
+    before = torch.get_num_threads()
+    try:
+        assert available_cpus() == 2
+        assert use_threads(1000) == 2 and torch.get_num_threads() == 2
+        assert use_threads(1) == 1
+    finally:
+        torch.set_num_threads(before)
+    result = luong("translate", str(model), "--threads", "1000", stdin=b"abc\n")
+    assert result.returncode == 0, result.stderr.decode()
+    assert result.stderr.decode().splitlines() == [
+        "luong: --threads 1000: capped at 2, the CPUs this process may use (os.sched_getaffinity)"
+    ]
+    quiet = luong("translate", str(model), "--threads", "2", stdin=b"abc\n")
+    assert quiet.stderr == b""
+    # the ONNX runtime's sessions too (0: onnxruntime's own default)
+    assert (runtime.usable_threads(1000), runtime.usable_threads(2)) == (2, 2)
+    assert (runtime.usable_threads(1), runtime.usable_threads(0)) == (1, 0)

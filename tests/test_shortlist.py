@@ -33,9 +33,10 @@ GREEDY, BEAM = SearchOptions(), SearchOptions(beam=3, nbest=2, alpha=0.6)
 
 
 def every_piece(model: Seq2Seq) -> Shortlist:
-    """A shortlist whose every row holds every target piece."""
+    """A shortlist whose every row holds every target piece (PAD and BOS, which no output
+    writes and no shortlist file may list, are every batch's candidates anyway)."""
     size = len(model.tgt_vocab)
-    targets = torch.arange(size).repeat(len(model.src_vocab), 1)
+    targets = torch.arange(2, size).repeat(len(model.src_vocab), 1)
     return Shortlist(targets, torch.arange(0), size)
 
 
