@@ -8,13 +8,16 @@ defaults, server, export and int8."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import random
 import re
 import shutil
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import polib
 import pytest
@@ -368,3 +371,67 @@ def test_terms_that_start_with_a_sign_are_matched_in_one_pass() -> None:
     elapsed = time.perf_counter() - start
     assert found[7] == ["W7", "Warteschlange"]
     assert elapsed < 2.0, f"{elapsed:.1f} s for 1,000 lines"  # 9 to 62 s before; 0.02 s now
+
+
+# -- finding 6: a request's glossary bounded, and parsed off the event loop ----------------------
+
+
+def test_a_requests_glossary_is_bounded_on_both_routes(model: Path) -> None:
+    served = ServedModel("tiny", Translator.from_pretrained(model))
+    many = [[f"t{i}", "7"] for i in range(1001)]
+    tsv = "".join(f"t{i}\t7\n" for i in range(1001))
+    libre = {"q": "abc", "source": "en", "target": "de"}
+    with TestClient(create_app([served], max_wait_ms=0)) as client:
+        api = client.post("/api/translate", json={"sources": ["abc"], "glossary": many})
+        pairs = client.post("/translate", json={**libre, "glossary": many})
+        text = client.post("/translate", json={**libre, "glossary": tsv})
+        fine = client.post("/api/translate", json={"sources": ["abc"], "glossary": many[:1000]})
+    assert (api.status_code, api.json()) == (
+        413,
+        {"detail": "max_glossary_terms: the glossary has 1001 terms, above the limit of 1000"},
+    )
+    message = (
+        "Invalid request: max_glossary_terms: the glossary has 1001 terms, above the limit of 1000"
+    )
+    assert (pairs.status_code, pairs.json()) == (400, {"error": message})
+    assert (text.status_code, text.json()) == (400, {"error": message})
+    assert fine.status_code == 200
+
+
+@pytest.mark.parametrize("route", ["/api/translate", "/translate"])
+def test_health_answers_while_a_requests_glossary_is_checked(
+    model: Path, route: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    translator = Translator.from_pretrained(model)
+    served = ServedModel("tiny", translator)
+    entered, release = threading.Event(), threading.Event()
+    check = translator.check_glossary
+    on_the_loop: list[bool] = []
+
+    def held(glossary: object) -> Glossary:  # the request's glossary waits until released
+        try:
+            asyncio.get_running_loop()
+            on_the_loop.append(True)
+        except RuntimeError:
+            on_the_loop.append(False)
+        entered.set()
+        release.wait(timeout=5)
+        return check(glossary)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(translator, "check_glossary", held)
+    body = {"glossary": [["abc", "7"]]}
+    body |= {"sources": ["abc"]} if route == "/api/translate" else {"q": "abc", "source": "en"}
+    body |= {} if route == "/api/translate" else {"target": "de"}
+    answers: list[Any] = []
+    with TestClient(create_app([served], max_wait_ms=0)) as client:
+        asking = threading.Thread(target=lambda: answers.append(client.post(route, json=body)))
+        asking.start()
+        assert entered.wait(timeout=60)
+        started = time.perf_counter()
+        health = client.get("/health")
+        waited = time.perf_counter() - started
+        release.set()
+        asking.join(timeout=60)
+    assert health.status_code == 200 and waited < 4
+    assert on_the_loop and not any(on_the_loop)
+    assert answers[0].status_code == 200
