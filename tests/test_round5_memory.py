@@ -31,8 +31,8 @@ from luong.devices import available_cpus, use_threads
 from luong.errors import LuongError
 from luong.export import runtime
 from luong.folder_files import SHORTLIST
-from luong.glossary import Glossary
-from luong.memory import MemoryEntry, TranslationMemory
+from luong.glossary import Glossary, Term, read_glossary
+from luong.memory import MemoryEntry, TranslationMemory, read_entries
 from luong.model import Seq2Seq
 from luong.placeholders import find_placeholders
 from luong.request_options import RequestOptions
@@ -435,3 +435,65 @@ def test_health_answers_while_a_requests_glossary_is_checked(
     assert health.status_code == 200 and waited < 4
     assert on_the_loop and not any(on_the_loop)
     assert answers[0].status_code == 200
+
+
+# -- finding 11: XML entities in TMX and TBX: internal ones expanded, external ones refused ------
+
+DOCTYPE = '<!DOCTYPE {root} [<!ENTITY df "Datei"><!ENTITY two "&df; und &df;">]>'
+EXTERNAL = '<!DOCTYPE {root} [<!ENTITY xxe SYSTEM "file:///etc/hostname">]>'
+LAUGHS = (
+    '<!DOCTYPE {root} [<!ENTITY l0 "lol">'
+    + "".join(f'<!ENTITY l{i} "{f"&l{i - 1};" * 10}">' for i in range(1, 10))
+    + "]>"
+)
+
+
+def tmx(doctype: str, target: str) -> str:
+    return (
+        f'<?xml version="1.0"?>\n{doctype.format(root="tmx")}\n<tmx version="1.4">'
+        '<header srclang="en"/><body>\n<tu><tuv xml:lang="en"><seg>Open the file</seg></tuv>'
+        f'<tuv xml:lang="de"><seg>{target}</seg></tuv></tu>\n</body></tmx>\n'
+    )
+
+
+def tbx(doctype: str, target: str) -> str:
+    return (
+        f'<?xml version="1.0"?>\n{doctype.format(root="martif")}\n'
+        '<martif type="TBX" xml:lang="en"><text><body>\n<termEntry>'
+        '<langSet xml:lang="en"><tig><term>file</term></tig></langSet>\n'
+        f'<langSet xml:lang="de"><tig><term>{target}</term></tig></langSet>\n'
+        "</termEntry></body></text></martif>\n"
+    )
+
+
+def test_a_tmx_expands_its_internal_entities(tmp_path: Path) -> None:
+    path = tmp_path / "m.tmx"
+    path.write_text(tmx(DOCTYPE, "Die &df; öffnen (&two;) &#x41;"), encoding="utf-8")
+    [entry] = read_entries(path, "en", "de")
+    assert entry.target == "Die Datei öffnen (Datei und Datei) A"
+    recall = TranslationMemory([entry]).recall("Open the file")
+    assert recall.exact is not None and recall.exact.target == entry.target
+
+
+def test_a_tbx_expands_its_internal_entities(tmp_path: Path) -> None:
+    path = tmp_path / "g.tbx"
+    path.write_text(tbx(DOCTYPE, "&df;"), encoding="utf-8")
+    assert read_glossary(path, "en", "de").terms == (Term("file", "Datei", (), f"{path}:4"),)
+
+
+@pytest.mark.parametrize("kind", ["tmx", "tbx"])
+@pytest.mark.parametrize("doctype", [EXTERNAL, LAUGHS], ids=["external", "billion-laughs"])
+def test_external_entities_and_billion_laughs_are_refused(
+    tmp_path: Path, kind: str, doctype: str
+) -> None:
+    reference = "&xxe;" if doctype == EXTERNAL else "&l9;"
+    path = tmp_path / f"hostile.{kind}"
+    path.write_text((tmx if kind == "tmx" else tbx)(doctype, reference), encoding="utf-8")
+    with pytest.raises(LuongError) as caught:
+        if kind == "tmx":
+            read_entries(path, "en", "de")
+        else:
+            read_glossary(path, "en", "de")
+    message = str(caught.value)
+    assert message.startswith(f"{path}:") and "\n" not in message
+    assert ("not defined" if doctype == EXTERNAL else "amplification") in message

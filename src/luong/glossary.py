@@ -19,7 +19,9 @@ output may end only when it holds it. ``Translator.translations`` does this for 
 - ``.tbx``: TBX (ISO 30042), TBX-Basic or the 2008 core structure: a ``martif`` whose
   ``termEntry`` elements are concepts, each with a ``langSet`` per language (``xml:lang``)
   holding its terms in ``tig/term`` or ``ntig/termGrp/term``; parsed by translate-toolkit
-  (``translate.storage.tbx``, the ``tm`` extra). Each term of the source language becomes a
+  (``translate.storage.tbx``, the ``tm`` extra), the terms' text as lxml reads it with the
+  internal entities expanded (``<!ENTITY df "Datei">``: ``&df;`` is ``Datei``; an external
+  entity is refused, no file or network read). Each term of the source language becomes a
   ``Term`` whose target is the first term of the target language (the others its variants);
   terms marked deprecated or superseded (``termNote type="administrativeStatus"``) are left
   out. A concept without both languages is skipped (a multilingual termbase lacks some); XML
@@ -67,10 +69,12 @@ import io
 import os
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from lxml import etree
 
 from luong.errors import LuongError, LuongTypeError
 from luong.files import read_bounded
@@ -486,7 +490,21 @@ def tbx_glossary(
             f"{name}:{root.sourceline}: expected TBX (a martif root element: TBX-Basic or the "
             f"2008 core structure), got <{local}>"
         )
+    # The terms' text from lxml's own reading with the internal entities expanded, as XML
+    # parsers do (translate-toolkit's parser keeps them unexpanded: "&df;"); an external
+    # entity is refused there (undefined), and an expansion past libxml2's amplification
+    # bound (billion laughs) too.
+    try:
+        resolved = etree.fromstring(data, _entity_parser())
+    except etree.XMLSyntaxError as error:
+        raise LuongError(f"{name}:{error.lineno or 1}: not XML ({error.msg})") from None
     store = tbxfile(io.BytesIO(data))
+    tree = store.document
+
+    def text_of(element: Any) -> str:
+        same = resolved.getroottree().xpath(tree.getpath(element))
+        return "".join((same[0] if same else element).itertext())
+
     units = list(store.units)
     languages: dict[str, str] = {}  # primary subtag -> the first code of it
     for unit in units:
@@ -516,10 +534,10 @@ def tbx_glossary(
         target_node = _langset(nodes, target, getXMLlang)
         if source_node is None or target_node is None or source_node is target_node:
             continue
-        targets = _terms(unit, target_node, name)
+        targets = _terms(unit, target_node, name, text_of)
         if not targets:
             continue  # only deprecated terms
-        for text, line in _terms(unit, source_node, name):
+        for text, line in _terms(unit, source_node, name, text_of):
             terms.append(Term(text, targets[0][0], tuple(t for t, _ in targets[1:]), line))
     if not terms:
         raise LuongError(
@@ -545,7 +563,16 @@ def _langset(nodes: list[Any], code: str, lang_of: Any) -> Any:
     return primary[0] if primary else None
 
 
-def _terms(unit: Any, langset: Any, name: str) -> list[tuple[str, str]]:
+def _entity_parser() -> etree.XMLParser:
+    """lxml's parser for a TBX file's text: internal entities expanded, external ones
+    refused (undefined), no network, libxml2's bounds on a tree and on entity expansion
+    kept (``luong.memory`` reads TMX so)."""
+    return etree.XMLParser(resolve_entities="internal", no_network=True, huge_tree=False)
+
+
+def _terms(
+    unit: Any, langset: Any, name: str, text_of: Callable[[Any], str]
+) -> list[tuple[str, str]]:
     """The terms of a ``langSet`` in order (``tig/term``, ``ntig/termGrp/term``), each with
     ``NAME:LINE``, those marked deprecated or superseded left out.
 
@@ -554,7 +581,7 @@ def _terms(unit: Any, langset: Any, name: str) -> list[tuple[str, str]]:
     """
     found = []
     for element in langset.iterdescendants(unit.namespaced("term")):
-        text = " ".join("".join(element.itertext()).split())
+        text = " ".join(text_of(element).split())
         where = f"{name}:{element.sourceline}"
         if not text:
             raise LuongError(f"{where}: an empty term")

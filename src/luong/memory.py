@@ -10,16 +10,16 @@ What it reads (``read``; each file by its name's suffix):
   obsolete, the header left out; a plural entry gives two pairs, ``msgid`` -> ``msgstr[0]``
   and ``msgid_plural`` -> ``msgstr[1]`` (as ``luong po`` fills a plural entry). A catalog
   whose ``Language`` names another language than the target is refused;
-- TMX 1.4 (lxml, no entities resolved, no network): each ``<tu>``'s ``<tuv>`` in the source
-  language and the one in the target language, a ``<tuv>``'s language read from
-  ``xml:lang`` (or the ``lang`` of TMX 1.1 to 1.3); a language matches the model's when the
-  model's code, case and ``_``/``-`` aside, is the tuv's or a prefix of its subtags (``de``
-  takes ``de-DE`` and ``DE``; ``pt-BR`` takes ``pt-br``, not ``pt-PT``); the first such tuv
-  wins. The source language is the model's, else the header's ``srclang``. A ``<seg>``'s
-  text is all the text inside it, inline elements' included (``<bpt>``, ``<ept>``, ``<ph>``
-  hold the native codes: ``<b>``). A ``<tu>`` that lacks one of the two is left out; a file
-  whose ``<tuv>`` name no target language at all is an error, as is XML that does not parse
-  (``FILE:LINE: ...``);
+- TMX 1.4 (lxml: internal entities expanded, external ones refused, no network): each
+  ``<tu>``'s ``<tuv>`` in the source language and the one in the target language, a
+  ``<tuv>``'s language read from ``xml:lang`` (or the ``lang`` of TMX 1.1 to 1.3); a
+  language matches the model's when the model's code, case and ``_``/``-`` aside, is the
+  tuv's or a prefix of its subtags (``de`` takes ``de-DE`` and ``DE``; ``pt-BR`` takes
+  ``pt-br``, not ``pt-PT``); the first such tuv wins. The source language is the model's,
+  else the header's ``srclang``. A ``<seg>``'s text is all the text inside it, inline
+  elements' included (``<bpt>``, ``<ept>``, ``<ph>`` hold the native codes: ``<b>``). A
+  ``<tu>`` that lacks one of the two is left out; a file whose ``<tuv>`` name no target
+  language at all is an error, as is XML that does not parse (``FILE:LINE: ...``);
 - anything else as TSV: ``source<TAB>target`` a line, UTF-8; a blank line is skipped, a line
   without exactly one tab or with an empty side is an error naming its line.
 
@@ -350,8 +350,11 @@ def _tuv_language(tuv: etree._Element) -> str:
 
 def _tmx_entries(path: Path, src_lang: str | None, tgt_lang: str | None) -> list[MemoryEntry]:
     data = read_bounded(path, MAX_MEMORY_BYTES)
+    # Internal entities expanded as XML parsers do (a <seg> read "&df;" literally, and it was
+    # reused); an external one is refused (undefined: no file or network is read), and an
+    # expansion past libxml2's amplification bound (billion laughs) too.
     parser = etree.XMLParser(
-        resolve_entities=False, no_network=True, remove_comments=True, huge_tree=False
+        resolve_entities="internal", no_network=True, remove_comments=True, huge_tree=False
     )
     try:
         root = etree.fromstring(data, parser)
