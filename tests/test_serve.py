@@ -124,6 +124,7 @@ def test_models_health_schema_and_page(client: Any, models: list[ServedModel]) -
         "max_prefix_len": 200,
         "max_output_len": 512,
         "max_body_bytes": 1_000_000,
+        "max_glossary_terms": 1000,
     }
     health = client.get("/health").json()
     assert health["status"] == "ok" and health["models"] == ["one", "two"]

@@ -256,6 +256,7 @@ def test_api_models_shows_what_a_client_needs_and_nothing_of_the_host(url: str) 
             "max_prefix_len": 200,
             "max_output_len": 512,
             "max_body_bytes": 1_000_000,
+            "max_glossary_terms": 1000,
         },
         "key_required": True,
     }

@@ -71,7 +71,6 @@ function of a list of strings, so tests and other translators plug in there.
 from __future__ import annotations
 
 import gettext
-import json
 import math
 import re
 from collections import Counter
@@ -85,8 +84,10 @@ from babel.messages.plurals import get_plural
 from luong.confidence import confidence
 from luong.directives import FORMATS, in_order
 from luong.errors import LuongError, LuongTypeError
+from luong.glossary import Glossary
 from luong.languages import check_language as check_language_code
-from luong.memory import Match, TranslationMemory
+from luong.lines import json_line
+from luong.memory import Match, Recall, TranslationMemory
 from luong.po_file import (
     BOM,
     Block,
@@ -436,6 +437,10 @@ class _Messages:
         for words in self.words(text):
             self.pending.setdefault(words, None)
 
+    def plain(self, text: str) -> str:
+        """``text`` without its accelerator, as the model reads it."""
+        return self._strip(text)[0]
+
     def _strip(self, text: str) -> tuple[str, int | None]:
         if self.marker == "none":
             return text, None
@@ -506,6 +511,7 @@ def fill_catalog(
     too_long: Callable[[str], str | None] | None = None,
     min_confidence: float | None = None,
     memory: TranslationMemory | None = None,
+    glossary: Glossary | None = None,
 ) -> FilledCatalog:
     """Fill a catalog's untranslated entries (and its fuzzy ones with ``retranslate_fuzzy``)
     with ``translate``'s translations; every other byte is kept (the module's docstring).
@@ -534,6 +540,10 @@ def fill_catalog(
         memory: a translation memory (``luong.memory``; the module docstring): an entry
             whose msgid (and msgid_plural) it holds exactly is filled from it; the others
             filled by ``translate`` get its fuzzy matches in comments.
+        glossary: the glossary ``translate`` holds (``luong.glossary``): a translation from
+            ``memory`` is reused only where it holds the target terms of the terms its
+            source holds (``Glossary.targets``), else it is a fuzzy match and the model
+            translates the entry.
 
     Returns:
         the ``FilledCatalog``: the new text, its ``FillSummary``, language, plural count,
@@ -553,6 +563,8 @@ def fill_catalog(
     _check_min_confidence(min_confidence)
     if memory is not None and not isinstance(memory, TranslationMemory):
         raise LuongTypeError(f"memory: expected a TranslationMemory, got {type(memory).__name__}")
+    if glossary is not None and not isinstance(glossary, Glossary):
+        raise LuongTypeError(f"glossary: expected a Glossary, got {type(glossary).__name__}")
     check_language_code(target, "target")
     text = text.removeprefix(BOM)
     blocks = read_blocks(text)
@@ -576,7 +588,7 @@ def fill_catalog(
     origins: dict[int, list[Match]] = {}  # block -> the matches its msgstrs came from
     for i in list(todo):
         if memory is not None and not blocks[i].escape:
-            reused, matches = _recall(entries[i], memory, header.nplurals)
+            reused, matches = _recall(entries[i], memory, header.nplurals, messages, glossary)
             if reused:
                 recalled[i] = [(form, source, match.target) for form, source, match in reused]
                 origins[i] = [match for _, _, match in reused]
@@ -890,18 +902,30 @@ def _match_comment(match: Match) -> str:
         score=math.floor(match.score),
         origin=match.origin,
         note=f", {match.note}" if match.note else "",
-        source=json.dumps(match.source, ensure_ascii=False),
-        target=json.dumps(match.target, ensure_ascii=False),
+        source=json_line(match.source),
+        target=json_line(match.target),
     )
 
 
 def _recall(
-    entry: polib.POEntry, memory: TranslationMemory, count: int
+    entry: polib.POEntry,
+    memory: TranslationMemory,
+    count: int,
+    messages: _Messages,
+    glossary: Glossary | None = None,
 ) -> tuple[list[tuple[int | None, str, Match]] | None, tuple[Match, ...]]:
     """The msgstrs of ``entry`` to fill (as ``_translations`` lists them) from ``memory``,
     each with the exact match it comes from, when the memory holds every one of their
-    sources (``TranslationMemory.recall``); else None, and the fuzzy matches to show: those
-    of the msgid (its exact match first, where only the plural lacks one)."""
+    sources (``TranslationMemory.recall``, with the target terms ``glossary`` finds in the
+    source, its accelerator taken out as the model reads it); else None, and the fuzzy
+    matches to show: those of the msgid (its exact match first, where only the plural lacks
+    one)."""
+
+    def recall(source: str) -> Recall:
+        if glossary is None:
+            return memory.recall(source)
+        return memory.recall(source, glossary.targets(messages.plain(source)))
+
     forms: list[tuple[int | None, str]] = [(None, entry.msgid)]
     if entry.msgid_plural:
         forms = [
@@ -909,12 +933,12 @@ def _recall(
             for n in range(count)
             if entry.fuzzy or not entry.msgstr_plural.get(n)
         ]
-    recalls = {source: memory.recall(source) for _, source in forms}
+    recalls = {source: recall(source) for _, source in forms}
     reused = []
     for form, source in forms:
         exact = recalls[source].exact
         if exact is None:
-            first = recalls.get(entry.msgid) or memory.recall(entry.msgid)
+            first = recalls.get(entry.msgid) or recall(entry.msgid)
             shown = (first.exact, *first.fuzzy) if first.exact is not None else first.fuzzy
             return None, shown
         reused.append((form, source, exact))

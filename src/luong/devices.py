@@ -38,6 +38,7 @@ __all__ = [
     "AUTOCAST_DTYPES",
     "THREADS_VARIABLE",
     "autocast",
+    "available_cpus",
     "bf16_units",
     "check_precision",
     "computes_in",
@@ -196,9 +197,22 @@ def default_threads(environ: Mapping[str, str] | None = None) -> int:
     return int(first)
 
 
+def available_cpus() -> int:
+    """The CPUs this process may run on: its affinity mask (``os.sched_getaffinity``: a
+    container's or ``taskset``'s share, not the machine's count), else ``os.cpu_count()``
+    where the system has no affinity, at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # macOS, Windows: no affinity masks
+        return max(1, os.cpu_count() or 1)
+
+
 def use_threads(threads: int | None = None) -> int:
     """Compute on ``threads`` CPU threads from now on (torch's intra-op threads, for the
-    whole process); None: ``default_threads()``. Returns the number set.
+    whole process), at most ``available_cpus()``: more threads than CPUs only wait for each
+    other (``luong translate --threads 1000`` took twice as long as on one); None:
+    ``default_threads()``. Returns the number set (``luong`` says so when it is fewer than
+    ``--threads`` asked).
 
         luong.use_threads(2)   # a quiet machine of your own: the translation preset's
                                # training step 1.66x faster on two cores than on one
@@ -213,6 +227,7 @@ def use_threads(threads: int | None = None) -> int:
         raise LuongTypeError(f"threads: expected an integer, got {type(threads).__name__}")
     if threads < 1:
         raise LuongError(f"threads: expected a positive integer, got {threads}")
+    threads = min(threads, available_cpus())
     if torch.get_num_threads() != threads:
         torch.set_num_threads(threads)
     return threads

@@ -113,7 +113,10 @@ class LibreRequest:
 
 
 def parse_request(
-    content_type: str, body: bytes, query: Mapping[str, str] | Sequence[tuple[str, str]]
+    content_type: str,
+    body: bytes,
+    query: Mapping[str, str] | Sequence[tuple[str, str]],
+    max_glossary_terms: int | None = None,
 ) -> LibreRequest:
     """Read a ``POST /translate`` request as LibreTranslate does: a JSON body alone when the
     content type says JSON; otherwise the query string's fields over the form body's (a
@@ -124,13 +127,16 @@ def parse_request(
         content_type: the request's ``Content-Type`` header ("" when none).
         body: the request's body.
         query: the query string's parameters: a mapping, or its (name, value) pairs in order.
+        max_glossary_terms: the most terms the request's ``glossary`` may have (counted
+            before any is parsed: its pairs, or its TSV text's lines); None: no bound.
 
     Raises:
         LibreError: 400: a body that cannot be read, a missing ``q``, ``source`` or
             ``target``, a ``q`` that is neither a text nor a list of texts, a text or a
             field that is not valid Unicode (a lone surrogate, which JSON can spell), an
             unknown ``format``, an ``alternatives`` that is not an int >= 0, a ``glossary``
-            that is neither pairs nor TSV text, or holds a bad term.
+            that is neither pairs nor TSV text, holds a bad term, or more terms than
+            ``max_glossary_terms``.
     """
     kind = content_type.split(";")[0].strip().lower()
     fields: dict[str, Any]
@@ -173,7 +179,7 @@ def parse_request(
     if text_format not in FORMATS:
         raise LibreError(400, f"{str(text_format)[:40]} format is not supported")
     alternatives = _alternatives(fields.get("alternatives"))
-    glossary = _glossary(fields.get("glossary"))
+    glossary = _glossary(fields.get("glossary"), max_glossary_terms)
     key = fields.get("api_key")
     return LibreRequest(
         texts=list(texts),
@@ -187,10 +193,19 @@ def parse_request(
     )
 
 
-def _glossary(value: object) -> tuple[tuple[str, str], ...]:
-    """The request's ``glossary``: none, ``[[source, target], ...]`` or TSV text."""
+def _glossary(value: object, most: int | None = None) -> tuple[tuple[str, str], ...]:
+    """The request's ``glossary``: none, ``[[source, target], ...]`` or TSV text, of at most
+    ``most`` terms (a TSV's lines that hold something, counted before any is parsed)."""
     if value is None or value == "" or value == []:
         return ()
+    if most is not None and isinstance(value, str | list):
+        count = len(value) if isinstance(value, list) else sum(map(bool, value.split("\n")))
+        if count > most:
+            raise LibreError(
+                400,
+                f"Invalid request: max_glossary_terms: the glossary has {count} terms, above "
+                f"the limit of {most}",
+            )
     try:
         if isinstance(value, str):
             _check_unicode("glossary", value)

@@ -10,16 +10,16 @@ What it reads (``read``; each file by its name's suffix):
   obsolete, the header left out; a plural entry gives two pairs, ``msgid`` -> ``msgstr[0]``
   and ``msgid_plural`` -> ``msgstr[1]`` (as ``luong po`` fills a plural entry). A catalog
   whose ``Language`` names another language than the target is refused;
-- TMX 1.4 (lxml, no entities resolved, no network): each ``<tu>``'s ``<tuv>`` in the source
-  language and the one in the target language, a ``<tuv>``'s language read from
-  ``xml:lang`` (or the ``lang`` of TMX 1.1 to 1.3); a language matches the model's when the
-  model's code, case and ``_``/``-`` aside, is the tuv's or a prefix of its subtags (``de``
-  takes ``de-DE`` and ``DE``; ``pt-BR`` takes ``pt-br``, not ``pt-PT``); the first such tuv
-  wins. The source language is the model's, else the header's ``srclang``. A ``<seg>``'s
-  text is all the text inside it, inline elements' included (``<bpt>``, ``<ept>``, ``<ph>``
-  hold the native codes: ``<b>``). A ``<tu>`` that lacks one of the two is left out; a file
-  whose ``<tuv>`` name no target language at all is an error, as is XML that does not parse
-  (``FILE:LINE: ...``);
+- TMX 1.4 (lxml: internal entities expanded, external ones refused, no network): each
+  ``<tu>``'s ``<tuv>`` in the source language and the one in the target language, a
+  ``<tuv>``'s language read from ``xml:lang`` (or the ``lang`` of TMX 1.1 to 1.3); a
+  language matches the model's when the model's code, case and ``_``/``-`` aside, is the
+  tuv's or a prefix of its subtags (``de`` takes ``de-DE`` and ``DE``; ``pt-BR`` takes
+  ``pt-br``, not ``pt-PT``); the first such tuv wins. The source language is the model's,
+  else the header's ``srclang``. A ``<seg>``'s text is all the text inside it, inline
+  elements' included (``<bpt>``, ``<ept>``, ``<ph>`` hold the native codes: ``<b>``). A
+  ``<tu>`` that lacks one of the two is left out; a file whose ``<tuv>`` name no target
+  language at all is an error, as is XML that does not parse (``FILE:LINE: ...``);
 - anything else as TSV: ``source<TAB>target`` a line, UTF-8; a blank line is skipped, a line
   without exactly one tab or with an empty side is an error naming its line.
 
@@ -28,15 +28,20 @@ spaces, tabs and newlines one space, the ends stripped) and **case-sensitive** (
 ``Open`` and ``open`` are different strings, often translated with different capitals) is
 a key of a dict (the exact lookup, O(1)); the distinct keys are also the choices of the
 fuzzy lookup. Several entries of one key keep the order of the files as given, then of
-each file: the first that passes the placeholder check is the one reused.
+each file: the first that passes the checks below is the one reused.
 
-``recall(source)`` (``Recall``):
+``recall(source, terms)`` (``Recall``):
 
-- **exact**: the first entry of the source's key whose translation keeps the source's
-  placeholders (``luong.placeholders.keeps_placeholders``: ``find_placeholders``' spans
-  as a multiset, and the arguments taken in order in the same order, as
-  ``msgfmt --check-format`` asks). An entry of the key that fails the check is not reused:
-  it becomes the first fuzzy match (score 100) with a note saying why, and the model
+- **exact**: the first entry of the source's key whose translation could be an output of
+  the source (``unfit_reason``): it keeps the source's placeholders
+  (``luong.placeholders.keeps_placeholders``: ``find_placeholders``' spans as a multiset,
+  and the arguments taken in order in the same order, as ``msgfmt --check-format`` asks);
+  it holds no line break, tab, NUL or other control character beyond those of the source
+  (what a model's output never holds, ``luong.lines``: a memory's translation that held one
+  broke ``luong translate``'s N lines in, N out, and a catalog's msgstr); it holds each
+  of ``terms``, the glossary's target terms of the source
+  (``luong.glossary.Glossary.targets``). An entry of the key that fails a check is not
+  reused: it becomes the first fuzzy match (score 100) with a note saying why, and the model
   translates the source;
 - **fuzzy**: the other keys scored with rapidfuzz's ``fuzz.ratio`` (the normalised Indel
   similarity, 100 * (1 - distance / (len(a) + len(b))), on the whitespace-collapsed,
@@ -51,6 +56,7 @@ from __future__ import annotations
 
 import os
 import struct
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -62,6 +68,7 @@ from rapidfuzz import fuzz, process
 from luong.config.faces import TM_MATCHES, TM_THRESHOLD
 from luong.errors import LuongError, LuongTypeError
 from luong.files import read_bounded, read_text_lines
+from luong.lines import LINE_BREAKS
 from luong.placeholders import find_placeholders, keeps_placeholders
 
 __all__ = [
@@ -74,6 +81,7 @@ __all__ = [
     "TranslationMemory",
     "collapse",
     "read_entries",
+    "unfit_reason",
 ]
 
 DEFAULT_THRESHOLD = TM_THRESHOLD
@@ -86,6 +94,8 @@ MAX_MEMORY_BYTES = 512 << 20
 """The largest memory file read (a TMX export of a large project is tens of MB)."""
 
 XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
+
+_KINDS = {"\t": "a tab", "\x00": "a NUL"}  # the other characters no output holds: breaks
 
 
 @dataclass(frozen=True)
@@ -130,7 +140,7 @@ class Match:
 class Recall:
     """What the memory holds for one source: the translation to reuse (``exact``; None when
     there is none that keeps the source's placeholders) and the fuzzy matches, best first
-    (an exact one that failed the placeholder check first of them, with its note)."""
+    (an exact one that failed a check of ``unfit_reason`` first of them, with its note)."""
 
     exact: Match | None
     fuzzy: tuple[Match, ...] = ()
@@ -203,25 +213,30 @@ class TranslationMemory:
     def __len__(self) -> int:
         return len(self.entries)
 
-    def recall(self, source: str) -> Recall:
-        """What the memory holds for ``source`` (the module docstring: exact, then fuzzy).
+    def recall(self, source: str, terms: Sequence[str] = ()) -> Recall:
+        """What the memory holds for ``source`` (the module docstring: exact, then fuzzy);
+        ``terms``: the glossary's target terms a translation of ``source`` must hold
+        (``luong.glossary.Glossary.targets``), which an exact match is reused only with.
 
         Raises:
-            TypeError: ``source`` is not a str.
+            TypeError: ``source`` is not a str, ``terms`` not strings.
         """
         if not isinstance(source, str):
             raise LuongTypeError(f"source: expected a str, got {type(source).__name__}")
+        if isinstance(terms, str) or not all(isinstance(term, str) for term in terms):
+            raise LuongTypeError("terms: expected a sequence of target terms (strings)")
         key = collapse(source)
         if not key:
             return Recall(None)
         exact = None
         refused: list[Match] = []
         for entry in self.by_key.get(key, []):
-            if keeps_placeholders(source, entry.target):
+            why = unfit_reason(source, entry.target, terms)
+            if why is None:
                 exact = Match(entry.source, entry.target, 100.0, entry.origin)
                 break
             if not refused:
-                note = f"not reused: {_placeholder_difference(source, entry.target)}"
+                note = f"not reused: {why}"
                 refused.append(Match(entry.source, entry.target, 100.0, entry.origin, note))
         found = process.extract(
             key,
@@ -237,6 +252,30 @@ class TranslationMemory:
             for first in self.by_key[choice][:1]
         ]
         return Recall(exact, tuple([*refused, *fuzzy][: self.limit]))
+
+
+def unfit_reason(source: str, target: str, terms: Sequence[str] = ()) -> str | None:
+    """Why ``target``, a memory's translation of ``source``, cannot stand as an output of
+    it, in words; None when it can. An output keeps the source's placeholders
+    (``luong.placeholders.keeps_placeholders``); it never holds a line break, a tab, a NUL
+    or another control character (``luong.lines.LINE_BREAKS``, Unicode's ``Cc``;
+    ``luong.vocab.one_line``) but those its source holds, as often (a catalog's message of
+    two lines is translated line by line); it holds each of ``terms``, the glossary's
+    target terms of the source, as written."""
+    if not keeps_placeholders(source, target):
+        return _placeholder_difference(source, target)
+    for char in dict.fromkeys(target):
+        if (char in LINE_BREAKS or unicodedata.category(char) == "Cc") and target.count(
+            char
+        ) > source.count(char):
+            kind = _KINDS.get(
+                char, "a line break" if char in LINE_BREAKS else "a control character"
+            )
+            return f"its translation holds U+{ord(char):04X} ({kind}), which its source does not"
+    for term in terms:
+        if term not in target:
+            return f"its translation lacks the glossary's term {term!r}"
+    return None
 
 
 def _placeholder_difference(source: str, target: str) -> str:
@@ -311,8 +350,11 @@ def _tuv_language(tuv: etree._Element) -> str:
 
 def _tmx_entries(path: Path, src_lang: str | None, tgt_lang: str | None) -> list[MemoryEntry]:
     data = read_bounded(path, MAX_MEMORY_BYTES)
+    # Internal entities expanded as XML parsers do (a <seg> read "&df;" literally, and it was
+    # reused); an external one is refused (undefined: no file or network is read), and an
+    # expansion past libxml2's amplification bound (billion laughs) too.
     parser = etree.XMLParser(
-        resolve_entities=False, no_network=True, remove_comments=True, huge_tree=False
+        resolve_entities="internal", no_network=True, remove_comments=True, huge_tree=False
     )
     try:
         root = etree.fromstring(data, parser)

@@ -5,8 +5,9 @@ call: decoding options, say). ``submit`` queues it and returns a future at once.
 takes the oldest request, waits up to ``max_wait`` seconds from its arrival for more with the
 same key, then runs all of them (up to ``max_batch`` items, whole requests only) in one call
 of ``run(key, items)`` and hands each request its own slice of the results, in order. While
-a call runs, new requests queue; the next call takes them at once (their window has passed),
-so under load the batches fill by themselves. Requests of other keys wait their turn.
+a call runs, new requests queue; the next call takes them as soon as it ends, whatever
+``max_wait`` (they have waited the call out), so under load the batches fill by themselves.
+Requests of other keys wait their turn.
 
 ``close`` stops taking requests, runs the queued ones (a graceful shutdown drains) and joins
 the worker. Nothing of luong is imported: the batcher knows items, not models.
@@ -92,6 +93,7 @@ class Batcher(Generic[K, I, O]):
         self._changed = threading.Condition()
         self._closed = False
         self._stats = BatcherStats(0, 0, 0, 0, 0)
+        self._call_ended = -float("inf")  # when the last call ended (time.monotonic)
         self._worker = threading.Thread(target=self._loop, name=name, daemon=True)
         self._worker.start()
 
@@ -154,7 +156,10 @@ class Batcher(Generic[K, I, O]):
             if not self._pending:
                 return None
             first = self._pending[0]
-            deadline = first.arrived + self.max_wait
+            # A request that queued while a call ran has waited that call out: it runs now,
+            # with what queued beside it, however long max_wait is.
+            waited = first.arrived <= self._call_ended
+            deadline = first.arrived + (0.0 if waited else self.max_wait)
             while not self._closed and self._waiting_items(first.key) < self.max_batch:
                 left = deadline - time.monotonic()
                 if left <= 0:
@@ -188,6 +193,7 @@ class Batcher(Generic[K, I, O]):
         # The counters first: a client that has its answer and then asks /health sees its
         # request counted.
         with self._changed:
+            self._call_ended = time.monotonic()
             s = self._stats
             self._stats = BatcherStats(
                 requests=s.requests + len(batch),

@@ -36,7 +36,10 @@ the explorer's page, which asks for it) as the header ``Authorization: Bearer KE
 
 A request names no file: models are loaded by the command, before the app exists. Limits
 (``ServeLimits``) bound the work one request can ask for: too many sources or a source too
-long, or a body above ``max_body_bytes`` (``BodyLimit``), is 413; a beam, n-best, prefix or
+long, a request's own glossary of more than ``max_glossary_terms`` terms (LibreTranslate's
+route: 400, counted before a term is parsed), or a body above ``max_body_bytes``
+(``BodyLimit``), is 413; a request's glossary is parsed and checked on a worker thread, so
+that the event loop (``/health``) stays free; a beam, n-best, prefix or
 output length above its bound is 422; each with ``{"detail": MESSAGE}`` naming the limit.
 A decoding option that ``SearchOptions`` refuses (out of its bounds, against another
 option, not a number) is 422 with its message, the one the command line gives. A body that
@@ -441,8 +444,15 @@ def _add_api_routes(app: FastAPI, service: _Service) -> None:
             request = RequestOptions(**{f: v for f, v in body if f in REQUEST_OPTIONS})
         except OptionError as error:
             raise HTTPException(422, str(error)) from None
+        if len(request.glossary) > limits.max_glossary_terms:
+            raise HTTPException(
+                413,
+                f"max_glossary_terms: the glossary has {len(request.glossary)} terms, above the "
+                f"limit of {limits.max_glossary_terms}",
+            )
         request = service.with_glossary(request)
-        _check_request(body.sources, search, served, limits, request)
+        # the glossary is built and checked there: off the event loop, which /health needs
+        await asyncio.to_thread(_check_request, body.sources, search, served, limits, request)
         ticket = next(service.tickets) if search.sample else 0
         try:
             future = batcher.submit(DecodeOptions(name, search, request, ticket), body.sources)
@@ -511,8 +521,14 @@ def _add_libretranslate_routes(app: FastAPI, service: _Service) -> None:
         """LibreTranslate's ``/translate`` (``luong.libretranslate``); errors in its shape."""
         try:
             body = await request.body()
-            asked = parse_request(
-                request.headers.get("content-type", ""), body, request.query_params.multi_items()
+            # off the event loop: a request's glossary is parsed there (at most
+            # max_glossary_terms terms), and /health answers meanwhile
+            asked = await asyncio.to_thread(
+                parse_request,
+                request.headers.get("content-type", ""),
+                body,
+                request.query_params.multi_items(),
+                limits.max_glossary_terms,
             )
             check_key(api_keys, asked.api_key)
             name, source = route(pairs, asked.source, asked.target)
@@ -532,7 +548,9 @@ def _add_libretranslate_routes(app: FastAPI, service: _Service) -> None:
                 # least N + 1 for N alternatives
                 beam = max(n, min(served.translator.search.beam, limits.max_beam))
                 search = served.translator.options({"beam": beam, "nbest": n}, service.options)
-                _check_request(split.lines, search, served, limits, wanted, split.names)
+                await asyncio.to_thread(
+                    _check_request, split.lines, search, served, limits, wanted, split.names
+                )
             except OptionError as error:
                 raise LibreError(400, f"Invalid request: {error}") from None
             except HTTPException as error:  # a limit, as /api/translate words it

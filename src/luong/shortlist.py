@@ -31,10 +31,15 @@ from torch import Tensor
 
 from luong.errors import LuongError, LuongTypeError
 from luong.folder_files import SHORTLIST
-from luong.tensor_files import read_tensor_metadata, read_tensors, write_tensors
+from luong.tensor_files import (
+    read_tensor_metadata,
+    read_tensor_shapes,
+    read_tensors,
+    write_tensors,
+)
 from luong.vocab import Vocab
 
-__all__ = ["FORMAT", "SPECIAL_IDS", "Shortlist", "vocab_fingerprint"]
+__all__ = ["FORMAT", "NEVER_LISTED", "SPECIAL_IDS", "Shortlist", "vocab_fingerprint"]
 
 FORMAT = "luong-shortlist"
 """The ``format`` of a shortlist file's metadata."""
@@ -148,19 +153,42 @@ class Shortlist:
         Raises:
             FileNotFoundError: no such file.
             ValueError: not a readable safetensors file, another format, a table counted for
-                other vocabularies, tensors missing or extra, of another dtype or shape, or
-                ids out of range; the message names the file and what is wrong.
+                other vocabularies, tensors missing or extra, of another dtype or shape, a
+                ``K`` above the target vocabulary's size (read from the file's header, before
+                the table), ids out of range or ids no row holds (PAD, BOS); the message
+                names the file and what is wrong.
         """
         path = Path(folder) / SHORTLIST
-        tensors = read_tensors(path)
-        metadata = read_tensor_metadata(path)
-        problem = _problem(tensors, metadata, src_vocab, tgt_vocab)
+        # K bounded from the header before a byte of the table is read: a sparse file of a
+        # few MB may declare a [V_src, 250000] table of gigabytes.
+        problem = _shape_problem(read_tensor_shapes(path), len(tgt_vocab))
+        if problem is None:
+            tensors = read_tensors(path)
+            problem = _problem(tensors, read_tensor_metadata(path), src_vocab, tgt_vocab)
         if problem is not None:
             raise LuongError(
                 f"{path}: not a shortlist of this model ({problem}); build it again (luong "
                 f"shortlist {Path(folder)}) or remove it"
             )
         return cls(tensors["targets"].long(), tensors["frequent"].long(), len(tgt_vocab))
+
+
+NEVER_LISTED = (Vocab.pad_id, Vocab.bos_id)
+"""Ids no shortlist holds: no output writes PAD or BOS (a row of unseen pieces is padded
+with EOS; the specials are every batch's candidates anyway)."""
+
+
+def _shape_problem(shapes: dict[str, tuple[int, ...]], tgt_size: int) -> str | None:
+    """What is wrong with the table's shape as the file's header declares it: more target
+    pieces per source piece (``K``) than the target vocabulary has, or than a row can hold
+    (``[V_src, K]``); None otherwise (the rest is ``_problem``'s)."""
+    shape = shapes.get("targets")
+    if shape is not None and len(shape) == 2 and shape[1] > tgt_size:
+        return (
+            f"targets: K = {shape[1]} pieces per source piece, above the {tgt_size} of the "
+            "target vocabulary"
+        )
+    return None
 
 
 def _problem(
@@ -186,4 +214,7 @@ def _problem(
     for name, tensor in (("targets", targets), ("frequent", frequent)):
         if tensor.numel() and not 0 <= int(tensor.min()) <= int(tensor.max()) < len(tgt_vocab):
             return f"{name}: ids out of [0, {len(tgt_vocab)}), got {int(tensor.max())}"
-    return None
+        never = [i for i in NEVER_LISTED if bool((tensor == i).any())]
+        if never:
+            return f"{name}: holds id {never[0]} (PAD or BOS), which no shortlist lists"
+    return _shape_problem({"targets": tuple(targets.shape)}, len(tgt_vocab))

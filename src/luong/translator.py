@@ -13,7 +13,6 @@ two APIs; search itself is ``luong.search``, the placeholders' mechanisms
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 from collections.abc import Iterator, Mapping, Sequence
@@ -39,6 +38,7 @@ from luong.devices import (
 from luong.ensemble import Decodable, Ensemble, members_of
 from luong.errors import LuongError, LuongTypeError
 from luong.glossary import Glossary, Term, enforced_terms, glossary_of
+from luong.lines import json_line
 from luong.memory import Match, Recall, TranslationMemory
 from luong.model import Seq2Seq
 from luong.placeholders import (
@@ -59,7 +59,7 @@ from luong.search import (
 )
 from luong.search.constrained import constraint_ids
 from luong.search_options import SearchOptions
-from luong.vocab import Vocab
+from luong.vocab import Vocab, one_line
 
 __all__ = [
     "FORMATS",
@@ -265,9 +265,9 @@ def _jsonl_line(
     }
     if glossary:
         line["glossary"] = term_records(translation)
-    # allow_nan=False: hypothesis_record writes null for what is not finite; nothing else may
-    # slip a NaN, which JSON parsers reject, into the output.
-    return json.dumps(line, ensure_ascii=False, allow_nan=False)
+    # No NaN (hypothesis_record writes null for what is not finite; JSON parsers reject
+    # NaN), and no raw U+2028 that a reader splitting lines would break the record at.
+    return json_line(line)
 
 
 def memory_record(translation: Translation) -> dict[str, Any]:
@@ -679,9 +679,12 @@ class Translator:
 
         A translation memory (``memory``, consulted unless ``request.memory`` is false;
         ``TranslationMemory.recall``): a source it holds exactly, with a translation that
-        keeps the source's placeholders, takes that translation (``origin`` ``"memory"``)
-        and is not decoded; every other source is decoded as below and carries the
-        memory's fuzzy matches (``Translation.matches``).
+        could be an output of it (no line break or control character the source lacks, the
+        source's placeholders kept, the terms of ``request.glossary`` held:
+        ``luong.memory.unfit_reason``), takes that translation (``origin`` ``"memory"``),
+        written as one line as every output is (``luong.vocab.one_line``), and is not
+        decoded; every other source is decoded as below and carries the memory's fuzzy
+        matches (``Translation.matches``).
 
         Placeholders (``request.placeholders``, ``luong.placeholders``): ``"mask"``: each
         source's spans masked before the search and put back after, where the attention
@@ -739,9 +742,14 @@ class Translator:
         request.check_search(search)
         if constraints is not None and request.placeholders != "off":
             check_phrases(constraints)
+        glossary = self.check_glossary(request.glossary) if request.glossary else None
         recalls = None
         if memory is not None and request.memory:
-            recalls = [memory.recall(text) for text in sources]
+            # a reused translation holds the glossary's terms, as a decoded one does
+            recalls = [
+                memory.recall(text, glossary.targets(text) if glossary is not None else ())
+                for text in sources
+            ]
             decoded = [i for i, recall in enumerate(recalls) if recall.exact is None]
             everything = sources
             sources = [everything[i] for i in decoded]
@@ -749,8 +757,7 @@ class Translator:
                 constraints = [constraints[i] for i in decoded]
         terms: list[list[Term]] | None = None
         held: bool | list[list[bool]] = exact
-        if request.glossary:
-            glossary = self.check_glossary(request.glossary)
+        if glossary is not None:
             given = constraints if constraints is not None else [[] for _ in sources]
             terms = [
                 enforced_terms(glossary, source, self.tgt_vocab, phrases)
@@ -892,7 +899,7 @@ def _with_memory(
         yield Translation(
             source,
             [],
-            [recall.exact.target],
+            [one_line(recall.exact.target)],  # the rule every output obeys
             [False],
             [[]] if align else None,
             source,

@@ -160,7 +160,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
         handler = pkgutil.resolve_name(COMMANDS[args.command].handler)
         if hasattr(args, "threads"):  # a command that computes: torch is imported by now
-            pkgutil.resolve_name(USE_THREADS)(args.threads)
+            used = pkgutil.resolve_name(USE_THREADS)(args.threads)
+            if args.threads is not None and used < args.threads:
+                print(
+                    f"luong: --threads {args.threads}: capped at {used}, the CPUs this "
+                    "process may use (os.sched_getaffinity)",
+                    file=sys.stderr,
+                )
         status = int(handler(args))
         sys.stdout.flush()  # a reader that went away shows here, not at exit
         return status

@@ -949,9 +949,11 @@ def add_serve(commands: Any) -> None:
         "--api-keys",
         type=Path,
         metavar="FILE",
-        help="the keys of the translating routes, one a line: POST /translate then needs "
-        "one as its api_key (403 without), POST /api/translate and the explorer as the "
-        "header Authorization: Bearer KEY (401 without); default: no key needed",
+        help="the keys of the translating routes, one a line (a line starting with # is a "
+        "comment): POST /translate then needs one as its api_key (403 without), POST "
+        "/api/translate as the header Authorization: Bearer KEY (401 without); the explorer "
+        "page itself loads without a key and asks for one before it translates; default: no "
+        "key needed",
     )
     add_memory_flags(
         parser,

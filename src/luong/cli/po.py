@@ -137,9 +137,12 @@ def main(args: argparse.Namespace) -> int:
     if args.tm:
         memory = TranslationMemory.read(args.tm, translator.src_lang, target, args.tm_threshold)
     terms: tuple[tuple[str, str], ...] = ()
+    glossary = None
     if args.glossary_file is not None:
-        glossary = read_glossary(args.glossary_file, translator.src_lang, target)
-        terms = translator.check_glossary(glossary).pairs()
+        glossary = translator.check_glossary(
+            read_glossary(args.glossary_file, translator.src_lang, target)
+        )
+        terms = glossary.pairs()
     name = "+".join(Path(folder).resolve().name for folder in folders)
     try:
         filled = fill_catalog(
@@ -155,6 +158,7 @@ def main(args: argparse.Namespace) -> int:
             too_long=too_long(translator, args.placeholders),
             min_confidence=min_confidence,
             memory=memory,
+            glossary=glossary,
         )
     except LuongError as error:
         raise LuongError(f"{catalog}: {error}") from None

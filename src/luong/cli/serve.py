@@ -155,8 +155,9 @@ def _glossary(args: argparse.Namespace, models: list[ServedModel]) -> tuple[tupl
 
 
 def read_api_keys(path: Path) -> frozenset[str]:
-    """The keys of ``--api-keys FILE``: one a line, spaces around it and blank lines left
-    out.
+    """The keys of ``--api-keys FILE``: one a line, spaces around it, blank lines and
+    comments (a line whose first character but spaces is ``#``) left out, so that a comment
+    never works as a key.
 
     Raises:
         UsageError: no such file, or no key in it.
@@ -165,7 +166,8 @@ def read_api_keys(path: Path) -> frozenset[str]:
         raise UsageError(f"--api-keys: {path}: a folder, expected a file of keys (one a line)")
     if not path.is_file():
         raise UsageError(f"--api-keys: {path}: no such file")
-    keys = frozenset(line.strip() for line in read_text_lines(path) if line.strip())
+    lines = (line.strip() for line in read_text_lines(path))
+    keys = frozenset(line for line in lines if line and not line.startswith("#"))
     if not keys:
         raise UsageError(f"--api-keys: {path} holds no key (one a line)")
     return keys

@@ -119,6 +119,7 @@ class ServeLimits:
     max_prefix_len: int = 200  # characters of a prefix (422 above)
     max_output_len: int = 512  # max_len and min_len of a request, in tokens (422 above)
     max_body_bytes: int = 1_000_000  # the request body (413 above)
+    max_glossary_terms: int = 1000  # terms of a request's own glossary (413 above)
 
     def __post_init__(self) -> None:
         for f in fields(self):

@@ -70,6 +70,7 @@ import argparse
 import hashlib
 import json
 import math
+import os
 import sys
 import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
@@ -100,6 +101,7 @@ __all__ = [
     "file_sha256",
     "load",
     "main",
+    "usable_threads",
 ]
 
 FORMAT = "luong-onnx"
@@ -306,6 +308,20 @@ def _read_tensors(path: Path, expected: str) -> dict[str, np.ndarray]:
             f"{path}: not a safetensors file ({error}); the export is damaged: export the "
             "model again (luong export)"
         ) from None
+
+
+def _declared_k(path: Path) -> int | None:
+    """The ``K`` of a shortlist file's ``targets`` ``[V_src, K]`` as its safetensors header
+    declares it (``safe_open`` reads the header alone); None where the file or the package
+    is missing or the header is not one, which ``_read_tensors`` then names."""
+    try:
+        from safetensors import safe_open
+
+        with safe_open(str(path), framework="numpy") as file:
+            shape = file.get_slice("targets").get_shape()
+        return int(shape[1]) if len(shape) == 2 else None
+    except Exception:  # noqa: BLE001 - safetensors' own errors: named when the file is read
+        return None
 
 
 def _check_sha256(path: Path, expected: str) -> None:
@@ -560,7 +576,8 @@ class OnnxTranslator:
 
     Args:
         folder: what ``luong export`` wrote.
-        threads: onnxruntime's intra-op threads (0: its default, one per physical core).
+        threads: onnxruntime's intra-op threads (0: its default, one per physical core),
+            at most the CPUs this process may use (``usable_threads``; ``self.threads``).
 
     Raises:
         FileNotFoundError: the folder or one of its files is missing.
@@ -598,7 +615,8 @@ class OnnxTranslator:
         self.src_vocab = Vocabulary(folder / manifest["src_vocab"])
         self.tgt_vocab = Vocabulary(folder / manifest["tgt_vocab"])
         options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
+        self.threads = usable_threads(threads)
+        options.intra_op_num_threads = self.threads
         options.inter_op_num_threads = 1
         options.log_severity_level = 3  # errors only: its warnings are not the user's
         self.encoder = self._session(options, "encoder")
@@ -633,6 +651,14 @@ class OnnxTranslator:
 
     def _shortlist(self, entry: dict[str, str]) -> tuple[np.ndarray, np.ndarray]:
         path = self.folder / entry["file"]
+        size = len(self.tgt_vocab)
+        k = _declared_k(path)  # from the header, before the table is read
+        if k is not None and k > size:
+            raise ValueError(
+                f"{path}: not a shortlist of this model (targets: K = {k} pieces per source "
+                f"piece, above the {size} of the target vocabulary); the export is damaged: "
+                "export the model again (luong export)"
+            )
         tensors = _read_tensors(path, entry["sha256"])
         targets, frequent = tensors.get("targets"), tensors.get("frequent")
         problem = None
@@ -646,6 +672,8 @@ class OnnxTranslator:
             for key, ids in (("targets", targets), ("frequent", frequent)):
                 if ids.size and not 0 <= int(ids.min()) <= int(ids.max()) < len(self.tgt_vocab):
                     problem = f"{key}: ids out of [0, {len(self.tgt_vocab)})"
+                elif np.isin(ids, (PAD, BOS)).any():  # luong.shortlist.NEVER_LISTED
+                    problem = f"{key}: holds PAD or BOS, which no shortlist lists"
         if problem is not None or targets is None or frequent is None:
             raise ValueError(
                 f"{path}: not a shortlist of this model ({problem}); the export is damaged: "
@@ -1166,6 +1194,20 @@ def _row_hypotheses(
     return result
 
 
+def usable_threads(threads: int) -> int:
+    """``threads`` (onnxruntime's intra-op threads; 0: its own default) capped at the CPUs
+    this process may run on (``os.sched_getaffinity``, else ``os.cpu_count()``), as
+    ``luong.devices.use_threads`` caps torch's: 1,000 threads on two CPUs did not finish two
+    lines in 120 s."""
+    if threads == 0:
+        return 0
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # no affinity masks (macOS, Windows)
+        cpus = os.cpu_count() or 1
+    return min(threads, max(1, cpus))
+
+
 def load(folder: str | Path, threads: int = 0) -> OnnxTranslator:
     """``OnnxTranslator(folder, threads)``: an export folder, ready to translate."""
     return OnnxTranslator(folder, threads)
@@ -1230,13 +1272,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         "vocabulary, exact (default: the export's shortlist whole when it has one)",
     )
     parser.add_argument("--batch-size", type=int, default=512, help="sources per search call")
-    parser.add_argument("--threads", type=int, default=0, help="onnxruntime threads (0: auto)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=0,
+        help="onnxruntime threads, at most the CPUs this process may use (0: auto)",
+    )
     args = parser.parse_args(argv)
     try:
         options = SearchOptions(
             args.beam, args.nbest, args.alpha, args.beta, args.min_len, args.max_len, args.shortlist
         )
         model = OnnxTranslator(args.folder, args.threads)
+        if model.threads < args.threads:
+            print(
+                f"luong_onnx: --threads {args.threads}: capped at {model.threads}, the CPUs "
+                "this process may use (os.sched_getaffinity)",
+                file=sys.stderr,
+            )
         if args.input is None:
             sources = list(_lines(sys.stdin.buffer, "<stdin>"))
         else:
