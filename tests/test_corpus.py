@@ -229,3 +229,120 @@ def test_bad_arguments_are_one_line(tmp_path: Path) -> None:
         luong("corpus", str(empty), "--tgt-lang", "de", "--out", out), "no pairs: 1 catalogs read"
     )
     assert not Path(out).exists()
+
+
+# -- Round 5 (issue 54): languages, locale names, catalogs read as msgfmt reads them ----------
+
+
+def no_header(path: Path, entries: list[polib.POEntry], mo: bool = False) -> Path:
+    """A catalog without a Language header (as most of /usr/share/locale's)."""
+    return catalog(path, entries, {"Content-Type": "text/plain; charset=UTF-8"}, mo=mo)
+
+
+def test_a_catalogs_language_is_its_headers_else_its_folders_else_its_names(
+    tmp_path: Path,
+) -> None:
+    tree = tmp_path / "locale"
+    # "am" sorts before "de": the tie went to Amharic (Dutch -> ደች), and French came as German
+    no_header(tree / "am" / "LC_MESSAGES" / "iso.mo", [entry("Dutch", "ደች")], mo=True)
+    dutch = [entry("Dutch", "Niederländisch")]
+    german = no_header(tree / "de" / "LC_MESSAGES" / "iso.mo", dutch, mo=True)
+    no_header(tree / "fr" / "LC_MESSAGES" / "app.mo", [entry("Open", "Ouvrir")], mo=True)
+    header = catalog(tree / "fr" / "LC_MESSAGES" / "odd.mo", [entry("Help", "Hilfe")], mo=True)
+    no_header(tmp_path / "po" / "fr.po", [entry("Save", "Enregistrer")])
+    no_header(tmp_path / "po" / "de.po", [entry("Save", "Speichern")])
+    unnamed = no_header(tmp_path / "misc" / "app.po", [entry("Quit", "Beenden")])
+    files = catalog_files([tree, tmp_path / "po", tmp_path / "misc"], "de")
+    corpus = build_corpus(files, CorpusOptions(dev=0, devtest=0), "de")
+    assert sorted(pairs_of(corpus.splits)) == [
+        ("Dutch", "Niederländisch"),
+        ("Help", "Hilfe"),  # its header says de, wherever it lies
+        ("Quit", "Beenden"),  # nothing names a language: taken as --tgt-lang says
+        ("Save", "Speichern"),
+    ]
+    assert [(s["path"].removeprefix(f"{tmp_path}/"), s["reason"]) for s in corpus.skipped] == [
+        ("locale/am/LC_MESSAGES/iso.mo", "its locale folder says 'am', not de"),
+        ("locale/fr/LC_MESSAGES/app.mo", "its locale folder says 'fr', not de"),
+        ("po/fr.po", "its file name says 'fr', not de"),
+    ]
+    languages = {Path(c["path"]): (c["language"], c["language_from"]) for c in corpus.catalogs}
+    assert languages[german] == ("de", "locale folder")
+    assert languages[header] == ("de", "Language header")
+    assert languages[unnamed] == (None, None)
+    # luong corpus on the French folder alone: nothing in German, each catalog named
+    french = tree / "fr" / "LC_MESSAGES"
+    (french / "odd.mo").unlink()
+    result = luong("corpus", str(french), "--tgt-lang", "de", "--out", str(tmp_path / "c"))
+    assert_one_line_error(
+        result,
+        f"no pairs: 1 catalogs read, 1 skipped ({french}/app.mo: its locale folder says 'fr', "
+        "not de); dropped: nothing",
+    )
+
+
+@pytest.mark.parametrize(
+    ("code", "folders", "chosen", "taken"),
+    [
+        # a script as gettext's modifier: not the Cyrillic sr, nor Ijekavian
+        ("sr-Latn", ["sr", "sr@ije", "sr@latin"], ["sr@latin"], {"sr@latin"}),
+        # a script as its territories: not Simplified zh_CN
+        ("zh-Hant", ["zh_CN", "zh_Hant", "zh_TW"], ["zh_Hant", "zh_TW"], {"zh_Hant", "zh_TW"}),
+        # a territory: pt, the language's own catalog, after pt_BR's; never pt_PT
+        ("pt-BR", ["pt", "pt_BR", "pt_PT"], ["pt_BR"], {"pt", "pt_BR"}),
+        ("uz-Cyrl", ["uz", "uz@cyrillic"], ["uz@cyrillic"], {"uz@cyrillic"}),
+        ("zh-Hans-CN", ["zh_CN", "zh_TW"], ["zh_CN"], {"zh_CN"}),
+        ("de", ["de", "de_CH", "en"], ["de"], {"de", "de_CH"}),
+    ],
+)  # fmt: skip
+def test_a_language_code_with_a_script_or_region_finds_gettexts_folders(
+    tmp_path: Path, code: str, folders: list[str], chosen: list[str], taken: set[str]
+) -> None:
+    files = {
+        name: no_header(tmp_path / name / "LC_MESSAGES" / "app.mo", [entry("Yes", name)], True)
+        for name in folders
+    }
+    assert catalog_files([], code, root=tmp_path) == [files[name] for name in chosen]
+    # the whole tree given: each catalog taken or skipped by its folder's locale
+    corpus = build_corpus(catalog_files([tmp_path], code), CorpusOptions(dev=0, devtest=0), code)
+    read = [Path(info["path"]).parts[-3] for info in corpus.catalogs]
+    assert set(read) == taken
+    assert read[0] == chosen[0]  # the code's own locale first: its translations win ties
+    assert pairs_of(corpus.splits) == [("Yes", chosen[0])]
+
+
+def test_catalogs_are_read_as_msgfmt_reads_them(tmp_path: Path) -> None:
+    header = (
+        'msgid ""\nmsgstr ""\n"Language: de\\n"\n"Content-Type: text/plain; charset=UTF-8\\n"\n\n'
+    )
+    twice = tmp_path / "twice.po"  # msgfmt: duplicate message definition
+    twice.write_text(header + 'msgid "A"\nmsgstr "B"\n\nmsgid "A"\nmsgstr "C"\n')
+    escapes = tmp_path / "escapes.po"
+    escapes.write_text(
+        header + 'msgid "Bell"\nmsgstr "Glocke\\a"\n\nmsgid "Start\\x01"\nmsgstr "Anfang"\n\n'
+        'msgid "Break"\nmsgstr "Um\u2028bruch"\n\nmsgid "Path \\\\a"\nmsgstr "Pfad \\\\a"\n'
+    )
+    contexts = tmp_path / "contexts.po"  # one msgid under two contexts: two messages
+    contexts.write_text(
+        header + 'msgctxt "menu"\nmsgid "Open"\nmsgstr "Öffnen"\n\n'
+        'msgctxt "state"\nmsgid "Open"\nmsgstr "Offen"\n'
+    )
+    controls = catalog(
+        tmp_path / "controls.mo",
+        [entry("Null", "Nu\0ll"), entry("Escape", "\x1b[1mFett"), entry("Fine", "Gut")],
+        mo=True,
+    )
+    files = [twice, escapes, contexts, controls]
+    corpus = build_corpus(files, CorpusOptions(dev=0, devtest=0), "de")
+    assert pairs_of(corpus.splits) == [
+        ("Break", "Um bruch"),  # U+2028, which msgfmt accepts, is whitespace: one line
+        ("Path \\a", "Pfad \\a"),  # an escaped backslash is a backslash
+        ("Open", "Öffnen"),
+        ("Fine", "Gut"),
+    ]
+    assert corpus.skipped == [
+        {
+            "path": str(twice),
+            "reason": "line 9: duplicate message definition (the first is at line 6)",
+        }
+    ]
+    assert corpus.dropped == {"escape": 2, "control character": 2, "duplicate source": 1}

@@ -251,8 +251,9 @@ def add_corpus(commands: Any) -> None:
         "LC_MESSAGES). Fuzzy, untranslated and obsolete entries are left out, plural ones "
         "unless --plurals; keyboard accelerators are taken out, whitespace collapsed, long "
         "pairs dropped; each source is kept once (its most frequent translation); a "
-        "catalog's declared charset is honoured and one that does not read is skipped. The "
-        "manifest lists the catalogs and what was dropped and why.",
+        "catalog is read as msgfmt reads it (its declared charset; a damaged one skipped); one "
+        "in another language (its Language header's, else its locale folder's or file "
+        "name's) is skipped. The manifest lists the catalogs and what was dropped and why.",
     )
     parser.add_argument(
         "paths",
