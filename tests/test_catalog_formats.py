@@ -550,3 +550,48 @@ def test_a_regional_language_keeps_its_header_byte_for_byte() -> None:
     filled = fill(austrian, upper)
     assert filled.text.startswith(austrian[: austrian.index("\n#, c-format")] + "\n")
     assert filled.language == "de_AT" and filled.summary.filled == 2
+
+
+# -- Round 5 (issue 54) --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("language", "target", "taken"),
+    [
+        ("sr@latin", "sr-Latn", True),  # gettext's script modifier
+        ("sr_RS@latin", "sr-Latn", True),
+        ("sr", "sr-Latn", False),  # Cyrillic
+        ("zh_TW", "zh-Hant", True),  # Traditional by its territory
+        ("zh_CN", "zh-Hant", False),
+        ("pt_BR", "pt-BR", True),
+        ("pt", "pt-BR", True),  # the language's own, as gettext falls back to it
+        ("pt_PT", "pt-BR", False),
+        ("de_DE", "de", True),
+    ],
+)
+def test_a_catalog_of_another_script_or_region_is_not_the_models(
+    language: str, target: str, taken: bool
+) -> None:
+    text = header(f"Language: {language}", "Plural-Forms: nplurals=2; plural=(n != 1);") + ENTRIES
+    if taken:
+        assert fill(text, upper, target=target).summary.filled == 2
+        return
+    with pytest.raises(
+        ValueError, match=f"^the catalog's Language is {language}, the model translates into"
+    ):
+        fill(text, upper, target=target)
+
+
+def test_one_msgid_under_two_contexts_reads_fine() -> None:
+    text = GERMAN + (
+        '\nmsgctxt "menu"\nmsgid "Open"\nmsgstr ""\n\nmsgctxt "state"\nmsgid "Open"\nmsgstr ""\n'
+        '\nmsgid "Open"\nmsgstr ""\n'
+    )
+    filled = fill(text, upper)
+    assert filled.summary.filled == 3
+    entries = polib.pofile(filled.text)
+    assert [(e.msgctxt, e.msgstr) for e in entries] == [
+        ("menu", "OPEN"),
+        ("state", "OPEN"),
+        (None, "OPEN"),
+    ]

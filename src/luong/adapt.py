@@ -31,7 +31,7 @@ from typing import Any
 
 from luong.catalog import catalog_language, check_language
 from luong.config.faces import CorpusOptions
-from luong.corpus import MAX_CATALOG_BYTES, build_corpus
+from luong.corpus import MAX_CATALOG_BYTES, NoPairs, build_corpus
 from luong.errors import LuongError
 from luong.files import read_bounded, read_json, write_text
 from luong.fine_tuning import find_init_model
@@ -84,7 +84,9 @@ def catalog_splits(catalog: str | os.PathLike[str], tgt_lang: str) -> tuple[list
         raise LuongError(f"{path}: {error}") from None
     try:
         pairs = build_corpus([path], OPTIONS, tgt_lang).splits["train"]
-    except LuongError:  # no pairs at all
+    except NoPairs as error:  # no pairs at all: none translated, or the catalog not read
+        if error.skipped:
+            raise LuongError(f"{path}: {error.skipped[0]['reason']}") from None
         pairs = []
     if len(pairs) < MIN_PAIRS:
         raise LuongError(

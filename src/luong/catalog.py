@@ -86,6 +86,7 @@ from luong.confidence import confidence
 from luong.directives import FORMATS, in_order
 from luong.errors import LuongError, LuongTypeError
 from luong.languages import check_language as check_language_code
+from luong.languages import locale_rank
 from luong.memory import Match, TranslationMemory
 from luong.po_file import (
     BOM,
@@ -300,15 +301,19 @@ def primary_language(language: str) -> str:
 
 
 def check_language(catalog: str, target: str) -> None:
-    """Raise unless a catalog's ``Language`` (``de``, ``de_DE``, ``pt-BR``) is the model's
-    target language (``de``); a region the model does not name is accepted.
+    """Raise unless a catalog's ``Language`` (``de``, ``de_DE``, ``pt_BR``, ``sr@latin``) is
+    the model's target language (``de``, ``sr-Latn``) as ``luong.languages.locale_rank``
+    reads both: the same language and script; a region the model does not name is accepted,
+    and the language's own catalog for a model that names one (``pt`` for ``pt-BR``), but
+    not another region's (``pt_PT``) nor another script's (``sr``, Cyrillic, for
+    ``sr-Latn``).
 
     Raises:
         ValueError: they name different languages.
     """
     if not target.strip():
         raise LuongError(f"target: expected a language code such as 'de', got {target!r}")
-    if catalog.strip() and primary_language(catalog) != primary_language(target):
+    if catalog.strip() and locale_rank(catalog.strip(), target.strip()) is None:
         raise LuongError(
             f"the catalog's Language is {catalog.strip()}, the model translates into {target}"
         )
