@@ -28,6 +28,7 @@ from luong import Seq2SeqConfig, TrainConfig, train
 from luong.config import VocabConfig
 from luong.errors import LuongError
 from luong.presets import ADAPT
+from luong.tasks.tsv import mix_pairs, read_split
 
 # The module (luong.run is the function): the test watches the Trainer it builds.
 RUN = importlib.import_module("luong.run")
@@ -379,3 +380,26 @@ def test_a_model_folder_outside_a_run_takes_its_vocabulary_settings_from_its_fil
     again = luong("train", "--config", str(out / "config.toml"), "--out", str(tmp_path / "again"))
     assert again.returncode == 0, again.stderr.decode()
     assert same_weights(weights(tmp_path / "again"), weights(out))
+
+
+def test_mix_draws_a_seeded_sample_and_takes_any_ratio(
+    base: Path, pairs: dict[str, Path], tmp_path: Path
+) -> None:
+    train, general = read_split(pairs["train"]).pairs, read_split(pairs["mix"]).pairs
+    mixed, info = mix_pairs(train, general, 0.5)
+    drawn = mixed[len(train) :]
+    assert mixed[: len(train)] == train and len(drawn) == 24
+    assert drawn == random.Random(0).sample(general, 24)  # seed 0, the same every time
+    assert drawn != general[:24]  # not the file's first lines
+    # a ratio as large as a float goes: every general pair (it was an OverflowError, exit 70)
+    assert mix_pairs(train, general, 1e308)[1] == {
+        "mixed": {"pairs": 100, "of": 100, "ratio": 1e308}
+    }
+    own = ["--train", str(pairs["train"]), "--dev", str(pairs["dev"])]
+    result = luong(
+        "train", "--init-from", str(base), *own, *TINY_MODEL_FLAGS, "--out", str(tmp_path / "a"),
+        "--mix", str(pairs["mix"]), "--mix-ratio", "1e308",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr.decode()
+    metrics = json.loads((tmp_path / "a" / "metrics.json").read_text())
+    assert metrics["train_pairs"] == 48 + 100
