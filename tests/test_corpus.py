@@ -12,6 +12,7 @@ from helpers import assert_one_line_error, luong
 
 from luong.config.faces import CorpusOptions
 from luong.corpus import build_corpus, catalog_files, excluded_sources
+from luong.files import write_folder
 
 HEADER = {"Language": "de", "Content-Type": "text/plain; charset=UTF-8"}
 
@@ -226,7 +227,16 @@ def test_bad_arguments_are_one_line(tmp_path: Path) -> None:
     )
     empty = catalog(tmp_path / "empty.po", [entry("Nothing yet")])
     assert_one_line_error(
-        luong("corpus", str(empty), "--tgt-lang", "de", "--out", out), "no pairs: 1 catalogs read"
+        luong("corpus", str(empty), "--tgt-lang", "de", "--out", out),
+        "no pairs: 1 catalogs read, 0 skipped; dropped: 1 untranslated",
+    )
+    # a catalog that does not read: its reason, not the count alone
+    broken = tmp_path / "broken.po"
+    broken.write_text('msgid "Open\nmsgstr "Offen"\n', encoding="utf-8")
+    assert_one_line_error(
+        luong("corpus", str(broken), "--tgt-lang", "de", "--out", out),
+        f"no pairs: 1 catalogs read, 1 skipped ({broken}: line 1: end-of-line within string); "
+        "dropped: nothing",
     )
     assert not Path(out).exists()
 
@@ -346,3 +356,25 @@ def test_catalogs_are_read_as_msgfmt_reads_them(tmp_path: Path) -> None:
         }
     ]
     assert corpus.dropped == {"escape": 2, "control character": 2, "duplicate source": 1}
+
+
+@pytest.mark.parametrize("command", ["corpus", "export", "prepare", "quantize", "average"])
+@pytest.mark.parametrize("out", [".", "", "..", "/"])
+def test_an_out_that_names_no_folder_of_its_own_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str, out: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    given = {
+        "corpus": ["corpus", str(tmp_path), "--tgt-lang", "de"],
+        "export": ["export", str(tmp_path)],
+        "prepare": ["prepare", "--train", "t.tsv"],
+        "quantize": ["quantize", str(tmp_path)],
+        "average": ["average", str(tmp_path)],
+    }[command]
+    result = luong(*given, "--out", out)  # it was a traceback: PosixPath('.') has an empty name
+    assert_one_line_error(
+        result, f"argument --out: expected a folder of its own to write (such as out/{command}), "
+    )
+    assert result.returncode == 2
+    with pytest.raises(ValueError, match="names no folder of its own"):
+        write_folder(out or ".", lambda folder: None)

@@ -33,6 +33,7 @@ __all__ = [
     "check_memory_flags",
     "flag_message",
     "flush_stdout",
+    "folder_to_write",
     "model_defaults",
     "model_folders",
     "overrides",
@@ -48,6 +49,24 @@ __all__ = [
 
 class UsageError(Exception):
     """A command line that cannot run; reported like argparse's own usage errors."""
+
+
+def folder_to_write(command: str) -> typing.Callable[[str], Path]:
+    """The argparse ``type`` of ``--out`` for ``command``, which writes a folder all or
+    nothing (``luong.files.write_folder``: built beside it, then renamed into its place): a
+    path that names a folder of its own, not ``''``, ``.``, ``..`` or ``/`` (it was a
+    traceback, ``PosixPath('.') has an empty name``)."""
+
+    def folder(value: str) -> Path:
+        path = Path(value)
+        if path.name in ("", ".."):
+            raise argparse.ArgumentTypeError(
+                f"expected a folder of its own to write (such as out/{command}), got {value!r}: "
+                "the folder is written beside its place and renamed into it"
+            )
+        return path
+
+    return folder
 
 
 def say(message: str) -> None:
