@@ -403,3 +403,33 @@ def test_mix_draws_a_seeded_sample_and_takes_any_ratio(
     assert result.returncode == 0, result.stderr.decode()
     metrics = json.loads((tmp_path / "a" / "metrics.json").read_text())
     assert metrics["train_pairs"] == 48 + 100
+
+
+def test_pairs_too_long_for_the_model_fine_tuned_ask_to_be_shortened(
+    base: Path, pairs: dict[str, Path], tmp_path: Path
+) -> None:
+    long = tmp_path / "long.tsv"
+    long.write_text(pairs["train"].read_text() + "1/1/2000" * 30 + "\t2000-01-01\n")
+    command = ["train", "--init-from", str(base), "--dev", str(pairs["dev"]), *TINY_MODEL_FLAGS]
+    result = luong(*command, "--train", str(long), "--out", str(tmp_path / "a"))
+    # it said: raise max_src_len (--max-src-len 240), which --init-from then refuses
+    assert error_line(result) == (
+        "luong: error: train_pairs: 1 sources are longer than the model's max_src_len=64 "
+        "symbols (the longest has 240; the first is pair 49); the model of --init-from "
+        f"{base} keeps its max_src_len, which a fine-tuning run cannot raise: shorten those "
+        "sources or leave their pairs out"
+    )
+    result = luong(*command, "--train", str(pairs["train"]), "--dev", str(long), "--out",
+                   str(tmp_path / "a"))  # fmt: skip
+    said = error_line(result)
+    assert said.startswith("luong: error: dev_pairs: 1 sources are longer") and "shorten" in said
+    # a run still training (its checkpoints, no model yet), with pairs it could not read
+    running = tmp_path / "running"
+    shutil.copytree(base, running)
+    for name in ("config.json", "model.safetensors", "src_vocab.json", "tgt_vocab.json"):
+        (running / name).unlink()
+    result = luong("train", "--init-from", str(running), "--train", str(long), "--dev",
+                   str(pairs["dev"]), "--out", str(tmp_path / "b"))  # fmt: skip
+    assert error_line(result).startswith(
+        f"luong: error: --init-from {running}: a run folder that holds no model yet"
+    )

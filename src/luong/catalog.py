@@ -166,6 +166,7 @@ class FillSummary:
     low_confidence: int = 0  # of the untranslated, those below the minimum confidence
     from_memory: int = 0  # of the filled, those filled from a translation memory
     with_matches: int = 0  # of the filled by the model, those with the memory's fuzzy matches
+    kept_fuzzy: int = 0  # of the untranslated, fuzzy ones that keep their translation
 
     def memory_line(self) -> str:
         """What the translation memory did, as ``luong po --tm`` prints it."""
@@ -181,11 +182,10 @@ class FillSummary:
             if self.low_confidence
             else ""
         )
-        untranslated = (
-            f"; {len(self.untranslated)} left untranslated (named below{low})"
-            if self.untranslated
-            else ""
-        )
+        left = len(self.untranslated) - self.kept_fuzzy
+        named = [f"{left} left untranslated"] if left else []
+        named += [f"{self.kept_fuzzy} fuzzy kept as they were"] if self.kept_fuzzy else []
+        untranslated = f"; {', '.join(named)} (named below{low})" if named else ""
         return (
             f"filled {self.filled} entries ({self.plural_entries} plural, {self.plural_forms} "
             f"plural forms); skipped {self.skipped_translated} translated, "
@@ -589,7 +589,7 @@ def fill_catalog(
             suggested[i] = matches
         why = _untranslatable(blocks[i], messages, too_long)
         if why is not None:
-            untranslated[i] = f"{entry_name(blocks[i])}: left untranslated: {why}"
+            untranslated[i] = f"{entry_name(blocks[i])}: {_left_as(entries[i])}: {why}"
             todo.remove(i)
             continue
         messages.add(entries[i].msgid)
@@ -620,7 +620,7 @@ def fill_catalog(
                 )
             if not sure >= min_confidence:  # NaN too: no number to trust
                 why = f"confidence {_shown(sure)}, below the minimum {min_confidence:g}"
-                untranslated[i] = f"{entry_name(blocks[i])}: left untranslated: {why}"
+                untranslated[i] = f"{entry_name(blocks[i])}: {_left_as(entries[i])}: {why}"
                 low += 1
                 continue
         _fill_entry(entries[i], translated, comment, sure, suggested.get(i, ()))
@@ -634,7 +634,10 @@ def fill_catalog(
         out[:0] = [header.text, newline]
     named = [untranslated[i] for i in sorted(untranslated)]
     summary = _summary(filled, skipped, len(todo) - len(filled) - low, named, low)
-    summary = replace(summary, from_memory=len(recalled), with_matches=with_matches)
+    kept = sum(_left_as(entries[i]) != LEFT_UNTRANSLATED for i in untranslated)
+    summary = replace(
+        summary, from_memory=len(recalled), with_matches=with_matches, kept_fuzzy=kept
+    )
     language = header.language or target
     encoding = header.encoding
     return FilledCatalog("".join(out), summary, language, header.nplurals, accelerator, encoding)
@@ -670,6 +673,17 @@ def _shown(value: float) -> str:
     """A confidence as a comment writes it: rounded down to two decimals (so that an entry
     shown ``0.70`` holds at least 0.70), ``nan`` for none."""
     return "nan" if math.isnan(value) else f"{math.floor(value * 100) / 100:.2f}"
+
+
+LEFT_UNTRANSLATED = "left untranslated"
+
+
+def _left_as(entry: polib.POEntry) -> str:
+    """What an entry to fill that is not filled is left as: a fuzzy one that holds a
+    translation (``retranslate_fuzzy``) keeps it, flag and all; any other stays
+    untranslated."""
+    translated = entry.msgstr or any(entry.msgstr_plural.values())
+    return "kept its fuzzy translation" if entry.fuzzy and translated else LEFT_UNTRANSLATED
 
 
 def _untranslatable(

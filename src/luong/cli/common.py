@@ -43,6 +43,7 @@ __all__ = [
     "search_given",
     "search_options",
     "stdin",
+    "thread_count",
     "write_line",
 ]
 
@@ -121,12 +122,23 @@ def device_name(value: str) -> str:
     return value
 
 
+def thread_count(value: str) -> int:
+    """``--threads``' value: a positive integer (0 or less is a usage error, exit 2)."""
+    try:
+        count = int(value)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value!r}")
+    return count
+
+
 def add_threads_flag(parser: argparse.ArgumentParser) -> None:
     """``--threads N``, for a command that computes (``luong.cli.main`` applies it through
     ``luong.devices.use_threads`` before the command runs)."""
     parser.add_argument(
         "--threads",
-        type=int,
+        type=thread_count,
         default=None,
         metavar="N",
         help="CPU threads to compute on (default: $OMP_NUM_THREADS, else 1: on a shared "
