@@ -74,6 +74,7 @@ import gettext
 import json
 import math
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -111,7 +112,9 @@ __all__ = [
     "FilledCatalog",
     "FillSummary",
     "MachineText",
+    "TYPOGRAPHIC",
     "catalog_language",
+    "charset_text",
     "check_language",
     "detect_accelerator",
     "fill_catalog",
@@ -601,12 +604,27 @@ def fill_catalog(
     out = [block.text for block in blocks]
     filled: list[tuple[Block, polib.POEntry, list[_Translated]]] = []
     low = with_matches = 0
+    kept = charset_left = 0
+
+    def leave(i: int, left_as: str, why: str) -> None:
+        nonlocal kept
+        untranslated[i] = f"{entry_name(blocks[i])}: {left_as}: {why}"
+        kept += left_as != LEFT_UNTRANSLATED
+
     for i in todo:
+        left_as = _left_as(entries[i])  # before the entry is filled
         if i in recalled:
-            _fill_from_memory(entries[i], recalled[i], origins[i])
-            out[i] = _rendered(entries[i], newline)
-            _check_charset(out[i], header, blocks[i])
-            filled.append((blocks[i], entries[i], recalled[i]))
+            texts, why = _held(recalled[i], header)
+            if why is None:
+                _fill_from_memory(entries[i], texts, origins[i])
+                out[i] = _rendered(entries[i], newline)
+                why = _charset_trouble(out[i], header)  # a memory's match in a comment
+            if why is not None:
+                out[i] = blocks[i].text
+                leave(i, left_as, why)
+                charset_left += 1
+                continue
+            filled.append((blocks[i], entries[i], texts))
             continue
         translated = _translations(entries[i], messages, header.nplurals)
         if translated is None:  # the block stays as it was
@@ -619,22 +637,30 @@ def fill_catalog(
                     "strings, not MachineText)"
                 )
             if not sure >= min_confidence:  # NaN too: no number to trust
-                why = f"confidence {_shown(sure)}, below the minimum {min_confidence:g}"
-                untranslated[i] = f"{entry_name(blocks[i])}: {_left_as(entries[i])}: {why}"
+                leave(
+                    i, left_as, f"confidence {_shown(sure)}, below the minimum {min_confidence:g}"
+                )
                 low += 1
                 continue
-        _fill_entry(entries[i], translated, comment, sure, suggested.get(i, ()))
+        translated, why = _held(translated, header)
+        if why is None:
+            _fill_entry(entries[i], translated, comment, sure, suggested.get(i, ()))
+            out[i] = _rendered(entries[i], newline)
+            why = _charset_trouble(out[i], header)  # a memory's match, the model's name
+        if why is not None:
+            out[i] = blocks[i].text
+            leave(i, left_as, why)
+            charset_left += 1
+            continue
         with_matches += bool(suggested.get(i))
-        out[i] = _rendered(entries[i], newline)
-        _check_charset(out[i], header, blocks[i])
         filled.append((blocks[i], entries[i], translated))
     if header_at is not None:
         out[header_at] = header.text
     else:  # a file without a header gets one in front, as msginit writes it
         out[:0] = [header.text, newline]
     named = [untranslated[i] for i in sorted(untranslated)]
-    summary = _summary(filled, skipped, len(todo) - len(filled) - low, named, low)
-    kept = sum(_left_as(entries[i]) != LEFT_UNTRANSLATED for i in untranslated)
+    left_empty = len(todo) - len(filled) - low - charset_left
+    summary = _summary(filled, skipped, left_empty, named, low)
     summary = replace(
         summary, from_memory=len(recalled), with_matches=with_matches, kept_fuzzy=kept
     )
@@ -706,17 +732,85 @@ def _untranslatable(
     return None
 
 
-def _check_charset(text: str, header: _Header, block: Block) -> None:
-    """Raise unless a filled entry's ``text`` is one the header's charset holds."""
+TYPOGRAPHIC = {
+    **dict.fromkeys("\u201c\u201d\u201e\u201f\u2033\u00ab\u00bb", '"'),
+    **dict.fromkeys("\u2018\u2019\u201a\u201b\u2032\u2039\u203a", "'"),
+    **dict.fromkeys("\u2010\u2011\u2012\u2013\u2212", "-"),
+    **dict.fromkeys("\u2014\u2015", "--"),
+    **dict.fromkeys("\u202f\u2007", "\u00a0"),  # a narrow or figure no-break space
+    **dict.fromkeys("\u00a0\u2009\u200a", " "),
+    "\u2026": "...",
+    "\u2022": "*",
+}
+"""Typographic characters a catalog's charset may lack (German quotes in ISO-8859-1), each
+with what stands for it there: a quote, a hyphen, a space of the charset's own, ASCII at
+last. ``charset_text`` tries it, then Unicode's compatibility form (NFKC: a ligature's
+letters, a full-width character's ASCII)."""
+
+
+def charset_text(text: str, encoding: str) -> tuple[str, str | None]:
+    """``text`` as the codec ``encoding`` can write it: each character it lacks replaced by
+    its stand-in (``TYPOGRAPHIC``, then NFKC, each tried in turn), and the first character
+    with none (``"€"`` in ISO-8859-1), or None when every one is held.
+
+    Raises:
+        LookupError: no such codec.
+    """
+    if _encodes(text, encoding):
+        return text, None
+    out = []
+    for char in text:
+        held = char
+        for _ in range(3):  # a stand-in's own stand-in: U+202F, U+00A0, a space
+            if _encodes(held, encoding):
+                break
+            compatible = unicodedata.normalize("NFKC", held)
+            held = TYPOGRAPHIC.get(held) or (compatible if compatible != held else "")
+            if not held:
+                return text, char
+        if not _encodes(held, encoding):
+            return text, char
+        out.append(held)
+    return "".join(out), None
+
+
+def _encodes(text: str, encoding: str) -> bool:
+    try:
+        text.encode(encoding)
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _not_held(char: str, header: _Header) -> str:
+    """Why an entry holding ``char`` is left for a person in a catalog of ``header``."""
+    return (
+        f"its translation holds {char!r} (U+{ord(char):04X}), which the catalog's charset "
+        f"{header.charset} cannot hold (luong po --to-utf8 writes the catalog in UTF-8, which "
+        "can)"
+    )
+
+
+def _held(translated: list[_Translated], header: _Header) -> tuple[list[_Translated], str | None]:
+    """An entry's translations as the catalog's charset holds them (``charset_text``), and
+    why the entry is left for a person (None when every character is held)."""
+    held: list[_Translated] = []
+    for form, source, translation in translated:
+        text, missing = charset_text(translation, header.encoding)
+        if missing is not None:
+            return translated, _not_held(missing, header)
+        held.append((form, source, text))
+    return held, None
+
+
+def _charset_trouble(text: str, header: _Header) -> str | None:
+    """Why an entry as written (``text``: its comments too) is left for a person: a
+    character the catalog's charset cannot hold; None when it holds them all."""
     try:
         text.encode(header.encoding)
     except UnicodeEncodeError as error:
-        char = error.object[error.start]
-        raise LuongError(
-            f"{entry_name(block)}: its translation holds {char!r} (U+{ord(char):04X}), which "
-            f"the catalog's charset {header.charset} cannot hold; write the catalog in UTF-8 "
-            "(luong po --to-utf8)"
-        ) from None
+        return _not_held(error.object[error.start], header)
+    return None
 
 
 @dataclass(frozen=True)
