@@ -378,3 +378,59 @@ def test_an_out_that_names_no_folder_of_its_own_is_a_usage_error(
     assert result.returncode == 2
     with pytest.raises(ValueError, match="names no folder of its own"):
         write_folder(out or ".", lambda folder: None)
+
+
+# -- the fault audit's gaps (issue 54): each test fails when the behaviour it names breaks ----
+
+
+def test_a_three_form_plural_language_gives_its_last_form(tmp_path: Path) -> None:
+    polish = catalog(
+        tmp_path / "pl.po",
+        [
+            polib.POEntry(
+                msgid="%d file",
+                msgid_plural="%d files",
+                msgstr_plural={0: "%d plik", 1: "%d pliki", 2: "%d plików"},
+            )
+        ],
+        {
+            "Language": "pl",
+            "Plural-Forms": "nplurals=3; plural=(n==1 ? 0 : n%10>=2 && n%10<=4 && "
+            "(n%100<10 || n%100>=20) ? 1 : 2);",
+        },
+    )
+    options = CorpusOptions(plurals=True, dev=0, devtest=0)
+    assert pairs_of(build_corpus([polish], options, "pl").splits) == [
+        ("%d file", "%d plik"),
+        ("%d files", "%d plików"),  # the last form, the one for most counts
+    ]
+
+
+def test_a_regional_catalog_is_read_for_its_language(tmp_path: Path) -> None:
+    german = catalog(tmp_path / "app.po", [entry("Open", "Öffnen")], {"Language": "de_DE"})
+    corpus = build_corpus([german], CorpusOptions(dev=0, devtest=0), "de")
+    assert pairs_of(corpus.splits) == [("Open", "Öffnen")] and not corpus.skipped
+
+
+def test_a_pair_of_exactly_max_len_characters_is_kept(tmp_path: Path) -> None:
+    exact, over = "x" * 20, "y" * 21
+    path = catalog(
+        tmp_path / "de.po", [entry(exact, exact.upper()), entry(over, "Z"), entry("Z", over)]
+    )
+    corpus = build_corpus([path], CorpusOptions(max_len=20, dev=0, devtest=0), "de")
+    assert pairs_of(corpus.splits) == [(exact, exact.upper())]
+    assert corpus.dropped["too long"] == 2
+
+
+def test_one_huge_catalog_stays_in_train_and_dev_keeps_its_share(tmp_path: Path) -> None:
+    files = [
+        catalog(tmp_path / f"small{i:02}.po", [entry(f"S{i}.{j}", f"K{i}.{j}") for j in range(5)])
+        for i in range(20)
+    ]
+    files.append(catalog(tmp_path / "huge.po", [entry(f"H{j}", f"G{j}") for j in range(300)]))
+    options = CorpusOptions(dev=0.1, devtest=0.1, split_by="catalog")
+    corpus = build_corpus(files, options, "de")
+    total = 400
+    assert {c["domain"]: c["split"] for c in corpus.catalogs}["huge"] == "train"
+    for split in ("dev", "devtest"):  # a tenth each, at most a quarter above it
+        assert 0.1 * total <= len(corpus.splits[split]) <= 1.25 * 0.1 * total, split

@@ -433,3 +433,16 @@ def test_pairs_too_long_for_the_model_fine_tuned_ask_to_be_shortened(
     assert error_line(result).startswith(
         f"luong: error: --init-from {running}: a run folder that holds no model yet"
     )
+
+
+def test_another_dropout_is_accepted_and_the_language_pair_kept(base: Path, tmp_path: Path) -> None:
+    paired = tmp_path / "paired"
+    shutil.copytree(base, paired)
+    assert luong("pair", str(paired), "--src-lang", "en", "--tgt-lang", "de").returncode == 0
+    out = tmp_path / "tuned"
+    result = luong("train", "dates", "--out", str(out), "--init-from", str(paired),
+                   *TINY_DATES_FLAGS, "--dropout", "0.3")  # fmt: skip
+    assert result.returncode == 0, result.stderr.decode()  # dropout shapes no weight
+    config = json.loads((out / "config.json").read_text())
+    assert config["model"]["dropout"] == 0.3
+    assert (config["src_lang"], config["tgt_lang"]) == ("en", "de")  # the base's pair
