@@ -68,7 +68,7 @@ from luong.config.faces import CorpusOptions
 from luong.errors import LuongError, LuongTypeError
 from luong.files import read_bounded, read_json, shown_names, write_folder
 from luong.languages import check_language, locale_folders, locale_parts, locale_rank
-from luong.mo_file import check_mo
+from luong.mo_file import check_mo, mo_header
 from luong.po_file import decode_catalog, find_header, header_fields, read_blocks
 
 __all__ = [
@@ -177,42 +177,58 @@ def _unaccelerated(text: str, marker: str) -> str:
 
 @dataclass(frozen=True)
 class _Catalog:
-    """A catalog as msgfmt reads it: its entries (the header left out), each with the
-    escape polib reads otherwise than msgfmt ("" for none), and its header's Language."""
+    """A catalog as msgfmt reads it: its header's Language, and its entries (the header
+    left out), each with the escape polib reads otherwise than msgfmt ("" for none); read
+    once asked for (``entries``), so that a catalog of another language is skipped unread."""
 
-    entries: list[tuple[polib.POEntry, str]]
+    path: Path
     language: str
+    data: bytes  # a .mo's bytes, checked (b"" for a .po, whose entries are read already)
+    read: list[tuple[polib.POEntry, str]] | None = None
+
+    @property
+    def entries(self) -> list[tuple[polib.POEntry, str]]:
+        """The entries, a ``.mo``'s read by polib now (a message defined twice refused).
+
+        Raises:
+            ValueError: a message defined twice, bytes not in the header's charset.
+        """
+        if self.read is not None:
+            return self.read
+        mo = polib.mofile(self.data)  # polib reads a .mo's bytes as well as its path
+        seen: set[tuple[str | None, str]] = set()
+        for entry in mo:
+            key = (entry.msgctxt, entry.msgid)
+            if key in seen:
+                raise LuongError(
+                    f"duplicate message definition (msgid {polib.escape(entry.msgid)!r})"
+                )
+            seen.add(key)
+        return [(entry, "") for entry in mo]
 
 
 def _read(path: Path) -> _Catalog:
     """A catalog read as msgfmt reads it (at most ``MAX_CATALOG_BYTES``): a ``.po`` by
     ``luong.po_file`` (its charset, msgfmt's syntax, a message defined twice refused, the
     escapes polib reads otherwise noted), a ``.mo`` checked by ``luong.mo_file`` (whole, no
-    string named many times), then read by polib (a message defined twice refused too).
+    string named many times) and its header read; its entries by polib when asked for.
 
     Raises:
         ValueError: what msgfmt or msgunfmt refuses, and what polib cannot read.
     """
     data = read_bounded(path, MAX_CATALOG_BYTES)
-    if path.suffix != ".mo":
-        blocks = read_blocks(decode_catalog(data))
-        at = find_header(blocks)
-        language = header_fields(blocks[at]).get("Language", "") if at is not None else ""
-        entries = [
-            (block.entry, block.escape)
-            for i, block in enumerate(blocks)
-            if block.entry is not None and i != at
-        ]
-        return _Catalog(entries, language.strip())
-    check_mo(data)
-    mo = polib.mofile(data)  # polib reads a .mo's bytes as well as its path
-    seen: set[tuple[str | None, str]] = set()
-    for entry in mo:
-        key = (entry.msgctxt, entry.msgid)
-        if key in seen:
-            raise LuongError(f"duplicate message definition (msgid {polib.escape(entry.msgid)!r})")
-        seen.add(key)
-    return _Catalog([(entry, "") for entry in mo], str(mo.metadata.get("Language", "")).strip())
+    if path.suffix == ".mo":
+        check_mo(data)
+        return _Catalog(path, mo_header(data).get("Language", ""), data)
+    blocks = read_blocks(decode_catalog(data))
+    at = find_header(blocks)
+    language = header_fields(blocks[at]).get("Language", "") if at is not None else ""
+    entries = [
+        (block.entry, block.escape)
+        for i, block in enumerate(blocks)
+        if block.entry is not None and i != at
+    ]
+    return _Catalog(path, language.strip(), b"", entries)
 
 
 def _catalog_language(path: Path, catalog: _Catalog) -> tuple[str, str]:
@@ -342,8 +358,13 @@ def build_corpus(
             reason = f"{said} says {language!r}, not {tgt_lang}"
             corpus.skipped.append({"path": str(path), "reason": reason})
             continue
-        pairs = _catalog_pairs(catalog.entries, options, corpus.dropped)
-        entries = sum(1 for entry, _ in catalog.entries if entry.msgid and not entry.obsolete)
+        try:
+            found = catalog.entries
+        except Exception as error:  # noqa: BLE001 - a catalog that does not read is skipped
+            corpus.skipped.append({"path": str(path), "reason": str(error) or type(error).__name__})
+            continue
+        pairs = _catalog_pairs(found, options, corpus.dropped)
+        entries = sum(1 for entry, _ in found if entry.msgid and not entry.obsolete)
         info: dict[str, Any] = {"path": str(path), "domain": path.stem}
         info.update(entries=entries, pairs=len(pairs), language=language or None)
         info["language_from"] = said.removeprefix("its ") or None

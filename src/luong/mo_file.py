@@ -28,7 +28,7 @@ import struct
 
 from luong.errors import LuongError, LuongTypeError
 
-__all__ = ["MAGIC", "MAX_MO_TEXT_BYTES", "check_mo"]
+__all__ = ["MAGIC", "MAX_MO_TEXT_BYTES", "check_mo", "mo_header"]
 
 MAGIC = 0x950412DE
 """The first word of a ``.mo`` file, in the byte order of its other words."""
@@ -81,17 +81,17 @@ def check_mo(data: bytes, max_text_bytes: int = MAX_MO_TEXT_BYTES) -> None:
                 f"{end}, past the end of the file ({size} bytes); {_REFUSED}"
             )
         for i, (length, offset) in enumerate(struct.iter_unpack(f"{order}2I", data[table:end])):
-            which = (
-                f"the msgid of entry {i + 1} of {count}"
-                if name == "msgid"
-                else f"the msgstr of {_shown(data, *msgids[i])}"
-            )
-            if offset + length >= size:
-                raise LuongError(
-                    f"truncated: {which} (bytes {offset} to {offset + length} and its NUL) ends "
-                    f"past the end of the file ({size} bytes); {_REFUSED}"
+            if offset + length >= size or data[offset + length] != 0:
+                which = (
+                    f"the msgid of entry {i + 1} of {count}"
+                    if name == "msgid"
+                    else f"the msgstr of {_shown(data, *msgids[i])}"
                 )
-            if data[offset + length] != 0:
+                if offset + length >= size:
+                    raise LuongError(
+                        f"truncated: {which} (bytes {offset} to {offset + length} and its NUL) "
+                        f"ends past the end of the file ({size} bytes); {_REFUSED}"
+                    )
                 raise LuongError(
                     f"{which} (bytes {offset} to {offset + length}) is not followed by a NUL "
                     f"byte, as every string of a .mo is; {_REFUSED}"
@@ -105,6 +105,21 @@ def check_mo(data: bytes, max_text_bytes: int = MAX_MO_TEXT_BYTES) -> None:
             f"for a .mo file (the file holds {size} bytes: a string named many times); msgfmt "
             "writes no such file, and msgunfmt would spell it out in full"
         )
+
+
+def mo_header(data: bytes) -> dict[str, str]:
+    """The fields of a ``.mo``'s header (the translation of the empty msgid, which msgfmt
+    writes first), read from the tables without reading the other strings: what a reader
+    needs to know before it reads a catalog it may skip (its ``Language``). ``{}`` where the
+    first msgid is not empty. ``data`` must have passed ``check_mo``."""
+    order = "<" if struct.unpack_from("<I", data)[0] == MAGIC else ">"
+    count, originals, translations = struct.unpack_from(f"{order}3I", data, 8)
+    if count == 0 or struct.unpack_from(f"{order}I", data, originals)[0] != 0:
+        return {}
+    length, offset = struct.unpack_from(f"{order}2I", data, translations)
+    text = data[offset : offset + length].decode("utf-8", errors="replace")
+    fields = (line.partition(":") for line in text.split("\n"))
+    return {key.strip(): value.strip() for key, colon, value in fields if colon}
 
 
 def _shown(data: bytes, length: int, offset: int) -> str:
