@@ -181,7 +181,6 @@ class _Catalog:
     left out), each with the escape polib reads otherwise than msgfmt ("" for none); read
     once asked for (``entries``), so that a catalog of another language is skipped unread."""
 
-    path: Path
     language: str
     data: bytes  # a .mo's bytes, checked (b"" for a .po, whose entries are read already)
     read: list[tuple[polib.POEntry, str]] | None = None
@@ -219,7 +218,7 @@ def _read(path: Path) -> _Catalog:
     data = read_bounded(path, MAX_CATALOG_BYTES)
     if path.suffix == ".mo":
         check_mo(data)
-        return _Catalog(path, mo_header(data).get("Language", ""), data)
+        return _Catalog(mo_header(data).get("Language", ""), data)
     blocks = read_blocks(decode_catalog(data))
     at = find_header(blocks)
     language = header_fields(blocks[at]).get("Language", "") if at is not None else ""
@@ -228,7 +227,7 @@ def _read(path: Path) -> _Catalog:
         for i, block in enumerate(blocks)
         if block.entry is not None and i != at
     ]
-    return _Catalog(path, language.strip(), b"", entries)
+    return _Catalog(language.strip(), b"", entries)
 
 
 def _catalog_language(path: Path, catalog: _Catalog) -> tuple[str, str]:
