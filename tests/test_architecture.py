@@ -29,7 +29,7 @@ FLOORS: list[tuple[str, set[str]]] = [
     ("folder files, line breaks", {"luong.folder_files", "luong.lines"}),
     ("errors", {"luong.errors"}),
     ("files", {"luong.version", "luong.files", "luong.request_batcher", "luong.languages"}),
-    ("format directives, PO files", {"luong.directives", "luong.po_file"}),
+    ("format directives, PO and MO files", {"luong.directives", "luong.po_file", "luong.mo_file"}),
     ("search options", {"luong.search_options"}),
     ("vocabulary", {"luong.vocab"}),
     ("configs: choices, faces' settings, fields", {

@@ -116,20 +116,35 @@ def test_a_latin1_catalog_is_filled_in_its_own_charset(model: Path, tmp_path: Pa
     assert check(out) == (0, "")
 
 
-def test_a_translation_the_charset_cannot_hold_is_an_error_naming_the_entry() -> None:
+def test_a_translation_the_charset_cannot_hold_is_mapped_or_left_for_a_person(
+    tmp_path: Path,
+) -> None:
     filled = fill(LATIN, lambda texts: [t + " für" for t in texts])
     assert filled.encoding == "iso8859-1"
     assert 'msgstr[1] "%d files für"'.encode("latin-1") in filled.data  # ü is one byte
-    with pytest.raises(
-        ValueError,
-        match=r"^line 18 \(msgid \"%d file\"\): its translation holds '€' \(U\+20AC\), which the "
-        r"catalog's charset ISO-8859-1 cannot hold; write the catalog in UTF-8 "
-        r"\(luong po --to-utf8\)$",
-    ):
-        fill(LATIN, lambda texts: [t + " €" for t in texts])
+    # typographic characters the charset lacks: its own (it refused the whole catalog)
+    quoted = fill(LATIN, lambda texts: [f"„{t}“ – ‚so‘…" for t in texts])
+    assert quoted.summary.filled == 2 and not quoted.summary.untranslated
+    assert 'msgstr "\\"Save\\" - \'so\'..."' in quoted.data.decode("latin-1")
+    # a character it has no stand-in for: that entry left for a person, named; the rest filled
+    for odd in ("€", "\ufffd"):
+        some = fill(
+            LATIN, lambda texts, odd=odd: [t if t == "Save" else f"{t} {odd}" for t in texts]
+        )
+        assert some.summary.filled == 1 and some.summary.left_empty == 0
+        assert some.summary.untranslated == (
+            f'line 18 (msgid "%d file"): left untranslated: its translation holds {odd!r} '
+            f"(U+{ord(odd):04X}), which the catalog's charset ISO-8859-1 cannot hold (luong po "
+            "--to-utf8 writes the catalog in UTF-8, which can)",
+        )
+        assert 'msgid "%d file"\nmsgid_plural "%d files"\nmsgstr[0] ""' in some.text
     euro = fill(LATIN, lambda texts: [t + " €" for t in texts], to_utf8=True)
     assert euro.encoding == "utf-8" and "charset=UTF-8" in euro.text
     assert 'msgstr[1] "%d files €"' in euro.data.decode("utf-8")
+    if shutil.which("msgfmt") is not None:
+        out = tmp_path / "out.po"
+        out.write_bytes(quoted.data)
+        assert check(out) == (0, "")
 
 
 @pytest.mark.parametrize("charset", ["utf8", "Utf-8", "UTF8"])
@@ -550,3 +565,48 @@ def test_a_regional_language_keeps_its_header_byte_for_byte() -> None:
     filled = fill(austrian, upper)
     assert filled.text.startswith(austrian[: austrian.index("\n#, c-format")] + "\n")
     assert filled.language == "de_AT" and filled.summary.filled == 2
+
+
+# -- Round 5 (issue 54) --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("language", "target", "taken"),
+    [
+        ("sr@latin", "sr-Latn", True),  # gettext's script modifier
+        ("sr_RS@latin", "sr-Latn", True),
+        ("sr", "sr-Latn", False),  # Cyrillic
+        ("zh_TW", "zh-Hant", True),  # Traditional by its territory
+        ("zh_CN", "zh-Hant", False),
+        ("pt_BR", "pt-BR", True),
+        ("pt", "pt-BR", True),  # the language's own, as gettext falls back to it
+        ("pt_PT", "pt-BR", False),
+        ("de_DE", "de", True),
+    ],
+)
+def test_a_catalog_of_another_script_or_region_is_not_the_models(
+    language: str, target: str, taken: bool
+) -> None:
+    text = header(f"Language: {language}", "Plural-Forms: nplurals=2; plural=(n != 1);") + ENTRIES
+    if taken:
+        assert fill(text, upper, target=target).summary.filled == 2
+        return
+    with pytest.raises(
+        ValueError, match=f"^the catalog's Language is {language}, the model translates into"
+    ):
+        fill(text, upper, target=target)
+
+
+def test_one_msgid_under_two_contexts_reads_fine() -> None:
+    text = GERMAN + (
+        '\nmsgctxt "menu"\nmsgid "Open"\nmsgstr ""\n\nmsgctxt "state"\nmsgid "Open"\nmsgstr ""\n'
+        '\nmsgid "Open"\nmsgstr ""\n'
+    )
+    filled = fill(text, upper)
+    assert filled.summary.filled == 3
+    entries = polib.pofile(filled.text)
+    assert [(e.msgctxt, e.msgstr) for e in entries] == [
+        ("menu", "OPEN"),
+        ("state", "OPEN"),
+        (None, "OPEN"),
+    ]

@@ -306,3 +306,22 @@ def test_an_entry_whose_confidence_is_nan_is_left_below_any_minimum() -> None:
         'line 10 (msgid "unsure"): left untranslated: confidence nan, below the minimum 0'
     )
     assert filled.summary.low_confidence == 2  # "sure\nunsure" too
+
+
+def test_fuzzy_entries_below_the_minimum_keep_their_translation_and_say_so() -> None:
+    catalog = CATALOG + '\n#, fuzzy\nmsgctxt "old"\nmsgid "unsure"\nmsgstr "Alt"\n'
+    filled = fill_catalog(
+        catalog, scored, target="de", model="m", min_confidence=0.55, retranslate_fuzzy=True
+    )
+    kept = [(e.msgctxt, e.msgstr, e.fuzzy) for e in polib.pofile(filled.text) if e.msgstr]
+    assert ("old", "Alt", True) in kept
+    summary = filled.summary
+    # it said "left untranslated" of the fuzzy entry, which keeps its earlier translation
+    assert summary.untranslated[-1] == (
+        'line 29 (msgid "unsure"): kept its fuzzy translation: confidence 0.40, below the '
+        "minimum 0.55"
+    )
+    assert summary.untranslated[0].startswith('line 10 (msgid "unsure"): left untranslated:')
+    assert "; 2 left untranslated, 1 fuzzy kept as they were (named below, 3 of them below " in (
+        summary.line()
+    )

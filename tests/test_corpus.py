@@ -12,6 +12,7 @@ from helpers import assert_one_line_error, luong
 
 from luong.config.faces import CorpusOptions
 from luong.corpus import build_corpus, catalog_files, excluded_sources
+from luong.files import write_folder
 
 HEADER = {"Language": "de", "Content-Type": "text/plain; charset=UTF-8"}
 
@@ -226,6 +227,210 @@ def test_bad_arguments_are_one_line(tmp_path: Path) -> None:
     )
     empty = catalog(tmp_path / "empty.po", [entry("Nothing yet")])
     assert_one_line_error(
-        luong("corpus", str(empty), "--tgt-lang", "de", "--out", out), "no pairs: 1 catalogs read"
+        luong("corpus", str(empty), "--tgt-lang", "de", "--out", out),
+        "no pairs: 1 catalogs read, 0 skipped; dropped: 1 untranslated",
+    )
+    # a catalog that does not read: its reason, not the count alone
+    broken = tmp_path / "broken.po"
+    broken.write_text('msgid "Open\nmsgstr "Offen"\n', encoding="utf-8")
+    assert_one_line_error(
+        luong("corpus", str(broken), "--tgt-lang", "de", "--out", out),
+        f"no pairs: 1 catalogs read, 1 skipped ({broken}: line 1: end-of-line within string); "
+        "dropped: nothing",
     )
     assert not Path(out).exists()
+
+
+# -- Round 5 (issue 54): languages, locale names, catalogs read as msgfmt reads them ----------
+
+
+def no_header(path: Path, entries: list[polib.POEntry], mo: bool = False) -> Path:
+    """A catalog without a Language header (as most of /usr/share/locale's)."""
+    return catalog(path, entries, {"Content-Type": "text/plain; charset=UTF-8"}, mo=mo)
+
+
+def test_a_catalogs_language_is_its_headers_else_its_folders_else_its_names(
+    tmp_path: Path,
+) -> None:
+    tree = tmp_path / "locale"
+    # "am" sorts before "de": the tie went to Amharic (Dutch -> ደች), and French came as German
+    no_header(tree / "am" / "LC_MESSAGES" / "iso.mo", [entry("Dutch", "ደች")], mo=True)
+    dutch = [entry("Dutch", "Niederländisch")]
+    german = no_header(tree / "de" / "LC_MESSAGES" / "iso.mo", dutch, mo=True)
+    no_header(tree / "fr" / "LC_MESSAGES" / "app.mo", [entry("Open", "Ouvrir")], mo=True)
+    header = catalog(tree / "fr" / "LC_MESSAGES" / "odd.mo", [entry("Help", "Hilfe")], mo=True)
+    no_header(tmp_path / "po" / "fr.po", [entry("Save", "Enregistrer")])
+    no_header(tmp_path / "po" / "de.po", [entry("Save", "Speichern")])
+    unnamed = no_header(tmp_path / "misc" / "app.po", [entry("Quit", "Beenden")])
+    files = catalog_files([tree, tmp_path / "po", tmp_path / "misc"], "de")
+    corpus = build_corpus(files, CorpusOptions(dev=0, devtest=0), "de")
+    assert sorted(pairs_of(corpus.splits)) == [
+        ("Dutch", "Niederländisch"),
+        ("Help", "Hilfe"),  # its header says de, wherever it lies
+        ("Quit", "Beenden"),  # nothing names a language: taken as --tgt-lang says
+        ("Save", "Speichern"),
+    ]
+    assert [(s["path"].removeprefix(f"{tmp_path}/"), s["reason"]) for s in corpus.skipped] == [
+        ("locale/am/LC_MESSAGES/iso.mo", "its locale folder says 'am', not de"),
+        ("locale/fr/LC_MESSAGES/app.mo", "its locale folder says 'fr', not de"),
+        ("po/fr.po", "its file name says 'fr', not de"),
+    ]
+    languages = {Path(c["path"]): (c["language"], c["language_from"]) for c in corpus.catalogs}
+    assert languages[german] == ("de", "locale folder")
+    assert languages[header] == ("de", "Language header")
+    assert languages[unnamed] == (None, None)
+    # luong corpus on the French folder alone: nothing in German, each catalog named
+    french = tree / "fr" / "LC_MESSAGES"
+    (french / "odd.mo").unlink()
+    result = luong("corpus", str(french), "--tgt-lang", "de", "--out", str(tmp_path / "c"))
+    assert_one_line_error(
+        result,
+        f"no pairs: 1 catalogs read, 1 skipped ({french}/app.mo: its locale folder says 'fr', "
+        "not de); dropped: nothing",
+    )
+
+
+@pytest.mark.parametrize(
+    ("code", "folders", "chosen", "taken"),
+    [
+        # a script as gettext's modifier: not the Cyrillic sr, nor Ijekavian
+        ("sr-Latn", ["sr", "sr@ije", "sr@latin"], ["sr@latin"], {"sr@latin"}),
+        # a script as its territories: not Simplified zh_CN
+        ("zh-Hant", ["zh_CN", "zh_Hant", "zh_TW"], ["zh_Hant", "zh_TW"], {"zh_Hant", "zh_TW"}),
+        # a territory: pt, the language's own catalog, after pt_BR's; never pt_PT
+        ("pt-BR", ["pt", "pt_BR", "pt_PT"], ["pt_BR"], {"pt", "pt_BR"}),
+        ("uz-Cyrl", ["uz", "uz@cyrillic"], ["uz@cyrillic"], {"uz@cyrillic"}),
+        ("zh-Hans-CN", ["zh_CN", "zh_TW"], ["zh_CN"], {"zh_CN"}),
+        ("de", ["de", "de_CH", "en"], ["de"], {"de", "de_CH"}),
+    ],
+)  # fmt: skip
+def test_a_language_code_with_a_script_or_region_finds_gettexts_folders(
+    tmp_path: Path, code: str, folders: list[str], chosen: list[str], taken: set[str]
+) -> None:
+    files = {
+        name: no_header(tmp_path / name / "LC_MESSAGES" / "app.mo", [entry("Yes", name)], True)
+        for name in folders
+    }
+    assert catalog_files([], code, root=tmp_path) == [files[name] for name in chosen]
+    # the whole tree given: each catalog taken or skipped by its folder's locale
+    corpus = build_corpus(catalog_files([tmp_path], code), CorpusOptions(dev=0, devtest=0), code)
+    read = [Path(info["path"]).parts[-3] for info in corpus.catalogs]
+    assert set(read) == taken
+    assert read[0] == chosen[0]  # the code's own locale first: its translations win ties
+    assert pairs_of(corpus.splits) == [("Yes", chosen[0])]
+
+
+def test_catalogs_are_read_as_msgfmt_reads_them(tmp_path: Path) -> None:
+    header = (
+        'msgid ""\nmsgstr ""\n"Language: de\\n"\n"Content-Type: text/plain; charset=UTF-8\\n"\n\n'
+    )
+    twice = tmp_path / "twice.po"  # msgfmt: duplicate message definition
+    twice.write_text(header + 'msgid "A"\nmsgstr "B"\n\nmsgid "A"\nmsgstr "C"\n')
+    escapes = tmp_path / "escapes.po"
+    escapes.write_text(
+        header + 'msgid "Bell"\nmsgstr "Glocke\\a"\n\nmsgid "Start\\x01"\nmsgstr "Anfang"\n\n'
+        'msgid "Break"\nmsgstr "Um\u2028bruch"\n\nmsgid "Path \\\\a"\nmsgstr "Pfad \\\\a"\n'
+    )
+    contexts = tmp_path / "contexts.po"  # one msgid under two contexts: two messages
+    contexts.write_text(
+        header + 'msgctxt "menu"\nmsgid "Open"\nmsgstr "Öffnen"\n\n'
+        'msgctxt "state"\nmsgid "Open"\nmsgstr "Offen"\n'
+    )
+    controls = catalog(
+        tmp_path / "controls.mo",
+        [entry("Null", "Nu\0ll"), entry("Escape", "\x1b[1mFett"), entry("Fine", "Gut")],
+        mo=True,
+    )
+    files = [twice, escapes, contexts, controls]
+    corpus = build_corpus(files, CorpusOptions(dev=0, devtest=0), "de")
+    assert pairs_of(corpus.splits) == [
+        ("Break", "Um bruch"),  # U+2028, which msgfmt accepts, is whitespace: one line
+        ("Path \\a", "Pfad \\a"),  # an escaped backslash is a backslash
+        ("Open", "Öffnen"),
+        ("Fine", "Gut"),
+    ]
+    assert corpus.skipped == [
+        {
+            "path": str(twice),
+            "reason": "line 9: duplicate message definition (the first is at line 6)",
+        }
+    ]
+    assert corpus.dropped == {"escape": 2, "control character": 2, "duplicate source": 1}
+
+
+@pytest.mark.parametrize("command", ["corpus", "export", "prepare", "quantize", "average"])
+@pytest.mark.parametrize("out", [".", "", "..", "/"])
+def test_an_out_that_names_no_folder_of_its_own_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str, out: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    given = {
+        "corpus": ["corpus", str(tmp_path), "--tgt-lang", "de"],
+        "export": ["export", str(tmp_path)],
+        "prepare": ["prepare", "--train", "t.tsv"],
+        "quantize": ["quantize", str(tmp_path)],
+        "average": ["average", str(tmp_path)],
+    }[command]
+    result = luong(*given, "--out", out)  # it was a traceback: PosixPath('.') has an empty name
+    assert_one_line_error(
+        result, f"argument --out: expected a folder of its own to write (such as out/{command}), "
+    )
+    assert result.returncode == 2
+    with pytest.raises(ValueError, match="names no folder of its own"):
+        write_folder(out or ".", lambda folder: None)
+
+
+# -- the fault audit's gaps (issue 54): each test fails when the behaviour it names breaks ----
+
+
+def test_a_three_form_plural_language_gives_its_last_form(tmp_path: Path) -> None:
+    polish = catalog(
+        tmp_path / "pl.po",
+        [
+            polib.POEntry(
+                msgid="%d file",
+                msgid_plural="%d files",
+                msgstr_plural={0: "%d plik", 1: "%d pliki", 2: "%d plików"},
+            )
+        ],
+        {
+            "Language": "pl",
+            "Plural-Forms": "nplurals=3; plural=(n==1 ? 0 : n%10>=2 && n%10<=4 && "
+            "(n%100<10 || n%100>=20) ? 1 : 2);",
+        },
+    )
+    options = CorpusOptions(plurals=True, dev=0, devtest=0)
+    assert pairs_of(build_corpus([polish], options, "pl").splits) == [
+        ("%d file", "%d plik"),
+        ("%d files", "%d plików"),  # the last form, the one for most counts
+    ]
+
+
+def test_a_regional_catalog_is_read_for_its_language(tmp_path: Path) -> None:
+    german = catalog(tmp_path / "app.po", [entry("Open", "Öffnen")], {"Language": "de_DE"})
+    corpus = build_corpus([german], CorpusOptions(dev=0, devtest=0), "de")
+    assert pairs_of(corpus.splits) == [("Open", "Öffnen")] and not corpus.skipped
+
+
+def test_a_pair_of_exactly_max_len_characters_is_kept(tmp_path: Path) -> None:
+    exact, over = "x" * 20, "y" * 21
+    path = catalog(
+        tmp_path / "de.po", [entry(exact, exact.upper()), entry(over, "Z"), entry("Z", over)]
+    )
+    corpus = build_corpus([path], CorpusOptions(max_len=20, dev=0, devtest=0), "de")
+    assert pairs_of(corpus.splits) == [(exact, exact.upper())]
+    assert corpus.dropped["too long"] == 2
+
+
+def test_one_huge_catalog_stays_in_train_and_dev_keeps_its_share(tmp_path: Path) -> None:
+    files = [
+        catalog(tmp_path / f"small{i:02}.po", [entry(f"S{i}.{j}", f"K{i}.{j}") for j in range(5)])
+        for i in range(20)
+    ]
+    files.append(catalog(tmp_path / "huge.po", [entry(f"H{j}", f"G{j}") for j in range(300)]))
+    options = CorpusOptions(dev=0.1, devtest=0.1, split_by="catalog")
+    corpus = build_corpus(files, options, "de")
+    total = 400
+    assert {c["domain"]: c["split"] for c in corpus.catalogs}["huge"] == "train"
+    for split in ("dev", "devtest"):  # a tenth each, at most a quarter above it
+        assert 0.1 * total <= len(corpus.splits[split]) <= 1.25 * 0.1 * total, split

@@ -28,6 +28,7 @@ from luong import Seq2SeqConfig, TrainConfig, train
 from luong.config import VocabConfig
 from luong.errors import LuongError
 from luong.presets import ADAPT
+from luong.tasks.tsv import mix_pairs, read_split
 
 # The module (luong.run is the function): the test watches the Trainer it builds.
 RUN = importlib.import_module("luong.run")
@@ -379,3 +380,69 @@ def test_a_model_folder_outside_a_run_takes_its_vocabulary_settings_from_its_fil
     again = luong("train", "--config", str(out / "config.toml"), "--out", str(tmp_path / "again"))
     assert again.returncode == 0, again.stderr.decode()
     assert same_weights(weights(tmp_path / "again"), weights(out))
+
+
+def test_mix_draws_a_seeded_sample_and_takes_any_ratio(
+    base: Path, pairs: dict[str, Path], tmp_path: Path
+) -> None:
+    train, general = read_split(pairs["train"]).pairs, read_split(pairs["mix"]).pairs
+    mixed, info = mix_pairs(train, general, 0.5)
+    drawn = mixed[len(train) :]
+    assert mixed[: len(train)] == train and len(drawn) == 24
+    assert drawn == random.Random(0).sample(general, 24)  # seed 0, the same every time
+    assert drawn != general[:24]  # not the file's first lines
+    # a ratio as large as a float goes: every general pair (it was an OverflowError, exit 70)
+    assert mix_pairs(train, general, 1e308)[1] == {
+        "mixed": {"pairs": 100, "of": 100, "ratio": 1e308}
+    }
+    own = ["--train", str(pairs["train"]), "--dev", str(pairs["dev"])]
+    result = luong(
+        "train", "--init-from", str(base), *own, *TINY_MODEL_FLAGS, "--out", str(tmp_path / "a"),
+        "--mix", str(pairs["mix"]), "--mix-ratio", "1e308",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr.decode()
+    metrics = json.loads((tmp_path / "a" / "metrics.json").read_text())
+    assert metrics["train_pairs"] == 48 + 100
+
+
+def test_pairs_too_long_for_the_model_fine_tuned_ask_to_be_shortened(
+    base: Path, pairs: dict[str, Path], tmp_path: Path
+) -> None:
+    long = tmp_path / "long.tsv"
+    long.write_text(pairs["train"].read_text() + "1/1/2000" * 30 + "\t2000-01-01\n")
+    command = ["train", "--init-from", str(base), "--dev", str(pairs["dev"]), *TINY_MODEL_FLAGS]
+    result = luong(*command, "--train", str(long), "--out", str(tmp_path / "a"))
+    # it said: raise max_src_len (--max-src-len 240), which --init-from then refuses
+    assert error_line(result) == (
+        "luong: error: train_pairs: 1 sources are longer than the model's max_src_len=64 "
+        "symbols (the longest has 240; the first is pair 49); the model of --init-from "
+        f"{base} keeps its max_src_len, which a fine-tuning run cannot raise: shorten those "
+        "sources or leave their pairs out"
+    )
+    result = luong(*command, "--train", str(pairs["train"]), "--dev", str(long), "--out",
+                   str(tmp_path / "a"))  # fmt: skip
+    said = error_line(result)
+    assert said.startswith("luong: error: dev_pairs: 1 sources are longer") and "shorten" in said
+    # a run still training (its checkpoints, no model yet), with pairs it could not read
+    running = tmp_path / "running"
+    shutil.copytree(base, running)
+    for name in ("config.json", "model.safetensors", "src_vocab.json", "tgt_vocab.json"):
+        (running / name).unlink()
+    result = luong("train", "--init-from", str(running), "--train", str(long), "--dev",
+                   str(pairs["dev"]), "--out", str(tmp_path / "b"))  # fmt: skip
+    assert error_line(result).startswith(
+        f"luong: error: --init-from {running}: a run folder that holds no model yet"
+    )
+
+
+def test_another_dropout_is_accepted_and_the_language_pair_kept(base: Path, tmp_path: Path) -> None:
+    paired = tmp_path / "paired"
+    shutil.copytree(base, paired)
+    assert luong("pair", str(paired), "--src-lang", "en", "--tgt-lang", "de").returncode == 0
+    out = tmp_path / "tuned"
+    result = luong("train", "dates", "--out", str(out), "--init-from", str(paired),
+                   *TINY_DATES_FLAGS, "--dropout", "0.3")  # fmt: skip
+    assert result.returncode == 0, result.stderr.decode()  # dropout shapes no weight
+    config = json.loads((out / "config.json").read_text())
+    assert config["model"]["dropout"] == 0.3
+    assert (config["src_lang"], config["tgt_lang"]) == ("en", "de")  # the base's pair

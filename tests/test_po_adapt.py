@@ -85,6 +85,11 @@ def test_po_adapt_fine_tunes_on_the_catalog_then_fills_it(model: Path, tmp_path:
     )
     again = luong("po", str(run), str(catalog), "--out", str(out), "--force", "--min-len", "3")
     assert again.returncode == 0, again.stderr.decode()
+    # The adapted run adapted again into itself (it said: adapted to other translations).
+    assert_one_line_error(
+        luong("po", str(run), str(catalog), "--out", str(out), "--force", "--adapt", str(run)),
+        f"luong: error: {run}: the model being adapted; --adapt names a new folder",
+    )
     # The same command again: the finished run is evaluated again, not trained again.
     steps = json.loads((run / "metrics.json").read_text())["steps"]
     assert luong(*command, "--force").returncode == 0
@@ -148,6 +153,13 @@ def test_po_adapt_mixes_general_pairs_into_the_catalogs(model: Path, tmp_path: P
     )
     assert luong(*command, "--mix-ratio", "0.1", "--force").returncode == 0
     assert json.loads((run / "run.json").read_text())["data_sha256"]["train"] == trained
+    # a ratio as large as a float goes: every general pair (it was an OverflowError, exit 70)
+    every = tmp_path / "every"
+    result = luong(*command[:-4], "--adapt", str(every), "--mix", str(general), "--mix-ratio",
+                   "1e308", "--force")  # fmt: skip
+    assert result.returncode == 0, result.stderr.decode()
+    mixed = json.loads((every / "metrics.json").read_text())["data"]["mixed"]
+    assert (mixed["pairs"], mixed["of"]) == (4, 4)
 
 
 @pytest.mark.parametrize(
@@ -171,3 +183,33 @@ def test_po_mix_flags_out_of_place_are_one_line(
     catalog.write_text(catalog_text(30), encoding="utf-8")
     result = luong("po", str(model), str(catalog), "--out", str(tmp_path / "o.po"), *flags)
     assert_one_line_error(result, f"luong: error: {message}")
+
+
+def test_po_adapt_names_its_folder_and_refuses_the_model_itself(
+    model: Path, tmp_path: Path
+) -> None:
+    catalog = tmp_path / "de.po"
+    catalog.write_text(catalog_text(30), encoding="utf-8")
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("mine")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("mine")
+    command = ["po", str(model), str(catalog), "--out", str(tmp_path / "o.po"), "--tgt-lang", "de"]
+    # errors about the run folder name --adapt, the flag given (they said --out)
+    assert_one_line_error(
+        luong(*command, "--adapt", str(mine)),
+        f"luong: error: {mine}: not empty and not a luong run folder (it holds notes.txt, but no "
+        "run.json); choose a new or empty folder for --adapt",
+    )
+    assert_one_line_error(
+        luong(*command, "--adapt", str(notes)),
+        f"luong: error: {notes}: not a folder; --adapt names the run folder to write",
+    )
+    # the model being adapted given as --adapt (it said: adapted to other translations)
+    assert_one_line_error(
+        luong(*command, "--adapt", str(model)),
+        f"luong: error: {model}: the model being adapted; --adapt names a new folder for the "
+        "adapted run (the model stays as it is)",
+    )
+    assert (mine / "notes.txt").read_text() == "mine" and not (tmp_path / "o.po").exists()

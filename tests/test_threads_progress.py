@@ -87,9 +87,9 @@ def test_threads_are_set_before_the_command_runs(tmp_path, monkeypatch: pytest.M
     assert_one_line_error(luong("translate", missing), "missing")
     assert asked == [2, None]  # None: default_threads(), here 1
     # Wrong counts are one line each, before the command reads anything.
-    result = luong("translate", missing, "--threads", "0")
-    assert_one_line_error(result, "threads: expected a positive integer, got 0")
-    assert result.returncode == 1
+    result = luong("translate", missing, "--threads", "0")  # a usage error: exit 2, not 1
+    assert_one_line_error(result, "argument --threads: expected a positive integer, got '0'")
+    assert result.returncode == 2
     monkeypatch.setenv("OMP_NUM_THREADS", "many")
     result = luong("eval", missing, "--task", "dates")
     assert_one_line_error(result, "OMP_NUM_THREADS: expected a positive integer, got 'many'")

@@ -117,6 +117,27 @@ def test_byte_pieces_of_line_breaks_tabs_and_nul_decode_to_a_space(breaker: str)
     assert PIECES.decode(byte_pieces("x\r\n\t\x00y") + [PIECES.eos_id]) == "x    y"
 
 
+def test_byte_pieces_that_form_no_character_decode_to_nothing() -> None:
+    # „ is three bytes (E2 80 9E): a model may emit two of them, a lone continuation byte,
+    # a byte UTF-8 never uses; sentencepiece decoded each as U+FFFD, which a catalog in
+    # ISO-8859-1 cannot hold (the whole catalog was refused)
+    whole = byte_pieces("a„b")
+    cases = {
+        "a„b": whole,
+        "ab": whole[:1] + whole[1:3] + whole[4:],  # E2 80, its last byte missing
+        "a„": whole[:4] + [PIECES.id("<0x80>")],
+        "xy": [PIECES.id("<0xFF>"), *byte_pieces("x"), PIECES.id("<0xC3>"), *byte_pieces("y")],
+    }
+    for text, ids in cases.items():
+        assert PIECES.decode(ids) == text
+        assert PIECES.join(PIECES.symbols_of(ids)) == text
+    # every id: never U+FFFD from byte pieces
+    rng = random.Random(0)
+    for _ in range(300):
+        ids = [rng.choice(range(4, 260)) for _ in range(rng.randint(1, 8))]
+        assert "\ufffd" not in PIECES.decode(ids), PIECES.symbols_of(ids)
+
+
 def test_bpe_and_unigram_both_learn() -> None:
     bpe = train_subword(TEXT, "bpe", 300)
     assert bpe.kind == "bpe" and len(bpe) == 300 and bpe != PIECES

@@ -31,7 +31,7 @@ from typing import Any
 
 from luong.catalog import catalog_language, check_language
 from luong.config.faces import CorpusOptions
-from luong.corpus import MAX_CATALOG_BYTES, build_corpus
+from luong.corpus import MAX_CATALOG_BYTES, NoPairs, build_corpus
 from luong.errors import LuongError
 from luong.files import read_bounded, read_json, write_text
 from luong.fine_tuning import find_init_model
@@ -84,7 +84,9 @@ def catalog_splits(catalog: str | os.PathLike[str], tgt_lang: str) -> tuple[list
         raise LuongError(f"{path}: {error}") from None
     try:
         pairs = build_corpus([path], OPTIONS, tgt_lang).splits["train"]
-    except LuongError:  # no pairs at all
+    except NoPairs as error:  # no pairs at all: none translated, or the catalog not read
+        if error.skipped:
+            raise LuongError(f"{path}: {error.skipped[0]['reason']}") from None
         pairs = []
     if len(pairs) < MIN_PAIRS:
         raise LuongError(
@@ -131,6 +133,12 @@ def adapt_to_catalog(
     """
     check_mix_ratio(mix_ratio)
     init = find_init_model(model, "model")
+    folder = Path(out)
+    if folder.exists() and folder.samefile(init.folder):
+        raise LuongError(
+            f"{folder}: the model being adapted; --adapt names a new folder for the adapted run "
+            "(the model stays as it is)"
+        )
     recorded = init.vocab.get("tgt_lang")
     if recorded and tgt_lang:
         try:
@@ -145,7 +153,6 @@ def adapt_to_catalog(
             "the model records no target language (luong pair DIR --tgt-lang ..): pass --tgt-lang"
         )
     train_pairs, dev_pairs = catalog_splits(catalog, target)
-    folder = Path(out)
     files = {"train": os.fspath(folder / TRAIN_FILE), "dev": os.fspath(folder / DEV_FILE)}
     learned: list[Pair] = train_pairs
     mixed: dict[str, Any] = {}
@@ -184,7 +191,7 @@ def adapt_to_catalog(
                 "before they changed, or other general pairs mixed in); choose a new --adapt "
                 "folder"
             )
-    result = run(config, folder, data=data, log=log)
+    result = run(config, folder, data=data, log=log, flag="--adapt")
     for name, pairs in ((TRAIN_FILE, train_pairs), (DEV_FILE, dev_pairs)):
         write_text(folder / name, "".join(f"{source}\t{target}\n" for source, target in pairs))
     return Adapted(

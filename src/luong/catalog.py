@@ -73,6 +73,7 @@ from __future__ import annotations
 import gettext
 import math
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -86,6 +87,7 @@ from luong.directives import FORMATS, in_order
 from luong.errors import LuongError, LuongTypeError
 from luong.glossary import Glossary
 from luong.languages import check_language as check_language_code
+from luong.languages import locale_rank
 from luong.lines import json_line
 from luong.memory import Match, Recall, TranslationMemory
 from luong.po_file import (
@@ -111,7 +113,9 @@ __all__ = [
     "FilledCatalog",
     "FillSummary",
     "MachineText",
+    "TYPOGRAPHIC",
     "catalog_language",
+    "charset_text",
     "check_language",
     "detect_accelerator",
     "fill_catalog",
@@ -166,6 +170,7 @@ class FillSummary:
     low_confidence: int = 0  # of the untranslated, those below the minimum confidence
     from_memory: int = 0  # of the filled, those filled from a translation memory
     with_matches: int = 0  # of the filled by the model, those with the memory's fuzzy matches
+    kept_fuzzy: int = 0  # of the untranslated, fuzzy ones that keep their translation
 
     def memory_line(self) -> str:
         """What the translation memory did, as ``luong po --tm`` prints it."""
@@ -181,11 +186,10 @@ class FillSummary:
             if self.low_confidence
             else ""
         )
-        untranslated = (
-            f"; {len(self.untranslated)} left untranslated (named below{low})"
-            if self.untranslated
-            else ""
-        )
+        left = len(self.untranslated) - self.kept_fuzzy
+        named = [f"{left} left untranslated"] if left else []
+        named += [f"{self.kept_fuzzy} fuzzy kept as they were"] if self.kept_fuzzy else []
+        untranslated = f"; {', '.join(named)} (named below{low})" if named else ""
         return (
             f"filled {self.filled} entries ({self.plural_entries} plural, {self.plural_forms} "
             f"plural forms); skipped {self.skipped_translated} translated, "
@@ -301,15 +305,19 @@ def primary_language(language: str) -> str:
 
 
 def check_language(catalog: str, target: str) -> None:
-    """Raise unless a catalog's ``Language`` (``de``, ``de_DE``, ``pt-BR``) is the model's
-    target language (``de``); a region the model does not name is accepted.
+    """Raise unless a catalog's ``Language`` (``de``, ``de_DE``, ``pt_BR``, ``sr@latin``) is
+    the model's target language (``de``, ``sr-Latn``) as ``luong.languages.locale_rank``
+    reads both: the same language and script; a region the model does not name is accepted,
+    and the language's own catalog for a model that names one (``pt`` for ``pt-BR``), but
+    not another region's (``pt_PT``) nor another script's (``sr``, Cyrillic, for
+    ``sr-Latn``).
 
     Raises:
         ValueError: they name different languages.
     """
     if not target.strip():
         raise LuongError(f"target: expected a language code such as 'de', got {target!r}")
-    if catalog.strip() and primary_language(catalog) != primary_language(target):
+    if catalog.strip() and locale_rank(catalog.strip(), target.strip()) is None:
         raise LuongError(
             f"the catalog's Language is {catalog.strip()}, the model translates into {target}"
         )
@@ -596,7 +604,7 @@ def fill_catalog(
             suggested[i] = matches
         why = _untranslatable(blocks[i], messages, too_long)
         if why is not None:
-            untranslated[i] = f"{entry_name(blocks[i])}: left untranslated: {why}"
+            untranslated[i] = f"{entry_name(blocks[i])}: {_left_as(entries[i])}: {why}"
             todo.remove(i)
             continue
         messages.add(entries[i].msgid)
@@ -608,12 +616,27 @@ def fill_catalog(
     out = [block.text for block in blocks]
     filled: list[tuple[Block, polib.POEntry, list[_Translated]]] = []
     low = with_matches = 0
+    kept = charset_left = 0
+
+    def leave(i: int, left_as: str, why: str) -> None:
+        nonlocal kept
+        untranslated[i] = f"{entry_name(blocks[i])}: {left_as}: {why}"
+        kept += left_as != LEFT_UNTRANSLATED
+
     for i in todo:
+        left_as = _left_as(entries[i])  # before the entry is filled
         if i in recalled:
-            _fill_from_memory(entries[i], recalled[i], origins[i])
-            out[i] = _rendered(entries[i], newline)
-            _check_charset(out[i], header, blocks[i])
-            filled.append((blocks[i], entries[i], recalled[i]))
+            texts, why = _held(recalled[i], header)
+            if why is None:
+                _fill_from_memory(entries[i], texts, origins[i])
+                out[i] = _rendered(entries[i], newline)
+                why = _charset_trouble(out[i], header)  # a memory's match in a comment
+            if why is not None:
+                out[i] = blocks[i].text
+                leave(i, left_as, why)
+                charset_left += 1
+                continue
+            filled.append((blocks[i], entries[i], texts))
             continue
         translated = _translations(entries[i], messages, header.nplurals)
         if translated is None:  # the block stays as it was
@@ -626,22 +649,33 @@ def fill_catalog(
                     "strings, not MachineText)"
                 )
             if not sure >= min_confidence:  # NaN too: no number to trust
-                why = f"confidence {_shown(sure)}, below the minimum {min_confidence:g}"
-                untranslated[i] = f"{entry_name(blocks[i])}: left untranslated: {why}"
+                leave(
+                    i, left_as, f"confidence {_shown(sure)}, below the minimum {min_confidence:g}"
+                )
                 low += 1
                 continue
-        _fill_entry(entries[i], translated, comment, sure, suggested.get(i, ()))
+        translated, why = _held(translated, header)
+        if why is None:
+            _fill_entry(entries[i], translated, comment, sure, suggested.get(i, ()))
+            out[i] = _rendered(entries[i], newline)
+            why = _charset_trouble(out[i], header)  # a memory's match, the model's name
+        if why is not None:
+            out[i] = blocks[i].text
+            leave(i, left_as, why)
+            charset_left += 1
+            continue
         with_matches += bool(suggested.get(i))
-        out[i] = _rendered(entries[i], newline)
-        _check_charset(out[i], header, blocks[i])
         filled.append((blocks[i], entries[i], translated))
     if header_at is not None:
         out[header_at] = header.text
     else:  # a file without a header gets one in front, as msginit writes it
         out[:0] = [header.text, newline]
     named = [untranslated[i] for i in sorted(untranslated)]
-    summary = _summary(filled, skipped, len(todo) - len(filled) - low, named, low)
-    summary = replace(summary, from_memory=len(recalled), with_matches=with_matches)
+    left_empty = len(todo) - len(filled) - low - charset_left
+    summary = _summary(filled, skipped, left_empty, named, low)
+    summary = replace(
+        summary, from_memory=len(recalled), with_matches=with_matches, kept_fuzzy=kept
+    )
     language = header.language or target
     encoding = header.encoding
     return FilledCatalog("".join(out), summary, language, header.nplurals, accelerator, encoding)
@@ -679,6 +713,17 @@ def _shown(value: float) -> str:
     return "nan" if math.isnan(value) else f"{math.floor(value * 100) / 100:.2f}"
 
 
+LEFT_UNTRANSLATED = "left untranslated"
+
+
+def _left_as(entry: polib.POEntry) -> str:
+    """What an entry to fill that is not filled is left as: a fuzzy one that holds a
+    translation (``retranslate_fuzzy``) keeps it, flag and all; any other stays
+    untranslated."""
+    translated = entry.msgstr or any(entry.msgstr_plural.values())
+    return "kept its fuzzy translation" if entry.fuzzy and translated else LEFT_UNTRANSLATED
+
+
 def _untranslatable(
     block: Block, messages: _Messages, too_long: Callable[[str], str | None] | None
 ) -> str | None:
@@ -699,17 +744,85 @@ def _untranslatable(
     return None
 
 
-def _check_charset(text: str, header: _Header, block: Block) -> None:
-    """Raise unless a filled entry's ``text`` is one the header's charset holds."""
+TYPOGRAPHIC = {
+    **dict.fromkeys("\u201c\u201d\u201e\u201f\u2033\u00ab\u00bb", '"'),
+    **dict.fromkeys("\u2018\u2019\u201a\u201b\u2032\u2039\u203a", "'"),
+    **dict.fromkeys("\u2010\u2011\u2012\u2013\u2212", "-"),
+    **dict.fromkeys("\u2014\u2015", "--"),
+    **dict.fromkeys("\u202f\u2007", "\u00a0"),  # a narrow or figure no-break space
+    **dict.fromkeys("\u00a0\u2009\u200a", " "),
+    "\u2026": "...",
+    "\u2022": "*",
+}
+"""Typographic characters a catalog's charset may lack (German quotes in ISO-8859-1), each
+with what stands for it there: a quote, a hyphen, a space of the charset's own, ASCII at
+last. ``charset_text`` tries it, then Unicode's compatibility form (NFKC: a ligature's
+letters, a full-width character's ASCII)."""
+
+
+def charset_text(text: str, encoding: str) -> tuple[str, str | None]:
+    """``text`` as the codec ``encoding`` can write it: each character it lacks replaced by
+    its stand-in (``TYPOGRAPHIC``, then NFKC, each tried in turn), and the first character
+    with none (``"€"`` in ISO-8859-1), or None when every one is held.
+
+    Raises:
+        LookupError: no such codec.
+    """
+    if _encodes(text, encoding):
+        return text, None
+    out = []
+    for char in text:
+        held = char
+        for _ in range(3):  # a stand-in's own stand-in: U+202F, U+00A0, a space
+            if _encodes(held, encoding):
+                break
+            compatible = unicodedata.normalize("NFKC", held)
+            held = TYPOGRAPHIC.get(held) or (compatible if compatible != held else "")
+            if not held:
+                return text, char
+        if not _encodes(held, encoding):
+            return text, char
+        out.append(held)
+    return "".join(out), None
+
+
+def _encodes(text: str, encoding: str) -> bool:
+    try:
+        text.encode(encoding)
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _not_held(char: str, header: _Header) -> str:
+    """Why an entry holding ``char`` is left for a person in a catalog of ``header``."""
+    return (
+        f"its translation holds {char!r} (U+{ord(char):04X}), which the catalog's charset "
+        f"{header.charset} cannot hold (luong po --to-utf8 writes the catalog in UTF-8, which "
+        "can)"
+    )
+
+
+def _held(translated: list[_Translated], header: _Header) -> tuple[list[_Translated], str | None]:
+    """An entry's translations as the catalog's charset holds them (``charset_text``), and
+    why the entry is left for a person (None when every character is held)."""
+    held: list[_Translated] = []
+    for form, source, translation in translated:
+        text, missing = charset_text(translation, header.encoding)
+        if missing is not None:
+            return translated, _not_held(missing, header)
+        held.append((form, source, text))
+    return held, None
+
+
+def _charset_trouble(text: str, header: _Header) -> str | None:
+    """Why an entry as written (``text``: its comments too) is left for a person: a
+    character the catalog's charset cannot hold; None when it holds them all."""
     try:
         text.encode(header.encoding)
     except UnicodeEncodeError as error:
-        char = error.object[error.start]
-        raise LuongError(
-            f"{entry_name(block)}: its translation holds {char!r} (U+{ord(char):04X}), which "
-            f"the catalog's charset {header.charset} cannot hold; write the catalog in UTF-8 "
-            "(luong po --to-utf8)"
-        ) from None
+        return _not_held(error.object[error.start], header)
+    return None
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,8 @@ The rules, in the order they apply to each catalog's entries
 (``luong.config.faces.CorpusOptions``):
 
 - the header, obsolete, fuzzy and untranslated entries are left out (a fuzzy translation is
-  a guess nobody has reviewed);
+  a guess nobody has reviewed), and so is an entry holding an escape polib reads otherwise
+  than msgfmt (``\a``, octal, hex: polib keeps them as text);
 - plural entries are left out, unless ``plurals``: then the singular msgid pairs with
   ``msgstr[0]`` and the plural msgid with the last form;
 - an entry with a context (``msgctxt``) keeps its pair with the context dropped
@@ -19,15 +20,26 @@ The rules, in the order they apply to each catalog's entries
   the pair no longer shows);
 - a keyboard accelerator (``_File``, ``&Open``: the marker the catalog uses, as
   ``luong po`` detects it) is taken out of both sides;
-- whitespace is collapsed (line breaks and tabs included: a TSV line is one pair) and the
-  ends stripped; a side left empty, or longer than ``max_len`` characters, drops the pair;
+- whitespace is collapsed (line breaks, tabs and U+2028 included: a TSV line is one pair)
+  and the ends stripped; a side left empty, holding a control character (NUL, ESC: a
+  ``.mo`` may hold any byte), or longer than ``max_len`` characters drops the pair;
 - each source once: where catalogs translate a source differently, the most frequent
-  translation wins (ties: the first catalog's, in path order);
+  translation wins (ties: the first catalog's, the target's own locale before the
+  language's, ``pt_BR`` before ``pt`` for ``pt-BR``, then in path order);
 - a source of an ``exclude`` file (a TSV's first column, a catalog's msgids: another
   corpus's dev and test) is in no split;
-- the catalog's declared charset is honoured (``luong.po_file`` reads a ``.po`` as msgfmt
-  does; polib a ``.mo``); a catalog that does not read, or whose ``Language`` header names
-  another language, is skipped, with the reason in the manifest.
+- a catalog is read as msgfmt reads it: a ``.po`` by ``luong.po_file`` (its declared
+  charset, msgfmt's syntax, a message defined twice refused), a ``.mo`` checked by
+  ``luong.mo_file`` as msgunfmt checks it (whole, no string named many times) before polib
+  reads it; one that does not read is skipped, with the reason in the manifest;
+- a catalog's language is its ``Language`` header's, else its locale folder's
+  (``fr/LC_MESSAGES/app.mo``), else its file name's (``fr.po``); one of another language
+  than the target (``luong.languages.locale_rank``: ``sr`` for ``sr-Latn``, ``pt_PT`` for
+  ``pt-BR``) is skipped, named; one that names none is taken as the target's.
+
+The target's catalogs in a locale tree are in the folders gettext names
+(``luong.languages.locale_folders``: ``sr-Latn`` in ``sr@latin``, ``zh-Hant`` in
+``zh_Hant`` and ``zh_TW``).
 
 Splits (``split_by``): ``"catalog"`` deals whole catalogs (by a hash of their domain name,
 the same for every language) to devtest and dev until each holds its share of the pairs, so
@@ -42,21 +54,22 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import babel
 import polib
 
-from luong.catalog import detect_accelerator, find_accelerator, primary_language
+from luong.catalog import detect_accelerator, find_accelerator
 from luong.config.faces import CorpusOptions
 from luong.errors import LuongError, LuongTypeError
 from luong.files import read_bounded, read_json, shown_names, write_folder
-from luong.languages import check_language
-from luong.po_file import decode_catalog
+from luong.languages import check_language, locale_folders, locale_parts, locale_rank
+from luong.mo_file import check_mo, mo_header
+from luong.po_file import decode_catalog, find_header, header_fields, read_blocks
 
 __all__ = [
     "CORPUS_FILES",
@@ -64,8 +77,10 @@ __all__ = [
     "MAX_CATALOG_BYTES",
     "SPLITS",
     "Corpus",
+    "NoPairs",
     "build_corpus",
     "catalog_files",
+    "dropped_counts",
     "excluded_sources",
     "write_corpus",
 ]
@@ -93,11 +108,13 @@ class Corpus:
     dropped: Counter[str] = field(default_factory=Counter)
 
 
-def locale_name(language: str) -> str:
-    """The folder of ``language`` (a babel code) in a locale tree, gettext's ``ll_CC``:
-    ``pt-BR`` -> ``pt_BR``, ``zh-Hans-CN`` -> ``zh_CN`` (the script left out)."""
-    locale = babel.Locale.parse(language, sep="-")
-    return locale.language + (f"_{locale.territory}" if locale.territory else "")
+class NoPairs(LuongError):
+    """No catalog gave a pair (``build_corpus``); ``skipped`` holds each catalog skipped and
+    why (``Corpus.skipped``)."""
+
+    def __init__(self, message: str, skipped: list[dict[str, str]]) -> None:
+        super().__init__(message)
+        self.skipped = skipped
 
 
 def catalog_files(
@@ -106,8 +123,10 @@ def catalog_files(
     root: str | os.PathLike[str] = LOCALE_ROOT,
 ) -> list[Path]:
     """The catalogs to read, sorted by path: the ``.po`` and ``.mo`` files of ``paths``
-    (files, or folders searched below), or with none the target language's folder of the
-    locale tree ``root`` (``root/de/LC_MESSAGES``).
+    (files, or folders searched below), or with none the target language's folders of the
+    locale tree ``root``, as gettext names them (``luong.languages.locale_folders``:
+    ``root/de/LC_MESSAGES``; ``sr-Latn``: ``root/sr@latin/LC_MESSAGES``; ``zh-Hant``:
+    ``zh_Hant``, then ``zh_TW``), each folder's sorted, in that order.
 
     Raises:
         ValueError: ``tgt_lang`` is not a language code; a path that does not exist or is
@@ -115,23 +134,33 @@ def catalog_files(
     """
     check_language(tgt_lang, "tgt_lang")
     if not paths:
-        paths = [Path(root) / locale_name(tgt_lang) / "LC_MESSAGES"]
-    found: set[Path] = set()
+        folders = [Path(root) / name / "LC_MESSAGES" for name in locale_folders(tgt_lang)]
+        found = [
+            file
+            for folder in folders
+            for file in sorted(folder.glob("*"))
+            if file.suffix in CATALOG_SUFFIXES and file.is_file()
+        ]
+        if not found:
+            shown = ", ".join(map(str, folders))
+            raise LuongError(f"{shown}: no .po or .mo catalogs in it")
+        return found
+    chosen: set[Path] = set()
     for given in map(Path, paths):
         if given.is_dir():
-            found.update(
+            chosen.update(
                 p for p in given.rglob("*") if p.suffix in CATALOG_SUFFIXES and p.is_file()
             )
         elif given.is_file():
             if given.suffix not in (*CATALOG_SUFFIXES, ".pot"):
                 raise LuongError(f"{given}: expected a .po or .mo catalog, or a folder of them")
-            found.add(given)
+            chosen.add(given)
         else:
             raise LuongError(f"{given}: no such file or folder")
-    if not found:
+    if not chosen:
         where = ", ".join(map(str, paths))
         raise LuongError(f"{where}: no .po or .mo catalogs in it")
-    return sorted(found)
+    return sorted(chosen)
 
 
 def _collapse(text: str) -> str:
@@ -146,25 +175,86 @@ def _unaccelerated(text: str, marker: str) -> str:
     return text
 
 
-def _read(path: Path) -> polib.POFile | polib.MOFile:
-    """A catalog's entries: a ``.mo`` through polib, a ``.po`` as msgfmt reads it (at most
-    ``MAX_CATALOG_BYTES``)."""
+@dataclass(frozen=True)
+class _Catalog:
+    """A catalog as msgfmt reads it: its header's Language, and its entries (the header
+    left out), each with the escape polib reads otherwise than msgfmt ("" for none); read
+    once asked for (``entries``), so that a catalog of another language is skipped unread."""
+
+    language: str
+    data: bytes  # a .mo's bytes, checked (b"" for a .po, whose entries are read already)
+    read: list[tuple[polib.POEntry, str]] | None = None
+
+    @property
+    def entries(self) -> list[tuple[polib.POEntry, str]]:
+        """The entries, a ``.mo``'s read by polib now (a message defined twice refused).
+
+        Raises:
+            ValueError: a message defined twice, bytes not in the header's charset.
+        """
+        if self.read is not None:
+            return self.read
+        mo = polib.mofile(self.data)  # polib reads a .mo's bytes as well as its path
+        seen: set[tuple[str | None, str]] = set()
+        for entry in mo:
+            key = (entry.msgctxt, entry.msgid)
+            if key in seen:
+                raise LuongError(
+                    f"duplicate message definition (msgid {polib.escape(entry.msgid)!r})"
+                )
+            seen.add(key)
+        return [(entry, "") for entry in mo]
+
+
+def _read(path: Path) -> _Catalog:
+    """A catalog read as msgfmt reads it (at most ``MAX_CATALOG_BYTES``): a ``.po`` by
+    ``luong.po_file`` (its charset, msgfmt's syntax, a message defined twice refused, the
+    escapes polib reads otherwise noted), a ``.mo`` checked by ``luong.mo_file`` (whole, no
+    string named many times) and its header read; its entries by polib when asked for.
+
+    Raises:
+        ValueError: what msgfmt or msgunfmt refuses, and what polib cannot read.
+    """
     data = read_bounded(path, MAX_CATALOG_BYTES)
     if path.suffix == ".mo":
-        return polib.mofile(data)  # polib reads a .mo's bytes as well as its path
-    return polib.pofile(decode_catalog(data))
+        check_mo(data)
+        return _Catalog(mo_header(data).get("Language", ""), data)
+    blocks = read_blocks(decode_catalog(data))
+    at = find_header(blocks)
+    language = header_fields(blocks[at]).get("Language", "") if at is not None else ""
+    entries = [
+        (block.entry, block.escape)
+        for i, block in enumerate(blocks)
+        if block.entry is not None and i != at
+    ]
+    return _Catalog(language.strip(), b"", entries)
+
+
+def _catalog_language(path: Path, catalog: _Catalog) -> tuple[str, str]:
+    """A catalog's language and where it says so: its ``Language`` header's, else the locale
+    folder it is in (``fr/LC_MESSAGES/app.mo``), else its file name's when that is a locale
+    (``fr.po``, ``pt_BR.po``); ``("", "")`` when none says."""
+    if catalog.language:
+        return catalog.language, "its Language header"
+    if path.parent.name.startswith("LC_") and path.parent.parent.name:
+        return path.parent.parent.name, "its locale folder"
+    if locale_parts(path.stem) is not None:
+        return path.stem, "its file name"
+    return "", ""
 
 
 def _catalog_pairs(
-    entries: Iterable[polib.POEntry], options: CorpusOptions, dropped: Counter[str]
+    entries: Iterable[tuple[polib.POEntry, str]], options: CorpusOptions, dropped: Counter[str]
 ) -> list[tuple[str, str]]:
     """The pairs of one catalog's entries, by the rules; what is left out counted in
     ``dropped``."""
     kept: list[tuple[str, str]] = []
-    for entry in entries:
+    for entry, escape in entries:
         if entry.msgid == "" or entry.obsolete:
             continue  # the header, an obsolete entry: no message
-        if "fuzzy" in entry.flags:
+        if escape:  # \a, octal, hex: polib keeps them as text, msgfmt reads them as bytes
+            dropped["escape"] += 1
+        elif "fuzzy" in entry.flags:
             dropped["fuzzy"] += 1
         elif entry.msgctxt is not None and options.context == "skip":
             dropped["context"] += 1
@@ -186,6 +276,8 @@ def _catalog_pairs(
         source, target = (_collapse(_unaccelerated(t, marker)) for t in (source, target))
         if not source or not target:
             dropped["empty"] += 1
+        elif _control(source) or _control(target):
+            dropped["control character"] += 1  # NUL, ESC...: no text of a message
         elif max(len(source), len(target)) > options.max_len:
             dropped["too long"] += 1
         else:
@@ -193,8 +285,10 @@ def _catalog_pairs(
     return pairs
 
 
-def _language_of(catalog: polib.POFile | polib.MOFile) -> str:
-    return str(catalog.metadata.get("Language", "")).strip()
+def _control(text: str) -> bool:
+    """Whether ``text`` holds a control character (NUL, BEL, ESC, DEL...: Unicode's Cc,
+    whitespace aside, which ``_collapse`` has made spaces)."""
+    return any(unicodedata.category(char) == "Cc" for char in text)
 
 
 def excluded_sources(paths: Sequence[str | os.PathLike[str]]) -> set[str]:
@@ -209,7 +303,7 @@ def excluded_sources(paths: Sequence[str | os.PathLike[str]]) -> set[str]:
     for path in map(Path, paths):
         if path.suffix in (*CATALOG_SUFFIXES, ".pot"):
             try:
-                texts = [entry.msgid for entry in _read(path) if entry.msgid]
+                texts = [entry.msgid for entry, _ in _read(path).entries if entry.msgid]
             except (LuongError, OSError, ValueError) as error:
                 raise LuongError(f"{path}: {error}") from None
         else:
@@ -250,23 +344,33 @@ def build_corpus(
         raise LuongTypeError(f"options: expected CorpusOptions, got {type(options).__name__}")
     corpus = Corpus(splits={split: [] for split in SPLITS})
     exclude = exclude or set()
-    read: list[tuple[dict[str, Any], list[tuple[str, str]]]] = []
+    ranked: list[tuple[int, dict[str, Any], list[tuple[str, str]]]] = []
     for path in files:
         try:
             catalog = _read(path)
         except Exception as error:  # noqa: BLE001 - a catalog that does not read is skipped
             corpus.skipped.append({"path": str(path), "reason": str(error) or type(error).__name__})
             continue
-        language = _language_of(catalog)
-        if language and primary_language(language) != primary_language(tgt_lang):
-            reason = f"its Language header says {language!r}, not {tgt_lang}"
+        language, said = _catalog_language(path, catalog)
+        rank = locale_rank(language, tgt_lang) if language else 0  # none says: the target's
+        if rank is None:
+            reason = f"{said} says {language!r}, not {tgt_lang}"
             corpus.skipped.append({"path": str(path), "reason": reason})
             continue
-        pairs = _catalog_pairs(catalog, options, corpus.dropped)
-        entries = sum(1 for entry in catalog if entry.msgid and not entry.obsolete)
+        try:
+            found = catalog.entries
+        except Exception as error:  # noqa: BLE001 - a catalog that does not read is skipped
+            corpus.skipped.append({"path": str(path), "reason": str(error) or type(error).__name__})
+            continue
+        pairs = _catalog_pairs(found, options, corpus.dropped)
+        entries = sum(1 for entry, _ in found if entry.msgid and not entry.obsolete)
         info: dict[str, Any] = {"path": str(path), "domain": path.stem}
-        info.update(entries=entries, pairs=len(pairs))
-        read.append((info, pairs))
+        info.update(entries=entries, pairs=len(pairs), language=language or None)
+        info["language_from"] = said.removeprefix("its ") or None
+        ranked.append((rank, info, pairs))
+    # The target's own locale first (pt_BR's catalogs before pt's for pt-BR), then by path:
+    # where the translations of a source tie, the first catalog's wins.
+    read = [(info, pairs) for _, info, pairs in sorted(ranked, key=lambda item: item[0])]
     # Each source once: its most frequent translation, ties to the first seen.
     translations: dict[str, Counter[str]] = {}
     where: dict[str, list[int]] = {}  # the catalogs (indices into read) that hold a source
@@ -280,9 +384,13 @@ def build_corpus(
     total = sum(sum(c.values()) for c in translations.values())
     corpus.dropped["duplicate source"] += total - len(translations)
     if not translations:
-        raise LuongError(
-            f"no pairs: {len(files)} catalogs read, {len(corpus.skipped)} skipped; "
-            f"dropped: {dict(corpus.dropped) or 'nothing'}"
+        skipped = [f"{skip['path']}: {skip['reason']}" for skip in corpus.skipped]
+        why = "; ".join(skipped[:3]) + (f"; and {len(skipped) - 3} more" if skipped[3:] else "")
+        raise NoPairs(
+            f"no pairs: {len(files)} catalogs read, {len(skipped)} skipped"
+            + (f" ({why})" if why else "")
+            + f"; dropped: {dropped_counts(corpus.dropped)}",
+            corpus.skipped,
         )
     split_of_catalog = _deal_catalogs(read, options) if options.split_by == "catalog" else {}
     for info, _ in read:
@@ -307,6 +415,13 @@ def build_corpus(
         target = counts.most_common(1)[0][0]  # ties: the first seen (Counter keeps order)
         corpus.splits[split].append((source, target))
     return corpus
+
+
+def dropped_counts(dropped: Counter[str]) -> str:
+    """What was dropped, as one line says it: ``3 fuzzy, 1 untranslated`` (``nothing``)."""
+    return ", ".join(f"{count} {why}" for why, count in sorted(dropped.items()) if count) or (
+        "nothing"
+    )
 
 
 def _deal_catalogs(

@@ -321,6 +321,11 @@ def write_folder(folder: str | os.PathLike[str], fill: Callable[[Path], None]) -
     work). Nothing but these luong names is touched.
     """
     folder = Path(folder)
+    if folder.name in ("", ".."):  # '', '.', '..', '/': no name to build beside and rename
+        raise LuongError(
+            f"{os.fspath(folder)!r}: names no folder of its own; give the folder to write by "
+            "its name (out/corpus), as it is built beside its place and renamed into it"
+        )
     if folder.is_symlink():
         folder = Path(os.path.realpath(folder))
     folder.parent.mkdir(parents=True, exist_ok=True)

@@ -69,6 +69,7 @@ from luong.config.faces import TM_MATCHES, TM_THRESHOLD
 from luong.errors import LuongError, LuongTypeError
 from luong.files import read_bounded, read_text_lines
 from luong.lines import LINE_BREAKS
+from luong.mo_file import check_mo
 from luong.placeholders import find_placeholders, keeps_placeholders
 
 __all__ = [
@@ -413,6 +414,11 @@ def _catalog_entries(path: Path, tgt_lang: str | None) -> list[MemoryEntry]:
             f"{path}: a gettext catalog as a memory needs the po extra: pip install 'luong[po]'"
         ) from None
     data = read_bounded(path, MAX_MEMORY_BYTES)
+    if path.suffix.lower() == ".mo":
+        try:
+            check_mo(data)  # whole, as msgunfmt reads it, and no string named many times
+        except LuongError as error:
+            raise LuongError(f"{path}: {error}") from None
     try:
         if path.suffix.lower() == ".mo":
             catalog: polib.POFile | polib.MOFile = polib.mofile(data)

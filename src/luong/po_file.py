@@ -416,7 +416,55 @@ def _polib_entries(chunk: str) -> list[polib.POEntry]:
     """
     lines = len(_lines(chunk))
     text = _EMPTY_HEADER + chunk + ("" if chunk.endswith("\n") else "\n") + "\n" + _EMPTY_HEADER
-    return [entry for entry in polib.pofile(text) if 3 < entry.linenum <= 3 + lines]
+    return [entry for entry in _polib_file(text) if 3 < entry.linenum <= 3 + lines]
+
+
+# What str.splitlines breaks a line at, besides \n and \r\n: polib reads a file by it,
+# msgfmt's lines end at \n alone, so inside a string these are characters (U+2028 among them).
+_SPLITLINES_ONLY = re.compile("[\v\f\x1c\x1d\x1e\x85\u2028\u2029]|\r(?!\n)")
+_STAND_INS = [chr(code) for code in range(0xFDD0, 0xFDF0)]  # noncharacters: no text's
+
+
+def _polib_file(text: str) -> polib.POFile:
+    """polib's reading of ``text``, its lines msgfmt's: each character ``str.splitlines``
+    breaks at but msgfmt does not (``\v``, ``\f``, U+2028, a lone ``\r``...) stands in
+    as a noncharacter (U+FDD0...) the text does not hold while polib reads, and is put back
+    in every field of every entry after.
+
+    Raises:
+        ValueError: the text holds every noncharacter that could stand in.
+        OSError: polib's syntax error.
+    """
+    found = sorted(set(_SPLITLINES_ONLY.findall(text)))
+    if not found:
+        return polib.pofile(text)
+    free = [char for char in _STAND_INS if char not in text]
+    if len(free) < len(found):
+        raise LuongError("the catalog holds the noncharacters U+FDD0 to U+FDEF; no text holds them")
+    into = dict(zip(found, free, strict=False))
+    back = str.maketrans({stand_in: char for char, stand_in in into.items()})
+    po = polib.pofile(_SPLITLINES_ONLY.sub(lambda match: into[match.group(0)], text))
+
+    def restored(value: object) -> object:
+        if isinstance(value, str):
+            return value.translate(back)
+        if isinstance(value, list | tuple):
+            return type(value)(restored(item) for item in value)
+        if isinstance(value, dict):
+            return {key: restored(item) for key, item in value.items()}
+        return value
+
+    for entry in po:
+        for name in _TEXT_FIELDS:
+            setattr(entry, name, restored(getattr(entry, name)))
+    po.metadata = restored(po.metadata)
+    return po
+
+
+_TEXT_FIELDS = (
+    *("msgid", "msgstr", "msgid_plural", "msgstr_plural", "msgctxt", "comment", "tcomment"),
+    *("occurrences", "flags", "previous_msgctxt", "previous_msgid", "previous_msgid_plural"),
+)
 
 
 def _parse_entry(chunk: str, line: int) -> polib.POEntry:
@@ -444,7 +492,7 @@ def find_header(blocks: list[Block]) -> int | None:
 
 def _fields(entry: polib.POEntry) -> dict[str, str]:
     """A header entry's fields, as polib's parsed metadata reads them."""
-    po = polib.pofile(polib.POEntry(msgid="", msgstr=entry.msgstr).__unicode__(wrapwidth=0))
+    po = _polib_file(polib.POEntry(msgid="", msgstr=entry.msgstr).__unicode__(wrapwidth=0))
     return {str(key): str(value) for key, value in po.metadata.items()}
 
 

@@ -236,6 +236,7 @@ def run(
     data: TaskData | None = None,
     log: Callable[[str], None] | None = None,
     resume: bool = False,
+    flag: str = "--out",
 ) -> TrainResult:
     """The run ``config`` describes: the data, vocabularies built on the training split, the
     model, the training loop, the test split's scores, the run folder.
@@ -250,6 +251,7 @@ def run(
         data: the task's data when the caller has loaded it already (``load_task``).
         log: where to report skipped lines, resuming and skipped steps (default: stderr).
         resume: require a checkpoint to resume from.
+        flag: what messages call the run folder (``luong po --adapt`` names its own).
 
     Returns and raises as ``train``.
     """
@@ -314,10 +316,10 @@ def run(
             train_data = prepared if prepared is not None else data.train
             trainer = Trainer(model, train_data, data.dev, train_config, out, log=log, world=world)
             if folder is not None:
-                _check_run_folder(folder)
+                _check_run_folder(folder, flag)
                 folder.mkdir(parents=True, exist_ok=True)
-                _lock_run_folder(folder, lock)
-                _check_or_write_run(folder, description)
+                _lock_run_folder(folder, lock, flag)
+                _check_or_write_run(folder, description, flag)
                 if not (folder / RUN_CONFIG).is_file():
                     write_text(folder / RUN_CONFIG, run_toml(_as_kept_in(folder, config)))
                 lock.enter_context(_log_to_file(folder / TRAIN_LOG))
@@ -535,15 +537,15 @@ def _log_to_file(path: Path) -> Iterator[None]:
         handler.close()
 
 
-def _check_run_folder(out: Path) -> None:
+def _check_run_folder(out: Path, flag: str) -> None:
     """``out`` is new, empty or a run folder of ours (it has ``run.json``): never a folder of
     the user's own files, which the run would overwrite."""
     if out.exists() and not out.is_dir():
-        raise LuongError(f"{out}: not a folder; --out names the run folder to write")
+        raise LuongError(f"{out}: not a folder; {flag} names the run folder to write")
     if is_int8_folder(out):
         raise LuongError(
             f"{out}: holds an int8 model (luong quantize), which decodes only and is not "
-            "trained; train or resume the float run it was made from, or choose another --out"
+            f"trained; train or resume the float run it was made from, or choose another {flag}"
         )
     if not out.is_dir() or (out / RUN).is_file():
         return
@@ -552,11 +554,11 @@ def _check_run_folder(out: Path) -> None:
         shown = shown_names(others)
         raise LuongError(
             f"{out}: not empty and not a luong run folder (it holds {shown}, but no {RUN}); "
-            "choose a new or empty folder for --out"
+            f"choose a new or empty folder for {flag}"
         )
 
 
-def _lock_run_folder(out: Path, stack: ExitStack) -> None:
+def _lock_run_folder(out: Path, stack: ExitStack, flag: str) -> None:
     """One writer per run folder, until ``stack`` closes: a second ``luong train`` on it is
     refused at once (its start-up clean-up would delete the first one's partial files)."""
     try:
@@ -564,7 +566,7 @@ def _lock_run_folder(out: Path, stack: ExitStack) -> None:
     except FolderLocked as error:
         raise FolderLocked(
             f"{out}: another luong train (process {error.pid or '?'}) is writing this run "
-            "folder; wait for it to end, or choose another --out",
+            f"folder; wait for it to end, or choose another {flag}",
             error.pid,
         ) from None
 
@@ -590,7 +592,7 @@ def _languages(vocab: VocabConfig, out: str | Path | None) -> tuple[str | None, 
     return codes
 
 
-def _check_or_write_run(out: Path, description: dict[str, Any]) -> None:
+def _check_or_write_run(out: Path, description: dict[str, Any], flag: str) -> None:
     """Write ``out/run.json`` for a new run; for an existing one, check it is the same run."""
     path = out / RUN
     if not path.is_file():
@@ -601,7 +603,7 @@ def _check_or_write_run(out: Path, description: dict[str, Any]) -> None:
     if not isinstance(saved, dict):
         raise LuongError(
             f"{path}: not a luong run description (expected a JSON object, got "
-            f"{type(saved).__name__}); choose another --out to start a new run"
+            f"{type(saved).__name__}); choose another {flag} to start a new run"
         )
     own_data, hashed = description["task"] == OWN_DATA, isinstance(saved.get("data_sha256"), dict)
     # A field added to a config since the run began is missing from its run.json: there it
@@ -640,14 +642,14 @@ def _check_or_write_run(out: Path, description: dict[str, Any]) -> None:
     if differences:
         raise LuongError(
             f"{out} holds another run ({'; '.join(differences)}); "
-            "choose another --out to start a new run"
+            f"choose another {flag} to start a new run"
         )
     old_init, new_init = saved.get("init_sha256"), description.get("init_sha256")
     if old_init is not None and new_init is not None and old_init != new_init:
         raise LuongError(
             f"{out} was fine-tuned from another model: the weights of init_from "
             f"{description['train_config']['init_from']} are not those the run began from; "
-            "choose another --out to start a new run, or restore the model to resume it"
+            f"choose another {flag} to start a new run, or restore the model to resume it"
         )
     # A run folder from before the hashes has none: its checkpoint's vocabularies are
     # compared with the rebuilt ones instead (checkpoint.read_checkpoint).
@@ -664,6 +666,6 @@ def _check_or_write_run(out: Path, description: dict[str, Any]) -> None:
         if changed:
             raise LuongError(
                 f"{out} was trained on other data: {', '.join(changed)} changed since the run "
-                "began; choose another --out to start a new run, or restore the data to "
+                f"began; choose another {flag} to start a new run, or restore the data to "
                 "resume it"
             )

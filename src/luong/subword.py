@@ -107,8 +107,9 @@ class SubwordVocab(Vocab):
 
     def join(self, symbols: Iterable[str]) -> str:
         """Pieces back to text (sentencepiece's detokenization), one line of it: the bytes of
-        a line break, a tab or a NUL decode to a space each (``one_line``)."""
-        return one_line(str(self.processor.decode_pieces(list(symbols))))
+        a line break, a tab or a NUL decode to a space each (``one_line``); byte pieces that
+        form no whole UTF-8 character are left out (``whole_characters``)."""
+        return one_line(str(self.processor.decode_pieces(whole_characters(symbols))))
 
     def surface_tokens(self, text: str) -> list[str]:
         """The pieces of ``text`` before lowercasing."""
@@ -145,6 +146,41 @@ class SubwordVocab(Vocab):
 
         atomic_write(path.with_suffix(".model"), write)
         write_json(path, {**self.to_json(), "model": path.with_suffix(".model").name})
+
+
+BYTE_PIECE = re.compile(r"<0x([0-9A-F]{2})>")
+"""A byte-fallback piece: one byte of a character the model has no piece for."""
+
+
+def whole_characters(symbols: Iterable[str]) -> list[str]:
+    """``symbols`` without the byte pieces (``<0xE2>``) that form no whole UTF-8 character
+    with the byte pieces next to them: two of the three bytes of ``„``, a lone continuation
+    byte, ``<0xFF>``. A model may emit any of them; sentencepiece decodes each as U+FFFD,
+    which is no text (and which a catalog in ISO-8859-1 cannot hold)."""
+    kept: list[str] = []
+    run: list[str] = []  # the byte pieces since the last other piece
+    for symbol in [*symbols, None]:
+        if symbol is not None and BYTE_PIECE.fullmatch(symbol):
+            run.append(symbol)
+            continue
+        data = bytes(int(piece[3:5], 16) for piece in run)
+        at = 0
+        while at < len(data):  # UTF-8 is prefix-free: the first length that decodes is it
+            size = next((n for n in range(1, 5) if _decodes(data[at : at + n])), 0)
+            kept += run[at : at + size]
+            at += size or 1
+        run = []
+        if symbol is not None:
+            kept.append(symbol)
+    return kept
+
+
+def _decodes(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def nfc(text: str, lowercase: bool) -> str:

@@ -99,7 +99,7 @@ class Trainer:
         if not isinstance(train_pairs, PreparedData):
             self.train_pairs = list(train_pairs)
         self.data: ParallelData | PreparedData = training_data(train_pairs, model, config)
-        check_dev_lengths(model, dev_pairs)
+        check_dev_lengths(model, dev_pairs, config.init_from)
         self.dev_pairs = list(dev_pairs)
         self.world = world or World()
         self.out = Path(out) if out is not None and self.world.main else None

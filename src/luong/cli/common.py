@@ -33,6 +33,7 @@ __all__ = [
     "check_memory_flags",
     "flag_message",
     "flush_stdout",
+    "folder_to_write",
     "model_defaults",
     "model_folders",
     "overrides",
@@ -42,12 +43,31 @@ __all__ = [
     "search_given",
     "search_options",
     "stdin",
+    "thread_count",
     "write_line",
 ]
 
 
 class UsageError(Exception):
     """A command line that cannot run; reported like argparse's own usage errors."""
+
+
+def folder_to_write(command: str) -> typing.Callable[[str], Path]:
+    """The argparse ``type`` of ``--out`` for ``command``, which writes a folder all or
+    nothing (``luong.files.write_folder``: built beside it, then renamed into its place): a
+    path that names a folder of its own, not ``''``, ``.``, ``..`` or ``/`` (it was a
+    traceback, ``PosixPath('.') has an empty name``)."""
+
+    def folder(value: str) -> Path:
+        path = Path(value)
+        if path.name in ("", ".."):
+            raise argparse.ArgumentTypeError(
+                f"expected a folder of its own to write (such as out/{command}), got {value!r}: "
+                "the folder is written beside its place and renamed into it"
+            )
+        return path
+
+    return folder
 
 
 def say(message: str) -> None:
@@ -102,12 +122,23 @@ def device_name(value: str) -> str:
     return value
 
 
+def thread_count(value: str) -> int:
+    """``--threads``' value: a positive integer (0 or less is a usage error, exit 2)."""
+    try:
+        count = int(value)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value!r}")
+    return count
+
+
 def add_threads_flag(parser: argparse.ArgumentParser) -> None:
     """``--threads N``, for a command that computes (``luong.cli.main`` applies it through
     ``luong.devices.use_threads`` before the command runs)."""
     parser.add_argument(
         "--threads",
-        type=int,
+        type=thread_count,
         default=None,
         metavar="N",
         help="CPU threads to compute on (default: $OMP_NUM_THREADS, else 1: on a shared "

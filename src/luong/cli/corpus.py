@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import argparse
+from collections import Counter
 
 from luong.cli.common import UsageError, say
 from luong.config.faces import CorpusOptions
-from luong.corpus import build_corpus, catalog_files, excluded_sources, write_corpus
+from luong.corpus import (
+    build_corpus,
+    catalog_files,
+    dropped_counts,
+    excluded_sources,
+    write_corpus,
+)
 from luong.errors import LuongError
 from luong.languages import check_language
 
@@ -38,10 +45,10 @@ def main(args: argparse.Namespace) -> int:
     for skipped in corpus.skipped:
         say(f"skipped {skipped['path']}: {skipped['reason']}")
     pairs = manifest["pairs"]
-    dropped = ", ".join(f"{count} {why}" for why, count in manifest["dropped"].items())
+    dropped = dropped_counts(Counter(manifest["dropped"]))
     print(
         f"{sum(pairs.values())} pairs from {manifest['catalogs_read']} catalogs "
         f"({len(corpus.skipped)} skipped): train {pairs['train']}, dev {pairs['dev']}, "
-        f"devtest {pairs['devtest']}; dropped: {dropped or 'nothing'}; written to {args.out}"
+        f"devtest {pairs['devtest']}; dropped: {dropped}; written to {args.out}"
     )
     return 0

@@ -20,6 +20,7 @@ from luong.cli.common import (
     add_model_arguments,
     add_search_flags,
     add_threads_flag,
+    folder_to_write,
 )
 from luong.config.choices import INT8_PARTS
 from luong.config.faces import (
@@ -251,8 +252,9 @@ def add_corpus(commands: Any) -> None:
         "LC_MESSAGES). Fuzzy, untranslated and obsolete entries are left out, plural ones "
         "unless --plurals; keyboard accelerators are taken out, whitespace collapsed, long "
         "pairs dropped; each source is kept once (its most frequent translation); a "
-        "catalog's declared charset is honoured and one that does not read is skipped. The "
-        "manifest lists the catalogs and what was dropped and why.",
+        "catalog is read as msgfmt reads it (its declared charset; a damaged one skipped); one "
+        "in another language (its Language header's, else its locale folder's or file "
+        "name's) is skipped. The manifest lists the catalogs and what was dropped and why.",
     )
     parser.add_argument(
         "paths",
@@ -266,7 +268,9 @@ def add_corpus(commands: Any) -> None:
     parser.add_argument(
         "--src-lang", default="en", help="the msgids' language, recorded (default en)"
     )
-    parser.add_argument("--out", required=True, type=Path, help="the corpus folder to write")
+    parser.add_argument(
+        "--out", required=True, type=folder_to_write("corpus"), help="the corpus folder to write"
+    )
     parser.add_argument(
         "--split-by",
         choices=CORPUS_SPLIT_BY,
@@ -333,7 +337,12 @@ def add_prepare(commands: Any) -> None:
     parser.add_argument(
         "--train-tgt", type=Path, metavar="FILE", help="the targets, line-aligned with them"
     )
-    parser.add_argument("--out", required=True, type=Path, help="the prepared corpus to write")
+    parser.add_argument(
+        "--out",
+        required=True,
+        type=folder_to_write("prepare"),
+        help="the prepared corpus to write",
+    )
     parser.add_argument(
         "--src-tokens",
         choices=TOKENS,
@@ -796,7 +805,10 @@ def add_average(commands: Any) -> None:
         "--last", type=int, metavar="N", help="the run's N newest checkpoints (default: all)"
     )
     parser.add_argument(
-        "--out", type=Path, required=True, help="the model folder to write (new or empty)"
+        "--out",
+        type=folder_to_write("average"),
+        required=True,
+        help="the model folder to write (new or empty)",
     )
     parser.add_argument(
         "--force",
@@ -820,7 +832,10 @@ def add_quantize(commands: Any) -> None:
     )
     parser.add_argument("model", type=Path, metavar="DIR", help="a model folder (float32)")
     parser.add_argument(
-        "--out", type=Path, required=True, help="the model folder to write (new or empty)"
+        "--out",
+        type=folder_to_write("quantize"),
+        required=True,
+        help="the model folder to write (new or empty)",
     )
     parser.add_argument(
         "--parts",
@@ -987,7 +1002,7 @@ def add_export(commands: Any) -> None:
     parser.add_argument("model", type=Path, metavar="DIR", help="a model folder or run folder")
     parser.add_argument(
         "--out",
-        type=Path,
+        type=folder_to_write("export"),
         required=True,
         help="the export folder to write: a new or empty folder (written all or nothing)",
     )

@@ -71,6 +71,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import sys
 import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
@@ -223,10 +224,42 @@ class Vocabulary:
             if i not in (PAD, BOS):
                 symbols.append(self.symbols[i])
         if self.processor is not None:
-            text = str(self.processor.decode_pieces(symbols))
+            text = str(self.processor.decode_pieces(_whole_characters(symbols)))
         else:
             text = ("" if self.tokens == "char" else " ").join(symbols)
         return text.translate(_AS_SPACES)
+
+
+_BYTE_PIECE = re.compile(r"<0x([0-9A-F]{2})>")
+
+
+def _whole_characters(symbols: list[str]) -> list[str]:
+    """``symbols`` without the byte pieces that form no whole UTF-8 character with those
+    next to them (which sentencepiece decodes as U+FFFD): luong.subword.whole_characters."""
+    kept: list[str] = []
+    run: list[str] = []
+    for symbol in [*symbols, None]:
+        if symbol is not None and _BYTE_PIECE.fullmatch(symbol):
+            run.append(symbol)
+            continue
+        data = bytes(int(piece[3:5], 16) for piece in run)
+        at = 0
+        while at < len(data):
+            size = next((n for n in range(1, 5) if _decodes(data[at : at + n])), 0)
+            kept += run[at : at + size]
+            at += size or 1
+        run = []
+        if symbol is not None:
+            kept.append(symbol)
+    return kept
+
+
+def _decodes(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _sentencepiece(path: Path, data: dict[str, Any]) -> Any:

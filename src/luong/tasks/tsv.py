@@ -474,7 +474,8 @@ def mix_pairs(
         ValueError: ``ratio`` is no number > 0.
     """
     check_mix_ratio(ratio)
-    count = min(len(general), round(ratio * len(train)))
+    wanted = ratio * len(train)  # inf for a ratio near the largest float: then all of them
+    count = len(general) if wanted >= len(general) else round(wanted)
     mixed = train + random.Random(0).sample(general, count)
     return mixed, {"mixed": {"pairs": count, "of": len(general), "ratio": ratio}}
 

@@ -64,7 +64,19 @@ def training_data(
     except TooLong as error:
         # The output limit is 2 (max_src_len + 1) + 10 tokens, EOS included.
         needed = error.longest if error.side == "sources" else (error.longest - 11 + 1) // 2
-        raise LuongError(f"{error}; raise max_src_len (--max-src-len {needed})") from None
+        raise LuongError(f"{error}; {_longer(config.init_from, needed, error.side)}") from None
+
+
+def _longer(init_from: str, needed: int, side: str = "sources") -> str:
+    """What to do about pairs too long for the model: raise its ``max_src_len`` to
+    ``needed``, or, for a model a fine-tuning run starts from (``init_from``), which keeps
+    its own (``luong.fine_tuning``), shorten them."""
+    if not init_from:
+        return f"raise max_src_len (--max-src-len {needed})"
+    return (
+        f"the model of --init-from {init_from} keeps its max_src_len, which a fine-tuning run "
+        f"cannot raise: shorten those {side} or leave their pairs out"
+    )
 
 
 def _checked_prepared(
@@ -102,16 +114,17 @@ def _checked_prepared(
     return data
 
 
-def check_dev_lengths(model: Seq2Seq, dev_pairs: Sequence[Pair]) -> None:
-    """Raises ValueError when a dev source is longer than the model's ``max_src_len``."""
+def check_dev_lengths(model: Seq2Seq, dev_pairs: Sequence[Pair], init_from: str = "") -> None:
+    """Raises ValueError when a dev source is longer than the model's ``max_src_len`` (the
+    message for a model ``init_from`` names, which a fine-tuning run keeps, says so)."""
     limit = model.config.max_src_len
     dev_lengths = [len(model.src_vocab.tokenize(s)) for s, _ in dev_pairs]
     if max(dev_lengths, default=0) > limit:
         longest = max(dev_lengths)
         raise LuongError(
             f"dev_pairs: {sum(n > limit for n in dev_lengths)} sources are longer than the "
-            f"model's max_src_len={limit} symbols (the longest has {longest}); raise "
-            f"max_src_len (--max-src-len {longest})"
+            f"model's max_src_len={limit} symbols (the longest has {longest}); "
+            + _longer(init_from, longest)
         )
 
 
