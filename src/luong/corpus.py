@@ -48,14 +48,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import babel
 import polib
 
 from luong.catalog import detect_accelerator, find_accelerator, primary_language
 from luong.config.faces import CorpusOptions
 from luong.errors import LuongError, LuongTypeError
 from luong.files import read_bounded, read_json, shown_names, write_folder
-from luong.languages import check_language
+from luong.languages import check_language, locale_name
 from luong.po_file import decode_catalog
 
 __all__ = [
@@ -66,6 +65,7 @@ __all__ = [
     "Corpus",
     "build_corpus",
     "catalog_files",
+    "check_corpus_folder",
     "excluded_sources",
     "write_corpus",
 ]
@@ -91,13 +91,6 @@ class Corpus:
     catalogs: list[dict[str, Any]] = field(default_factory=list)
     skipped: list[dict[str, str]] = field(default_factory=list)
     dropped: Counter[str] = field(default_factory=Counter)
-
-
-def locale_name(language: str) -> str:
-    """The folder of ``language`` (a babel code) in a locale tree, gettext's ``ll_CC``:
-    ``pt-BR`` -> ``pt_BR``, ``zh-Hans-CN`` -> ``zh_CN`` (the script left out)."""
-    locale = babel.Locale.parse(language, sep="-")
-    return locale.language + (f"_{locale.territory}" if locale.territory else "")
 
 
 def catalog_files(
@@ -336,18 +329,9 @@ def _deal_catalogs(
     return dealt
 
 
-def write_corpus(
-    corpus: Corpus,
-    out: str | os.PathLike[str],
-    src_lang: str,
-    tgt_lang: str,
-    options: CorpusOptions,
-    force: bool = False,
-) -> dict[str, Any]:
-    """Write ``corpus`` into the folder ``out``, all or nothing: ``train.tsv``, ``dev.tsv``,
-    ``devtest.tsv`` (``source<TAB>target`` a line) and ``manifest.json``; returns the
-    manifest. ``out`` must be new or empty, or with ``force`` an earlier corpus that holds
-    nothing else.
+def check_corpus_folder(out: str | os.PathLike[str], force: bool = False) -> None:
+    """Check that ``write_corpus`` may write the folder ``out``: new or empty, or with
+    ``force`` an earlier corpus that holds nothing else.
 
     Raises:
         ValueError: ``out`` holds other files, or a file is at its place.
@@ -367,6 +351,26 @@ def write_corpus(
                 f"{out}: not empty (it holds {shown_names(names)}){hint}; choose a new or "
                 "empty folder"
             )
+
+
+def write_corpus(
+    corpus: Corpus,
+    out: str | os.PathLike[str],
+    src_lang: str,
+    tgt_lang: str,
+    options: CorpusOptions,
+    force: bool = False,
+) -> dict[str, Any]:
+    """Write ``corpus`` into the folder ``out``, all or nothing: ``train.tsv``, ``dev.tsv``,
+    ``devtest.tsv`` (``source<TAB>target`` a line) and ``manifest.json``; returns the
+    manifest. ``out`` must be new or empty, or with ``force`` an earlier corpus that holds
+    nothing else.
+
+    Raises:
+        ValueError: ``out`` holds other files, or a file is at its place.
+    """
+    out = Path(out)
+    check_corpus_folder(out, force)
     manifest = {
         "kind": KIND,
         "src_lang": src_lang,

@@ -13,7 +13,7 @@ from babel import Locale, UnknownLocaleError
 
 from luong.errors import LuongError, LuongTypeError
 
-__all__ = ["check_language", "language_name"]
+__all__ = ["check_language", "language_name", "locale_name"]
 
 
 def check_language(code: object, name: str = "language") -> str:
@@ -59,3 +59,10 @@ def language_name(code: str) -> str:
     check_language(code)
     name = Locale.parse(code.replace("-", "_")).get_display_name("en")
     return str(name)
+
+
+def locale_name(language: str) -> str:
+    """The folder of ``language`` (a babel code) in a locale tree, gettext's ``ll_CC``:
+    ``pt-BR`` -> ``pt_BR``, ``zh-Hans-CN`` -> ``zh_CN`` (the script left out)."""
+    locale = Locale.parse(language, sep="-")
+    return locale.language + (f"_{locale.territory}" if locale.territory else "")
