@@ -77,7 +77,9 @@ FLOORS: list[tuple[str, set[str]]] = [
         "luong.tasks.translation", "luong.averaging", "luong.quantize",
     }),
     ("evaluation, task dispatch, catalogs", {"luong.evaluation", "luong.tasks", "luong.catalog"}),
-    ("prepared corpora, corpora from catalogs", {"luong.prepared", "luong.corpus"}),
+    ("prepared corpora, corpora from catalogs, Debian's catalogs", {
+        "luong.prepared", "luong.corpus", "luong.debian",
+    }),
     ("training: the loss and the schedule, signals, records, data", {
         "luong.training", "luong.training.objective", "luong.training.signals",
         "luong.training.records", "luong.training.data",
