@@ -551,6 +551,12 @@ def fetch_catalogs(
                         report.failed[package] = outcome
                         logger.warning(f"{package} failed: {outcome}")
                     progress.advance(sizes[package][1])
+        except KeyboardInterrupt:
+            logger.warning(
+                f"stopped: the packages fetched are kept in {folder}, and the same command "
+                "resumes (the downloads under way end first)"
+            )
+            raise
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
             progress.close()
