@@ -71,6 +71,7 @@ FLOORS: list[tuple[str, set[str]]] = [
         "luong.alignment", "luong.confidence", "luong.lexicon",
     }),
     ("placeholders", {"luong.placeholders"}),
+    ("the translation memory's index", {"luong.memory_index"}),
     ("glossaries, translation memory", {"luong.glossary", "luong.memory"}),
     ("translation of strings, the tasks, averaging, int8", {
         "luong.translator", "luong.tasks.dates", "luong.tasks.g2p", "luong.tasks.tsv",

@@ -55,6 +55,7 @@ from luong.config.faces import CorpusOptions
 from luong.errors import LuongError, LuongTypeError
 from luong.files import read_bounded, read_json, shown_names, write_folder
 from luong.languages import check_language, locale_name
+from luong.memory_index import INDEX_SUFFIX
 from luong.po_file import decode_catalog
 
 __all__ = [
@@ -75,7 +76,8 @@ LOCALE_ROOT = Path("/usr/share/locale")
 SPLITS = ("train", "dev", "devtest")
 MANIFEST = "manifest.json"
 CORPUS_FILES = (*(f"{split}.tsv" for split in SPLITS), MANIFEST)
-"""What a corpus folder holds, and nothing else."""
+"""What a corpus folder holds, and nothing else (but the index a translation memory over a
+split caches beside it, ``train.tsv.tm-index.npz``)."""
 KIND = "luong gettext corpus"
 MAX_CATALOG_BYTES = 64 * 1024 * 1024  # the largest catalog read (glibc's libc.mo: 1 MB)
 CATALOG_SUFFIXES = (".po", ".mo")
@@ -341,7 +343,9 @@ def check_corpus_folder(out: str | os.PathLike[str], force: bool = False) -> Non
         raise LuongError(f"{out}: a file, not a folder; --out names a new or empty folder")
     if out.is_dir() and any(out.iterdir()):
         names = sorted(p.name for p in out.iterdir())
-        earlier = (out / MANIFEST).is_file() and set(names) <= set(CORPUS_FILES)
+        # a translation memory's index of a split (luong.memory_index) goes with the corpus
+        own = {*CORPUS_FILES, *(f"{split}.tsv{INDEX_SUFFIX}" for split in SPLITS)}
+        earlier = (out / MANIFEST).is_file() and set(names) <= own
         if earlier:  # luong's corpus, holding nothing else
             kept = read_json(out / MANIFEST)
             earlier = isinstance(kept, dict) and kept.get("kind") == KIND
