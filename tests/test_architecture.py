@@ -71,13 +71,16 @@ FLOORS: list[tuple[str, set[str]]] = [
         "luong.alignment", "luong.confidence", "luong.lexicon",
     }),
     ("placeholders", {"luong.placeholders"}),
+    ("the translation memory's index", {"luong.memory_index"}),
     ("glossaries, translation memory", {"luong.glossary", "luong.memory"}),
     ("translation of strings, the tasks, averaging, int8", {
         "luong.translator", "luong.tasks.dates", "luong.tasks.g2p", "luong.tasks.tsv",
         "luong.tasks.translation", "luong.averaging", "luong.quantize",
     }),
     ("evaluation, task dispatch, catalogs", {"luong.evaluation", "luong.tasks", "luong.catalog"}),
-    ("prepared corpora, corpora from catalogs", {"luong.prepared", "luong.corpus"}),
+    ("prepared corpora, corpora from catalogs, Debian's catalogs", {
+        "luong.prepared", "luong.corpus", "luong.debian",
+    }),
     ("training: the loss and the schedule, signals, records, data", {
         "luong.training", "luong.training.objective", "luong.training.signals",
         "luong.training.records", "luong.training.data",

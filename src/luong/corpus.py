@@ -68,6 +68,7 @@ from luong.config.faces import CorpusOptions
 from luong.errors import LuongError, LuongTypeError
 from luong.files import read_bounded, read_json, shown_names, write_folder
 from luong.languages import check_language, locale_folders, locale_parts, locale_rank
+from luong.memory_index import INDEX_SUFFIX
 from luong.mo_file import check_mo, mo_header
 from luong.po_file import decode_catalog, find_header, header_fields, read_blocks
 
@@ -81,6 +82,7 @@ __all__ = [
     "build_corpus",
     "catalog_files",
     "dropped_counts",
+    "check_corpus_folder",
     "excluded_sources",
     "write_corpus",
 ]
@@ -90,7 +92,8 @@ LOCALE_ROOT = Path("/usr/share/locale")
 SPLITS = ("train", "dev", "devtest")
 MANIFEST = "manifest.json"
 CORPUS_FILES = (*(f"{split}.tsv" for split in SPLITS), MANIFEST)
-"""What a corpus folder holds, and nothing else."""
+"""What a corpus folder holds, and nothing else (but the index a translation memory over a
+split caches beside it, ``train.tsv.tm-index.npz``)."""
 KIND = "luong gettext corpus"
 MAX_CATALOG_BYTES = 64 * 1024 * 1024  # the largest catalog read (glibc's libc.mo: 1 MB)
 CATALOG_SUFFIXES = (".po", ".mo")
@@ -451,6 +454,32 @@ def _deal_catalogs(
     return dealt
 
 
+def check_corpus_folder(out: str | os.PathLike[str], force: bool = False) -> None:
+    """Check that ``write_corpus`` may write the folder ``out``: new or empty, or with
+    ``force`` an earlier corpus that holds nothing else.
+
+    Raises:
+        ValueError: ``out`` holds other files, or a file is at its place.
+    """
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise LuongError(f"{out}: a file, not a folder; --out names a new or empty folder")
+    if out.is_dir() and any(out.iterdir()):
+        names = sorted(p.name for p in out.iterdir())
+        # a translation memory's index of a split (luong.memory_index) goes with the corpus
+        own = {*CORPUS_FILES, *(f"{split}.tsv{INDEX_SUFFIX}" for split in SPLITS)}
+        earlier = (out / MANIFEST).is_file() and set(names) <= own
+        if earlier:  # luong's corpus, holding nothing else
+            kept = read_json(out / MANIFEST)
+            earlier = isinstance(kept, dict) and kept.get("kind") == KIND
+        if not (earlier and force):
+            hint = " (an earlier corpus: --force replaces it)" if earlier else ""
+            raise LuongError(
+                f"{out}: not empty (it holds {shown_names(names)}){hint}; choose a new or "
+                "empty folder"
+            )
+
+
 def write_corpus(
     corpus: Corpus,
     out: str | os.PathLike[str],
@@ -468,20 +497,7 @@ def write_corpus(
         ValueError: ``out`` holds other files, or a file is at its place.
     """
     out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise LuongError(f"{out}: a file, not a folder; --out names a new or empty folder")
-    if out.is_dir() and any(out.iterdir()):
-        names = sorted(p.name for p in out.iterdir())
-        earlier = (out / MANIFEST).is_file() and set(names) <= set(CORPUS_FILES)
-        if earlier:  # luong's corpus, holding nothing else
-            kept = read_json(out / MANIFEST)
-            earlier = isinstance(kept, dict) and kept.get("kind") == KIND
-        if not (earlier and force):
-            hint = " (an earlier corpus: --force replaces it)" if earlier else ""
-            raise LuongError(
-                f"{out}: not empty (it holds {shown_names(names)}){hint}; choose a new or "
-                "empty folder"
-            )
+    check_corpus_folder(out, force)
     manifest = {
         "kind": KIND,
         "src_lang": src_lang,

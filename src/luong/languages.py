@@ -31,6 +31,7 @@ __all__ = [
     "check_language",
     "language_name",
     "locale_folders",
+    "locale_name",
     "locale_parts",
     "locale_rank",
 ]
@@ -191,3 +192,10 @@ def locale_folders(code: str) -> list[str]:
         if where and _likely_script(language, where) == script:
             names.append(f"{language}_{where}")
     return list(dict.fromkeys(names))
+
+
+def locale_name(language: str) -> str:
+    """The folder of ``language`` (a babel code) in a locale tree, gettext's ``ll_CC``:
+    ``pt-BR`` -> ``pt_BR``, ``zh-Hans-CN`` -> ``zh_CN`` (the script left out)."""
+    locale = Locale.parse(language, sep="-")
+    return locale.language + (f"_{locale.territory}" if locale.territory else "")

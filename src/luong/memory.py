@@ -30,6 +30,14 @@ a key of a dict (the exact lookup, O(1)); the distinct keys are also the choices
 fuzzy lookup. Several entries of one key keep the order of the files as given, then of
 each file: the first that passes the checks below is the one reused.
 
+A memory of more than ``index_from`` keys (default ``EXACT_BAND``, 50,000: a general
+corpus's train split) is looked up through a trigram index
+(``luong.memory_index.NgramIndex``: a length band, then the keys that share the most
+trigrams with the source), so that a source takes milliseconds among half a million keys;
+``read`` builds the index of each such file once and caches it beside the file
+(``FILE.tm-index.npz``), and builds it again when the file's bytes change. A smaller
+memory, or a smaller file of several, is scanned whole.
+
 ``recall(source, terms)`` (``Recall``):
 
 - **exact**: the first entry of the source's key whose translation could be an output of
@@ -45,15 +53,17 @@ each file: the first that passes the checks below is the one reused.
   translates the source;
 - **fuzzy**: the other keys scored with rapidfuzz's ``fuzz.ratio`` (the normalised Indel
   similarity, 100 * (1 - distance / (len(a) + len(b))), on the whitespace-collapsed,
-  case-sensitive keys; ``process.extract``, one C loop over the keys) at or above
-  ``threshold`` (default ``DEFAULT_THRESHOLD``), best first (ties in memory order), at most
-  ``limit`` (default ``DEFAULT_LIMIT``), each key with its first entry's translation.
+  case-sensitive keys; ``process.extract``, one C loop over the keys, or over those the
+  index chooses) at or above ``threshold`` (default ``DEFAULT_THRESHOLD``), best first
+  (ties in memory order), at most ``limit`` (default ``DEFAULT_LIMIT``), each key with its
+  first entry's translation.
 
 Only the text is compared: a catalog's ``msgctxt`` and a TMX's properties are not.
 """
 
 from __future__ import annotations
 
+import heapq
 import os
 import struct
 import unicodedata
@@ -69,6 +79,7 @@ from luong.config.faces import TM_MATCHES, TM_THRESHOLD
 from luong.errors import LuongError, LuongTypeError
 from luong.files import read_bounded, read_text_lines
 from luong.lines import LINE_BREAKS
+from luong.memory_index import EXACT_BAND, NgramIndex
 from luong.mo_file import check_mo
 from luong.placeholders import find_placeholders, keeps_placeholders
 
@@ -81,6 +92,7 @@ __all__ = [
     "Recall",
     "TranslationMemory",
     "collapse",
+    "memory_keys",
     "read_entries",
     "unfit_reason",
 ]
@@ -152,6 +164,17 @@ def collapse(text: str) -> str:
     return " ".join(text.split())
 
 
+def memory_keys(entries: Iterable[MemoryEntry]) -> list[str]:
+    """The distinct keys of ``entries`` in their order: each source collapsed, those of an
+    empty key or an empty translation left out (as the memory leaves them out)."""
+    keys: dict[str, None] = {}
+    for entry in entries:
+        key = collapse(entry.source)
+        if key and entry.target:
+            keys.setdefault(key)
+    return list(keys)
+
+
 class TranslationMemory:
     """Earlier translations, indexed once for exact and fuzzy recall (the module docstring).
 
@@ -159,6 +182,10 @@ class TranslationMemory:
         entries: the pairs (``read_entries``), in order of precedence.
         threshold: the lowest fuzzy score shown, in (0, 100].
         limit: the most fuzzy matches a source gets, >= 1.
+        index_from: a memory of more keys than this is looked up through a trigram index
+            (built here, unless ``indexes`` are given).
+        indexes: the indexes of some of the memory's files (``read``): each file's keys
+            (``memory_keys``) and their index; the keys of no index are scanned whole.
 
     Raises:
         TypeError: an entry that is not a ``MemoryEntry``.
@@ -170,6 +197,9 @@ class TranslationMemory:
         entries: Iterable[MemoryEntry],
         threshold: float = DEFAULT_THRESHOLD,
         limit: int = DEFAULT_LIMIT,
+        *,
+        index_from: int = EXACT_BAND,
+        indexes: Sequence[tuple[Sequence[str], NgramIndex]] = (),
     ) -> None:
         if (
             isinstance(threshold, bool)
@@ -191,6 +221,15 @@ class TranslationMemory:
                 self.entries.append(entry)
                 self.by_key.setdefault(key, []).append(entry)
         self.keys = list(self.by_key)  # the fuzzy lookup's choices, in memory order
+        self.position = {key: at for at, key in enumerate(self.keys)}  # memory order
+        if not indexes and len(self.keys) > index_from:
+            indexes = [(self.keys, NgramIndex.build(self.keys))]
+        # Each index with its keys in its ids' order (by length): a band is a slice.
+        self.indexes = [
+            ([keys[at] for at in index.by_length.tolist()], index) for keys, index in indexes
+        ]
+        indexed = {key for keys, _ in self.indexes for key in keys}
+        self.unindexed = [key for key in self.keys if key not in indexed] if indexed else []
 
     @classmethod
     def read(
@@ -200,16 +239,23 @@ class TranslationMemory:
         tgt_lang: str | None,
         threshold: float = DEFAULT_THRESHOLD,
         limit: int = DEFAULT_LIMIT,
+        index_from: int = EXACT_BAND,
     ) -> TranslationMemory:
-        """The memory of ``paths`` (``read_entries``), indexed.
+        """The memory of ``paths`` (``read_entries``), indexed; a file of more than
+        ``index_from`` keys through its trigram index, cached beside it.
 
         Raises:
             ValueError: as ``read_entries`` and the constructor.
         """
         entries: list[MemoryEntry] = []
+        indexes: list[tuple[Sequence[str], NgramIndex]] = []
         for path in paths:
-            entries += read_entries(path, src_lang, tgt_lang)
-        return cls(entries, threshold, limit)
+            read = read_entries(path, src_lang, tgt_lang)
+            entries += read
+            keys = memory_keys(read) if len(read) > index_from else []
+            if len(keys) > index_from:
+                indexes.append((keys, NgramIndex.cached(path, keys)))
+        return cls(entries, threshold, limit, index_from=index_from, indexes=indexes)
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -239,12 +285,11 @@ class TranslationMemory:
             if not refused:
                 note = f"not reused: {why}"
                 refused.append(Match(entry.source, entry.target, 100.0, entry.origin, note))
-        found = process.extract(
-            key,
-            self.keys,
-            scorer=fuzz.ratio,
-            limit=self.limit + 1,  # the key itself may be among them
-            score_cutoff=self.threshold,
+        scored = process.extract(
+            key, self.choices(key), scorer=fuzz.ratio, limit=None, score_cutoff=self.threshold
+        )
+        found = heapq.nsmallest(  # the key itself may be among them: one more
+            self.limit + 1, scored, key=lambda match: (-match[1], self.position[match[0]])
         )
         fuzzy = [
             Match(first.source, first.target, score, first.origin)
@@ -253,6 +298,18 @@ class TranslationMemory:
             for first in self.by_key[choice][:1]
         ]
         return Recall(exact, tuple([*refused, *fuzzy][: self.limit]))
+
+    def choices(self, key: str) -> list[str]:
+        """The keys the fuzzy lookup of ``key`` (collapsed) scores: every key, or with
+        indexes the keys of no index and those each index chooses (in no order: ties are
+        put in memory order after scoring)."""
+        if not self.indexes:
+            return self.keys
+        chosen = list(self.unindexed)
+        for ranked, index in self.indexes:
+            ids = index.candidates(key, self.threshold)
+            chosen += ranked[ids] if isinstance(ids, slice) else [ranked[i] for i in ids.tolist()]
+        return chosen if len(self.indexes) == 1 else list(dict.fromkeys(chosen))
 
 
 def unfit_reason(source: str, target: str, terms: Sequence[str] = ()) -> str | None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import logging
 import sys
 import typing
 from collections.abc import Sequence
@@ -34,6 +35,7 @@ __all__ = [
     "flag_message",
     "flush_stdout",
     "folder_to_write",
+    "log_to_stderr",
     "model_defaults",
     "model_folders",
     "overrides",
@@ -68,6 +70,33 @@ def folder_to_write(command: str) -> typing.Callable[[str], Path]:
         return path
 
     return folder
+
+
+class _StderrHandler(logging.Handler):
+    """Records as ``luong: message`` lines on stderr, written around the progress bar
+    (``tqdm.write``) so that the bar is not torn."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            from tqdm.auto import tqdm  # here: the grammar imports this module, no tqdm
+
+            tqdm.write(self.format(record), file=sys.stderr)
+        except Exception:  # a logging handler never raises (logging's own rule)
+            self.handleError(record)
+
+
+def log_to_stderr(quiet: bool = False, verbose: bool = False) -> None:
+    """Show the "luong" logger on stderr: INFO and above, warnings only (``quiet``), or
+    DEBUG too (``verbose``: the training records of every logging interval). A run's
+    ``train.log`` gets INFO (DEBUG with ``verbose``) either way."""
+    logger = logging.getLogger("luong")
+    for handler in [h for h in logger.handlers if isinstance(h, _StderrHandler)]:
+        logger.removeHandler(handler)  # main() run again in one process (tests)
+    handler = _StderrHandler(logging.WARNING if quiet else logging.NOTSET)
+    handler.setFormatter(logging.Formatter("luong: %(message)s"))
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG if verbose else logging.INFO)
+    logger.propagate = False  # not twice, through a root handler as well
 
 
 def say(message: str) -> None:

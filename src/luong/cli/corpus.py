@@ -1,23 +1,52 @@
-"""``luong corpus``: a parallel corpus from gettext catalogs (``luong.corpus``)."""
+"""``luong corpus``: a parallel corpus from gettext catalogs (``luong.corpus``), those of
+Debian's packages fetched first with ``--debian DIR`` (``luong.debian``)."""
 
 from __future__ import annotations
 
 import argparse
 from collections import Counter
 
-from luong.cli.common import UsageError, say
-from luong.config.faces import CorpusOptions
+from luong.cli.common import UsageError, log_to_stderr, say
+from luong.config.faces import CorpusOptions, FetchOptions
 from luong.corpus import (
     build_corpus,
     catalog_files,
+    check_corpus_folder,
     dropped_counts,
     excluded_sources,
     write_corpus,
 )
+from luong.debian import FetchReport, catalog_folders, fetch_catalogs
 from luong.errors import LuongError
+from luong.files import read_text_lines
 from luong.languages import check_language
 
-__all__ = ["main"]
+__all__ = ["FETCH_FAILED", "main"]
+
+FETCH_FAILED = 3
+"""The exit status when the corpus was written without some packages that failed to fetch
+(named on stderr; the same command tries them again)."""
+
+
+def _flag_error(error: LuongError) -> UsageError:
+    """``"max_len: ..."`` -> ``"--max-len: ..."``: the flag's name."""
+    name, _, detail = str(error).partition(":")
+    return UsageError(f"--{name.replace('_', '-')}:{detail}")
+
+
+def package_names(given: list[str]) -> set[str]:
+    """The names of ``--exclude-packages``: each as given, or ``@FILE``'s lines (blank
+    lines and ``#`` comments aside)."""
+    names = set()
+    for name in given:
+        if name.startswith("@"):
+            for line in read_text_lines(name[1:]):
+                line = line.partition("#")[0].strip()
+                if line:
+                    names.add(line)
+        else:
+            names.add(name)
+    return names
 
 
 def main(args: argparse.Namespace) -> int:
@@ -35,11 +64,30 @@ def main(args: argparse.Namespace) -> int:
             devtest=args.devtest,
             split_by=args.split_by,
         )
-    except LuongError as error:  # "max_len: ..." -> "--max-len: ...": the flag's name
-        name, _, detail = str(error).partition(":")
-        raise UsageError(f"--{name.replace('_', '-')}:{detail}") from None
-    files = catalog_files(args.paths, args.tgt_lang)
-    exclude = excluded_sources(args.exclude)
+        fetch_options = FetchOptions(jobs=args.jobs, max_mb=args.max_mb)
+    except LuongError as error:
+        raise _flag_error(error) from None
+    exclude = excluded_sources(args.exclude)  # a file that does not read: before any fetch
+    report: FetchReport | None = None
+    if args.debian is None:
+        if args.exclude_packages:
+            raise UsageError("--exclude-packages: leaves packages of --debian out; no --debian")
+        files = catalog_files(args.paths, args.tgt_lang)
+    else:
+        if args.paths:
+            raise UsageError("--debian DIR: the catalogs are DIR's; give no PATH with it")
+        left_out = package_names(args.exclude_packages)
+        check_corpus_folder(args.out, args.force)  # before an hour of fetching, not after
+        log_to_stderr()
+        report = fetch_catalogs(args.tgt_lang, args.debian, fetch_options)
+        unknown = sorted(left_out - set(report.fetched) - set(report.failed))
+        if unknown:
+            say(f"--exclude-packages: not fetched into {args.debian}: {', '.join(unknown)}")
+        files = catalog_files(catalog_folders(args.debian, left_out), args.tgt_lang)
+        say(
+            f"{len(report.fetched)} packages in {args.debian} ({len(report.now)} fetched now in "
+            f"{report.seconds:.0f} s), {len(left_out & set(report.fetched))} left out"
+        )
     corpus = build_corpus(files, options, args.tgt_lang, exclude)
     manifest = write_corpus(corpus, args.out, args.src_lang, args.tgt_lang, options, args.force)
     for skipped in corpus.skipped:
@@ -51,4 +99,10 @@ def main(args: argparse.Namespace) -> int:
         f"({len(corpus.skipped)} skipped): train {pairs['train']}, dev {pairs['dev']}, "
         f"devtest {pairs['devtest']}; dropped: {dropped}; written to {args.out}"
     )
+    if report is not None and report.failed:
+        say(
+            f"{len(report.failed)} packages failed to fetch and are not in the corpus: "
+            f"{', '.join(sorted(report.failed))}; the same command tries them again"
+        )
+        return FETCH_FAILED
     return 0

@@ -35,6 +35,7 @@ from luong.config.faces import (
     TM_MATCHES,
     TM_THRESHOLD,
     CorpusOptions,
+    FetchOptions,
     ServeLimits,
 )
 from luong.config.model import Seq2SeqConfig
@@ -316,6 +317,44 @@ def add_corpus(commands: Any) -> None:
     )
     parser.add_argument(
         "--force", action="store_true", help="replace --out if it holds an earlier corpus"
+    )
+    fetch = FetchOptions()
+    debian = parser.add_argument_group(
+        "Debian's catalogs",
+        "--debian DIR fetches the catalogs of --tgt-lang from every package of the machine's "
+        "Debian or Ubuntu archive that ships some (apt's Contents index, apt-get download), "
+        "then builds the corpus from them. Resumable: each package is written whole into "
+        "DIR/PACKAGE, and the same command again skips what is fetched and resumes what was "
+        "stopped. It needs apt, its package index and network to the archive.",
+    )
+    debian.add_argument(
+        "--debian",
+        type=Path,
+        metavar="DIR",
+        help="fetch into DIR (kept: the next run fetches only what is new or failed), then "
+        "build the corpus from DIR's catalogs; no PATH with it",
+    )
+    debian.add_argument(
+        "--exclude-packages",
+        nargs="+",
+        default=[],
+        metavar="NAME",
+        help="packages whose catalogs stay out of the corpus (fetched all the same: a test "
+        "held out, your own project); @FILE reads names from FILE, one a line",
+    )
+    debian.add_argument(
+        "--jobs",
+        type=int,
+        default=fetch.jobs,
+        metavar="N",
+        help=f"apt-get download processes at once (default {fetch.jobs})",
+    )
+    debian.add_argument(
+        "--max-mb",
+        type=float,
+        default=fetch.max_mb,
+        metavar="MB",
+        help=f"skip a package larger than MB (default {fetch.max_mb:g})",
     )
 
 

@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import logging
-import sys
 from typing import Any
 
-from tqdm.auto import tqdm
-
-from luong.cli.common import UsageError, overrides
+from luong.cli.common import UsageError, log_to_stderr, overrides
 from luong.config.model import Seq2SeqConfig
 from luong.config.train import TrainConfig
 from luong.config.vocab import VocabConfig
@@ -18,7 +14,7 @@ from luong.languages import check_language
 from luong.presets import OWN_DATA, SPLITS
 from luong.run import configure, run
 
-__all__ = ["log_to_stderr", "main"]
+__all__ = ["main"]
 
 OWN_DATA_FLAGS = (
     ("dev_file", "--dev"),
@@ -41,31 +37,6 @@ DATES_FLAGS = (
     ("n_dev", "--n-dev"),
     ("n_test", "--n-test"),
 )
-
-
-class _StderrHandler(logging.Handler):
-    """Records as ``luong: message`` lines on stderr, written around the progress bar
-    (``tqdm.write``) so that the bar is not torn."""
-
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            tqdm.write(self.format(record), file=sys.stderr)
-        except Exception:  # a logging handler never raises (logging's own rule)
-            self.handleError(record)
-
-
-def log_to_stderr(quiet: bool = False, verbose: bool = False) -> None:
-    """Show the "luong" logger on stderr: INFO and above, warnings only (``quiet``), or
-    DEBUG too (``verbose``: the training records of every logging interval). A run's
-    ``train.log`` gets INFO (DEBUG with ``verbose``) either way."""
-    logger = logging.getLogger("luong")
-    for handler in [h for h in logger.handlers if isinstance(h, _StderrHandler)]:
-        logger.removeHandler(handler)  # main() run again in one process (tests)
-    handler = _StderrHandler(logging.WARNING if quiet else logging.NOTSET)
-    handler.setFormatter(logging.Formatter("luong: %(message)s"))
-    logger.addHandler(handler)
-    logger.setLevel(logging.DEBUG if verbose else logging.INFO)
-    logger.propagate = False  # not twice, through a root handler as well
 
 
 def _given(args: argparse.Namespace, flags: tuple[tuple[str, str], ...]) -> list[str]:

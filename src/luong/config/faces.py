@@ -1,12 +1,13 @@
 """The faces' settings: what ``luong translate`` writes (``FORMATS``) and how it treats
 placeholders (``PLACEHOLDER_MODES``), a translation memory's fuzzy matches
 (``TM_THRESHOLD``, ``TM_MATCHES``), the bounds of a figure (``MAX_DPI``,
-``MAX_POSITIONS``), how ``luong corpus`` reads catalogs (``CorpusOptions``) and what one
-request to ``luong serve`` may ask for (``ServeLimits``).
+``MAX_POSITIONS``), how ``luong corpus`` reads catalogs (``CorpusOptions``) and fetches
+Debian's (``FetchOptions``), and what one request to ``luong serve`` may ask for
+(``ServeLimits``).
 
 Plain data here, so that the command line shows them without importing the modules that use
 them (``luong.translator``, ``luong.plot``, ``luong.server``: they import torch;
-``luong.corpus``: polib).
+``luong.corpus``: polib; ``luong.debian``: tqdm).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ __all__ = [
     "TM_MATCHES",
     "TM_THRESHOLD",
     "CorpusOptions",
+    "FetchOptions",
     "ServeLimits",
 ]
 
@@ -106,6 +108,31 @@ class CorpusOptions:
                 f"dev + devtest: expected below 1 (train needs a share), got "
                 f"{self.dev + self.devtest:g}"
             )
+
+
+@dataclass(frozen=True)
+class FetchOptions:
+    """How ``luong corpus --debian`` fetches the catalogs of Debian's packages
+    (``luong.debian``, whose docstring has the steps)."""
+
+    jobs: int = 4  # apt-get download processes at once
+    chunk: int = 8  # packages one apt-get download fetches (each call loads apt's cache: 0.5 s)
+    max_mb: float = 80.0  # a larger package is skipped (data, games' artwork), in MB
+    update: bool = True  # as root, apt-get update with the Contents index when it is missing
+
+    def __post_init__(self) -> None:
+        for name in ("jobs", "chunk"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 64:
+                raise LuongError(f"{name}: expected an int from 1 to 64, got {value!r}")
+        if (
+            isinstance(self.max_mb, bool)
+            or not isinstance(self.max_mb, int | float)
+            or not self.max_mb > 0
+        ):
+            raise LuongError(f"max_mb: expected a number of MB above 0, got {self.max_mb!r}")
+        if not isinstance(self.update, bool):
+            raise LuongTypeError(f"update: expected a bool, got {type(self.update).__name__}")
 
 
 @dataclass(frozen=True)
