@@ -24,6 +24,7 @@ the longest target.
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
 import platform
@@ -39,6 +40,7 @@ import torch
 
 from luong import Ensemble, Seq2Seq, Seq2SeqConfig, TrainConfig, Vocab
 from luong.batching import Batch, ParallelData, bucketed_batches, encode_sources, token_batches
+from luong.devices import autocast, reuse_freed_memory
 from luong.search_options import SearchOptions
 from luong.tasks import load_task, translation
 from luong.training.objective import loss_of
@@ -94,6 +96,68 @@ def matmul_peak(
     torch.mm(a, b)
     best = min(_time(lambda: torch.mm(a, b), device) for _ in range(repeats))
     return 2 * n**3 / best / 1e9
+
+
+def int8_peak(n: int = 2048, repeats: int = 7) -> float:
+    """GOP/s of the best of several large int8 x int8 -> int32 products (``torch._int_mm``,
+    oneDNN's VNNI kernel on this CPU)."""
+    a = torch.randint(-127, 128, (n, n), dtype=torch.int8)
+    b = torch.randint(-127, 128, (n, n), dtype=torch.int8)
+    torch._int_mm(a, b)
+    best = min(_time(lambda: torch._int_mm(a, b)) for _ in range(repeats))
+    return 2 * n**3 / best / 1e9
+
+
+def peaks(threads: tuple[int, ...] = (1, 2)) -> dict[str, dict[int, float]]:
+    """This machine's matmul peak in each precision (GFLOP/s; int8: GOP/s) on each thread
+    count: float32 and bfloat16 ``torch.mm`` and int8 ``torch._int_mm``, 2048^3, best of 7."""
+    before = torch.get_num_threads()
+    result: dict[str, dict[int, float]] = {"fp32": {}, "bf16": {}, "int8": {}}
+    try:
+        for count in threads:
+            torch.set_num_threads(count)
+            result["fp32"][count] = round(matmul_peak(), 1)
+            result["bf16"][count] = round(matmul_peak(dtype=torch.bfloat16), 1)
+            result["int8"][count] = round(int8_peak(), 1)
+    finally:
+        torch.set_num_threads(before)
+    return result
+
+
+# What a profile's operators are, for a roofline's shares: the matrix products (the units a
+# precision speeds up), and every other kernel (elementwise work, reductions, copies, index
+# ops); the rest of the wall time is Python and the framework (autograd's engine, dispatch).
+PRODUCTS = {
+    "aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::_int_mm",
+    "aten::mkldnn_rnn_layer", "aten::mkldnn_rnn_layer_backward", "onednn::qlinear_pointwise",
+}  # fmt: skip
+
+
+def roofline(fn: Callable[[], object], calls: int = 3) -> dict[str, float]:
+    """Where ``calls`` calls of ``fn`` spend their wall time (torch.profiler, after one
+    warm-up call): the shares in matrix products, in other kernels and in Python and the
+    framework (the wall time no kernel accounts for)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    fn()
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        wall = time.perf_counter() - start
+    products = kernels = 0.0
+    for event in prof.key_averages():
+        if event.key in PRODUCTS:
+            products += event.self_cpu_time_total
+        elif event.key.startswith(("aten::", "onednn::", "mkldnn::")):
+            kernels += event.self_cpu_time_total
+    products, kernels = products / 1e6, kernels / 1e6
+    return {
+        "products": round(products / wall, 3),
+        "other_kernels": round(kernels / wall, 3),
+        "python_and_framework": round(max(0.0, wall - products - kernels) / wall, 3),
+        "ms_per_call": round(1e3 * wall / calls, 1),
+    }
 
 
 def _sync(device: str) -> None:
@@ -292,6 +356,66 @@ def bench_translation(peak: float, steps: int, warmup: int, device: str = "cpu")
     }
 
 
+def bench_translation_precisions(
+    peak: dict[str, float], steps: int, warmup: int
+) -> dict[str, object]:
+    """The translation preset's training step in float32 and in bf16 side by side on the
+    CPU: two copies of one model and its Adam, the steps alternating batch by batch (the
+    trainer's step: forward under autocast with the preset's label smoothing, backward,
+    clipping, Adam). Per precision: the median step, target tokens/s, MFU against that
+    precision's own peak (``peak``: GFLOP/s by precision); the speed ratio is the median of
+    the per-batch ratios; and each step's roofline (``roofline``)."""
+    reuse_freed_memory()  # as the Trainer does
+    cfg, train_cfg = translation.MODEL_CONFIG, translation.TRAIN_CONFIG
+    vocab, batches = translation_batches(steps + warmup, train_cfg.batch_tokens)
+    base = Seq2Seq(cfg, vocab, vocab, seed=0).train()
+    precisions = ("fp32", "bf16")
+    models = {p: copy.deepcopy(base) for p in precisions}
+    optimizers = {p: torch.optim.Adam(m.parameters(), lr=1e-3) for p, m in models.items()}
+    cpu = torch.device("cpu")
+
+    def step(precision: str, batch: Batch) -> None:
+        model = models[precision]
+        with autocast(precision, cpu):
+            loss = loss_of(model, batch, train_cfg.label_smoothing)
+        optimizers[precision].zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), train_cfg.clip_norm)
+        optimizers[precision].step()
+
+    times: dict[str, list[float]] = {p: [] for p in precisions}
+    for i, batch in enumerate(batches):
+        for p in precisions:
+            seconds = _time(lambda p=p, batch=batch: step(p, batch))
+            if i >= warmup:
+                times[p].append(seconds)
+    timed = batches[warmup:]
+    tokens = [b.target_tokens for b in timed]
+    flops = [model_flops(cfg, b, len(vocab)) for b in timed]
+    result: dict[str, object] = {
+        "name": "translation preset (bi-LSTM 2x128, LSTM 256, general, feed, V 4000)",
+        "batch_tokens": train_cfg.batch_tokens,
+        "gflop_per_step": round(statistics.mean(flops) / 1e9, 3),
+    }
+    for p in precisions:
+        result[p] = {
+            "step_ms": round(1e3 * statistics.median(times[p]), 2),
+            "tokens_per_s": round(
+                statistics.median(n / t for n, t in zip(tokens, times[p], strict=True))
+            ),
+            "mfu_of_own_peak": round(
+                statistics.median(f / t for f, t in zip(flops, times[p], strict=True))
+                / 1e9
+                / peak[p],
+                4,
+            ),
+            "roofline": roofline(lambda p=p: step(p, timed[0])),
+        }
+    ratios = [f / b for f, b in zip(times["fp32"], times["bf16"], strict=True)]
+    result["bf16_speed_over_fp32"] = round(statistics.median(ratios), 2)
+    return result
+
+
 def bench_decoding(model_dir: Path, repeats: int, device: str = "cpu") -> dict[str, object]:
     model = Seq2Seq.from_pretrained(model_dir, device=device)
     test = load_task("dates", n_train=0, n_dev=0).test
@@ -446,9 +570,20 @@ def main() -> None:
     peak = matmul_peak(size, device=device)
     results["matmul_peak_gflops"] = round(peak, 1)
     print(f"matmul peak: {peak:.1f} GFLOP/s (float32, {size}^3, best of 7)")
+    if not device.startswith("cuda"):
+        by_precision = peaks()
+        results["peaks"] = by_precision
+        for precision, rates in by_precision.items():
+            unit = "GOP/s" if precision == "int8" else "GFLOP/s"
+            shown = ", ".join(f"{rate:.1f} {unit} on {n} thread(s)" for n, rate in rates.items())
+            print(f"matmul peak {precision}: {shown}")
     training = [bench_training(key, peak, steps, warmup, device) for key in CONFIGS]
     results["training"] = training
     results["translation_step"] = bench_translation(peak, steps, warmup, device)
+    if not device.startswith("cuda"):
+        threads = torch.get_num_threads()
+        own = {p: rates.get(threads, rates[1]) for p, rates in by_precision.items()}
+        results["translation_precisions"] = bench_translation_precisions(own, steps, warmup)
     ensure_model(args.model)
     results["decoding"] = bench_decoding(args.model, repeats, device)
     if device.startswith("cuda"):
@@ -494,6 +629,18 @@ def report(new: dict, old: dict) -> None:
         f"{t['peak_memory_mb']} MB{was}"
     )
     print(f"peak memory training at (c): {new['peak_memory_mb_c']} MB")
+    if "translation_precisions" in new:
+        tp = new["translation_precisions"]
+        print("translation preset step by precision (side by side; MFU against its own peak)")
+        for p in ("fp32", "bf16"):
+            r, roof = tp[p], tp[p]["roofline"]
+            print(
+                f"  {p}: {r['step_ms']:.1f} ms, {r['tokens_per_s']} tok/s, MFU "
+                f"{100 * r['mfu_of_own_peak']:.1f}%; products {100 * roof['products']:.0f}%, "
+                f"other kernels {100 * roof['other_kernels']:.0f}%, Python and framework "
+                f"{100 * roof['python_and_framework']:.0f}%"
+            )
+        print(f"  bf16 over fp32: {tp['bf16_speed_over_fp32']}x")
 
 
 if __name__ == "__main__":

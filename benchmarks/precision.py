@@ -1,22 +1,29 @@
-"""A dates training step in float32 and under bf16 autocast, side by side in one run
-(docs/performance.md, "Mixed precision"); with a trained model, its greedy decoding of the
-10,000 dates test inputs in both too.
+"""Decoding in each precision on the CPU, side by side in one run: float32, bf16 (the model's
+products in bfloat16, ``--precision bf16``) and int8 (``luong quantize``'s weights through
+oneDNN's VNNI kernel), greedy and beam 5, with where a beam-5 decoding's time goes in each
+(docs/performance.md, "Mixed precision").
 
-    python benchmarks/precision.py [--model runs/dates] [--steps 12] [--device cpu]
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/precision.py --model runs/de-fp32 \\
+        --data ../shared/data/gettext-en-de/devtest.tsv [--repeats 3] [--out docs/precision.json]
 
-Two copies of one freshly initialised dates model (the demo's architecture: bidirectional
-2 x 64 GRU encoder, 128-unit GRU decoder, dot score, input feeding, so the decoder trains
-through the fused recurrence) take the same length-bucketed batches of 128, the float32 copy
-and the bf16 copy alternating step by step (forward, backward, clipping, Adam, as the
-trainer's step): the figures are medians of per-step times after warm-up, and the ratio the
-median of the per-batch ratios. Decoding is the median of 3 runs of each precision, also
-alternating.
+The model folder is a float one (the translation preset's, trained in fp32 or bf16: a
+folder's weights are float32 either way). Its sources are decoded as ``luong eval DIR --data
+FILE.tsv`` decodes them (each source once, its targets as its references, batches of 1,000),
+every variant's runs interleaved so that the machine's state falls on all alike, each time
+the median of ``--repeats``. BLEU as ``luong eval`` computes it. ``x_fp32``: a row's speed
+over float32's with the same search.
+
+The roofline of each precision's beam-5 decoding of the first 200 sources: the shares of
+its wall time in matrix products, in other kernels and in Python and the framework
+(``bench.roofline``). The matmul peaks of ``make bench`` (``bench.peaks``) are measured in
+the same run, on one thread.
 """
 
 from __future__ import annotations
 
 import argparse
-import copy
+import json
+import platform
 import statistics
 import sys
 import time
@@ -24,85 +31,93 @@ from pathlib import Path
 
 import torch
 
-from luong import Seq2Seq, Seq2SeqConfig
-from luong.devices import autocast, resolve_device
-from luong.metrics import exact_match
+from luong.evaluation import comparable, group_references
+from luong.metrics import bleu_chrf
+from luong.model import Seq2Seq
+from luong.quantize import quantize
 from luong.search_options import SearchOptions
-from luong.tasks import load_task
-from luong.training.objective import loss_of
-from luong.translator import translate
+from luong.tasks.tsv import read_split
+from luong.translator import Translator
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench import _time, dates_batches, vocabularies  # noqa: E402
+from bench import peaks, roofline  # noqa: E402
 
-PRECISIONS = ("fp32", "bf16")
-
-
-def step(model: Seq2Seq, optimizer: torch.optim.Optimizer, batch: object, precision: str) -> None:
-    """One training step as ``Trainer._step`` takes it (one batch, clipping at 1.0)."""
-    with autocast(precision, model.device):
-        loss = loss_of(model, batch)  # type: ignore[arg-type]
-    optimizer.zero_grad(set_to_none=True)
-    loss.backward()
-    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-    optimizer.step()
+SEARCHES = {"greedy": SearchOptions(), "beam 5": SearchOptions(beam=5)}
+BATCH = 1000  # luong eval's batch
 
 
-def bench_steps(steps: int, warmup: int, device: torch.device) -> dict[str, object]:
-    src_vocab, tgt_vocab = vocabularies()
-    batches = [b.to(device) for b in dates_batches(128, steps + warmup, src_vocab, tgt_vocab)]
-    base = Seq2Seq(Seq2SeqConfig(), src_vocab, tgt_vocab, seed=0).to(device).train()
-    models = {p: copy.deepcopy(base) for p in PRECISIONS}
-    optimizers = {p: torch.optim.Adam(m.parameters(), lr=1e-3) for p, m in models.items()}
-    times: dict[str, list[float]] = {p: [] for p in PRECISIONS}
-    for i, batch in enumerate(batches):
-        for p in PRECISIONS:
-            seconds = _time(
-                lambda p=p, batch=batch: step(models[p], optimizers[p], batch, p), device.type
-            )
-            if i >= warmup:
-                times[p].append(seconds)
-    ratios = [b / f for f, b in zip(times["fp32"], times["bf16"], strict=True)]
+def variants(folder: Path) -> dict[str, Translator]:
+    """The three ways to decode one float model folder."""
+    model = Seq2Seq.from_pretrained(folder)
     return {
-        **{f"{p}_step_ms": round(1000 * statistics.median(times[p]), 1) for p in PRECISIONS},
-        "bf16_over_fp32": round(statistics.median(ratios), 2),
-        "steps": steps,
+        "fp32": Translator(model, "fp32"),
+        "bf16": Translator(model, "bf16"),
+        "int8": Translator(quantize(model), "fp32"),
     }
 
 
-def bench_decoding(model_dir: Path, device: torch.device) -> dict[str, object]:
-    model = Seq2Seq.from_pretrained(model_dir, device=device)
-    pairs = load_task("dates", n_train=0, n_dev=0).test
-    sources, targets = [s for s, _ in pairs], [t for _, t in pairs]
-    seconds: dict[str, list[float]] = {p: [] for p in PRECISIONS}
-    outputs: dict[str, list[str]] = {}
-    for _ in range(3):
-        for p in PRECISIONS:
-            start = time.perf_counter()
-            with autocast(p, device):
-                outputs[p] = translate(model, sources, SearchOptions(), batch_size=512)
-            seconds[p].append(time.perf_counter() - start)
-    result: dict[str, object] = {}
-    for p in PRECISIONS:
-        result[f"{p}_greedy_s"] = round(statistics.median(seconds[p]), 2)
-        result[f"{p}_exact_match"] = exact_match(outputs[p], targets)
-    same = sum(a == b for a, b in zip(outputs["fp32"], outputs["bf16"], strict=True))
-    result["same_outputs"] = same / len(sources)
-    return result
+def race(
+    translators: dict[str, Translator], sources: list[str], repeats: int
+) -> tuple[dict[tuple[str, str], float], dict[tuple[str, str], list[str]]]:
+    """The median wall time of every (precision, search) and its outputs, the runs
+    interleaved."""
+    for translator in translators.values():  # warm-up: oneDNN's kernels, the allocator
+        translator.translate(sources[:64], SEARCHES["beam 5"], batch_size=BATCH)
+    times: dict[tuple[str, str], list[float]] = {}
+    outputs: dict[tuple[str, str], list[str]] = {}
+    for _ in range(repeats):
+        for search, options in SEARCHES.items():
+            for name, translator in translators.items():
+                start = time.perf_counter()
+                out = translator.translate(sources, options, batch_size=BATCH)
+                times.setdefault((name, search), []).append(time.perf_counter() - start)
+                outputs[name, search] = out
+    return {key: statistics.median(values) for key, values in times.items()}, outputs
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", type=Path, default=Path("runs/dates"))
-    parser.add_argument("--steps", type=int, default=12)
-    parser.add_argument("--warmup", type=int, default=3)
-    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--model", type=Path, required=True, help="a float model folder")
+    parser.add_argument("--data", type=Path, required=True, help="a TSV of pairs (devtest)")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--out", type=Path, help="write the figures here as JSON")
     args = parser.parse_args()
-    device = resolve_device(args.device, "--device")
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {device}")
-    print(bench_steps(args.steps, args.warmup, device))
-    if (args.model / "model.safetensors").is_file():
-        print(bench_decoding(args.model, device))
+    grouped = group_references(read_split(args.data).pairs)
+    sources = [s for s, _ in grouped]
+    translators = variants(args.model)
+    vocab = translators["fp32"].tgt_vocab
+    refs = [[comparable(vocab, t) for t in targets] for _, targets in grouped]
+    peak = peaks((1,))
+    medians, outputs = race(translators, sources, args.repeats)
+    rows: dict[str, dict[str, object]] = {}
+    for (name, search), seconds in medians.items():
+        hyps = [vocab.normalize(h) for h in outputs[name, search]]
+        rows[f"{name}, {search}"] = {
+            "seconds": round(seconds, 2),
+            "sentences_per_s": round(len(sources) / seconds, 1),
+            "bleu": round(float(bleu_chrf(hyps, refs)["bleu"]), 2),
+            "x_fp32": round(medians["fp32", search] / seconds, 2),
+        }
+    beam = SEARCHES["beam 5"]
+    rooflines = {
+        name: roofline(
+            lambda t=translator: t.translate(sources[:200], beam, batch_size=BATCH), calls=1
+        )
+        for name, translator in translators.items()
+    }
+    result = {
+        "machine": {"threads": torch.get_num_threads(), "platform": platform.platform()},
+        "model": str(args.model),
+        "data": args.data.name,
+        "sentences": len(sources),
+        "peaks_one_thread": {p: rates[1] for p, rates in peak.items()},
+        "rows": rows,
+        "beam5_roofline": rooflines,
+    }
+    text = json.dumps(result, indent=2)
+    print(text)
+    if args.out:
+        args.out.write_text(text + "\n")
 
 
 if __name__ == "__main__":
