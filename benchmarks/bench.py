@@ -4,6 +4,8 @@ the translation preset (its 4,000-piece vocabulary makes the output layer and th
 share of the step).
 
     python benchmarks/bench.py [--model runs/dates] [--out bench.json] [--quick] [--device cuda]
+    python benchmarks/bench.py --precisions --out docs/bench_precisions.json   # the peaks and
+        # the translation preset's step in fp32 and bf16 alone (CPU)
 
 On a GPU (``--device cuda``, ``benchmarks/gpu.sh``) the same suite runs there: the matmul
 peak is measured in float32 and in bfloat16 (MFU is against the float32 peak, the dtype the
@@ -545,6 +547,11 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "bench.json")
     parser.add_argument("--quick", action="store_true", help="fewer steps (a smoke test)")
     parser.add_argument("--device", default="cpu", help="cpu (default) or cuda")
+    parser.add_argument(
+        "--precisions",
+        action="store_true",
+        help="only the peaks per precision and the translation step in fp32 and bf16 (CPU)",
+    )
     args = parser.parse_args()
     steps, warmup, repeats = (3, 1, 1) if args.quick else (20, 3, 3)
     device = str(args.device)
@@ -561,6 +568,14 @@ def main() -> None:
             "device": device,
         }
     }
+    if args.precisions:
+        if device.startswith("cuda"):
+            parser.error("--precisions: the CPU's precisions; leave out --device cuda")
+        bench_precisions(results, steps, warmup)
+        args.out.write_text(json.dumps(results, indent=2) + "\n")
+        report_precisions(results)
+        print(f"written to {args.out}")
+        return
     if device.startswith("cuda"):
         results["machine"]["gpu"] = torch.cuda.get_device_name()  # type: ignore[index]
         bf16 = matmul_peak(8192, device=device, dtype=torch.bfloat16)
@@ -570,20 +585,11 @@ def main() -> None:
     peak = matmul_peak(size, device=device)
     results["matmul_peak_gflops"] = round(peak, 1)
     print(f"matmul peak: {peak:.1f} GFLOP/s (float32, {size}^3, best of 7)")
-    if not device.startswith("cuda"):
-        by_precision = peaks()
-        results["peaks"] = by_precision
-        for precision, rates in by_precision.items():
-            unit = "GOP/s" if precision == "int8" else "GFLOP/s"
-            shown = ", ".join(f"{rate:.1f} {unit} on {n} thread(s)" for n, rate in rates.items())
-            print(f"matmul peak {precision}: {shown}")
     training = [bench_training(key, peak, steps, warmup, device) for key in CONFIGS]
     results["training"] = training
     results["translation_step"] = bench_translation(peak, steps, warmup, device)
     if not device.startswith("cuda"):
-        threads = torch.get_num_threads()
-        own = {p: rates.get(threads, rates[1]) for p, rates in by_precision.items()}
-        results["translation_precisions"] = bench_translation_precisions(own, steps, warmup)
+        bench_precisions(results, steps, warmup)
     ensure_model(args.model)
     results["decoding"] = bench_decoding(args.model, repeats, device)
     if device.startswith("cuda"):
@@ -594,6 +600,21 @@ def main() -> None:
     args.out.write_text(json.dumps(results, indent=2) + "\n")
     report(results, previous_figures())
     print(f"written to {args.out}")
+
+
+def bench_precisions(results: dict[str, object], steps: int, warmup: int) -> None:
+    """The CPU's matmul peak in each precision on 1 and 2 threads, then the translation
+    preset's step in fp32 and bf16 side by side, MFU against each precision's own peak on
+    this run's thread count: into ``results`` (``peaks``, ``translation_precisions``)."""
+    by_precision = peaks()
+    results["peaks"] = by_precision
+    for precision, rates in by_precision.items():
+        unit = "GOP/s" if precision == "int8" else "GFLOP/s"
+        shown = ", ".join(f"{rate:.1f} {unit} on {n} thread(s)" for n, rate in rates.items())
+        print(f"matmul peak {precision}: {shown}")
+    threads = torch.get_num_threads()
+    own = {p: rates.get(threads, rates[1]) for p, rates in by_precision.items()}
+    results["translation_precisions"] = bench_translation_precisions(own, steps, warmup)
 
 
 def report(new: dict, old: dict) -> None:
@@ -629,18 +650,24 @@ def report(new: dict, old: dict) -> None:
         f"{t['peak_memory_mb']} MB{was}"
     )
     print(f"peak memory training at (c): {new['peak_memory_mb_c']} MB")
-    if "translation_precisions" in new:
-        tp = new["translation_precisions"]
-        print("translation preset step by precision (side by side; MFU against its own peak)")
-        for p in ("fp32", "bf16"):
-            r, roof = tp[p], tp[p]["roofline"]
-            print(
-                f"  {p}: {r['step_ms']:.1f} ms, {r['tokens_per_s']} tok/s, MFU "
-                f"{100 * r['mfu_of_own_peak']:.1f}%; products {100 * roof['products']:.0f}%, "
-                f"other kernels {100 * roof['other_kernels']:.0f}%, Python and framework "
-                f"{100 * roof['python_and_framework']:.0f}%"
-            )
-        print(f"  bf16 over fp32: {tp['bf16_speed_over_fp32']}x")
+    report_precisions(new)
+
+
+def report_precisions(new: dict) -> None:
+    """The lines of ``bench_precisions``' figures, where the run has them."""
+    if "translation_precisions" not in new:
+        return
+    tp = new["translation_precisions"]
+    print("translation preset step by precision (side by side; MFU against its own peak)")
+    for p in ("fp32", "bf16"):
+        r, roof = tp[p], tp[p]["roofline"]
+        print(
+            f"  {p}: {r['step_ms']:.1f} ms, {r['tokens_per_s']} tok/s, MFU "
+            f"{100 * r['mfu_of_own_peak']:.1f}%; products {100 * roof['products']:.0f}%, "
+            f"other kernels {100 * roof['other_kernels']:.0f}%, Python and framework "
+            f"{100 * roof['python_and_framework']:.0f}%"
+        )
+    print(f"  bf16 over fp32: {tp['bf16_speed_over_fp32']}x")
 
 
 if __name__ == "__main__":
