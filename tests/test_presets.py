@@ -4,6 +4,7 @@ trainer: plain SGD, the halving schedule, the loss per sentence, uniform initial
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ from helpers import SRC, TGT, small_config, toy_pairs
 
 from luong import Seq2Seq, TrainConfig, Vocab
 from luong.cli import main
-from luong.presets import PRESETS, WMT14, task_configs
+from luong.presets import PRESETS, TRAIN_PRESETS, WMT14, ZOO_PRESETS, task_configs
 from luong.trainer import Trainer
 from luong.training.objective import lr_factor
 
@@ -248,3 +249,14 @@ def test_a_tiny_run_with_the_wmt14_training_settings(
     assert metrics["model_config"]["local"] == "predictive"
     assert "dev_bleu" in metrics  # selected on BLEU, as the preset says
     assert len(metrics["dev_curve"]) == 3
+
+
+def test_the_quick_preset_is_translations_trained_shorter_in_bf16() -> None:
+    """``make demo-translation``'s preset: translation's architecture, vocabulary and
+    training but for its 6 epochs and bf16 (which a CPU without bfloat16 units computes in
+    fp32, saying so); not one of the zoo's tasks."""
+    quick, translation = task_configs("quick"), task_configs("translation")
+    assert quick.model == translation.model and quick.vocab == translation.vocab
+    assert quick.train.epochs == 6 and quick.train.precision == "bf16"
+    assert replace(quick.train, epochs=24, precision="fp32") == translation.train
+    assert "quick" in TRAIN_PRESETS and "quick" not in ZOO_PRESETS

@@ -74,3 +74,11 @@ def test_quantize_says_what_int8_measured() -> None:
     line = help_text[help_text.index("quantize ") :]
     assert line.startswith("quantize write a model's int8 form: half the size on disk")
     assert "faster" not in line[: line.index(" pair ")]
+
+
+def test_the_files_the_readme_names_from_the_clone_exist() -> None:
+    # The translation demo's template, memory and glossary, and every other committed example
+    # a README command reads, are in the repository (issue 53).
+    named = set(re.findall(r"(?:examples|tests/data)/[\w./-]*\w", BASH))
+    assert {"examples/wdiff.earlier.de.po", "examples/glossary.de.tsv"} <= named
+    assert sorted(p for p in named if not (README.parent / p).exists()) == []
