@@ -9,6 +9,7 @@ defaults, server, export and int8."""
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import os
 import random
@@ -30,6 +31,7 @@ from luong.catalog import fill_catalog
 from luong.devices import available_cpus, use_threads
 from luong.errors import LuongError
 from luong.export import runtime
+from luong.export.exporter import export_onnx
 from luong.folder_files import SHORTLIST
 from luong.glossary import Glossary, Term, read_glossary
 from luong.memory import MemoryEntry, TranslationMemory, read_entries
@@ -309,6 +311,28 @@ def test_threads_are_capped_at_the_cpus_the_process_may_use(
     # the ONNX runtime's sessions too (0: onnxruntime's own default)
     assert (runtime.usable_threads(1000), runtime.usable_threads(2)) == (2, 2)
     assert (runtime.usable_threads(1), runtime.usable_threads(0)) == (1, 0)
+
+
+def test_the_onnx_runtimes_command_says_its_threads_are_capped(
+    model: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    folder = export_onnx(Seq2Seq.from_pretrained(model), tmp_path / "onnx")
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1}, raising=False)
+    answers = {}
+    for threads in ("1000", "2"):
+        monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"abc\nhij\n")))
+        assert runtime.main([str(folder), "--threads", threads]) == 0
+        answers[threads] = capsys.readouterr()
+    assert answers["1000"].err.splitlines() == [
+        "luong_onnx: --threads 1000: capped at 2, the CPUs this process may use "
+        "(os.sched_getaffinity)"
+    ]
+    assert answers["2"].err == ""  # within the CPUs: nothing said
+    assert answers["1000"].out == answers["2"].out and answers["2"].out.count("\n") == 2
+    assert runtime.load(folder, threads=1000).threads == 2
 
 
 # -- finding 7: every term matched in one pass ---------------------------------------------------
