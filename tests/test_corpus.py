@@ -9,6 +9,8 @@ from pathlib import Path
 import polib
 import pytest
 from helpers import assert_one_line_error, luong
+from test_mo_file import HEADER as MO_HEADER
+from test_mo_file import by_hand
 
 from luong.config.faces import CorpusOptions
 from luong.corpus import build_corpus, catalog_files, excluded_sources
@@ -434,3 +436,25 @@ def test_one_huge_catalog_stays_in_train_and_dev_keeps_its_share(tmp_path: Path)
     assert {c["domain"]: c["split"] for c in corpus.catalogs}["huge"] == "train"
     for split in ("dev", "devtest"):  # a tenth each, at most a quarter above it
         assert 0.1 * total <= len(corpus.splits[split]) <= 1.25 * 0.1 * total, split
+
+
+def test_a_mo_defining_one_message_twice_is_skipped_naming_it(tmp_path: Path) -> None:
+    # msgfmt never writes one; polib reads both entries of a hand-made one
+    twice = tmp_path / "twice.mo"
+    twice.write_bytes(
+        by_hand([b"", b"Open", b"Open"], [MO_HEADER.encode(), "Öffnen".encode(), b"Offen"])
+    )
+    assert [(e.msgid, e.msgstr) for e in polib.mofile(str(twice))] == [
+        ("Open", "Öffnen"),
+        ("Open", "Offen"),
+    ]
+    fine = catalog(tmp_path / "fine.po", [entry("Close", "Schließen")])
+    out = tmp_path / "corpus"
+    result = luong("corpus", str(twice), str(fine), "--tgt-lang", "de", "--out", str(out),
+                   "--dev", "0", "--devtest", "0")  # fmt: skip
+    assert result.returncode == 0, result.stderr.decode()
+    reason = "duplicate message definition (msgid 'Open')"
+    assert result.stderr.decode().splitlines() == [f"luong: skipped {twice}: {reason}"]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["skipped_catalogs"] == [{"path": str(twice), "reason": reason}]
+    assert (out / "train.tsv").read_text(encoding="utf-8") == "Close\tSchließen\n"

@@ -299,6 +299,74 @@ def test_a_changed_or_missing_shortlist_is_one_clear_error(
     assert err.count("\n") == 1
 
 
+def with_table(folder: Path, target: Path, targets: torch.Tensor, frequent: torch.Tensor) -> Path:
+    """A copy of the export ``folder`` at ``target`` whose shortlist file holds ``targets``
+    and ``frequent`` (its metadata kept), its SHA-256 recorded in ``export.json``: only the
+    runtime's checks of the table itself stand between it and a search."""
+    shutil.copytree(folder, target)
+    metadata = read_tensor_metadata(folder / SHORTLIST)
+    save_tensors(target / SHORTLIST, {"targets": targets, "frequent": frequent}, metadata)
+    manifest = json.loads((target / "export.json").read_text())
+    manifest["shortlist"]["sha256"] = runtime.file_sha256(target / SHORTLIST)
+    (target / "export.json").write_text(json.dumps(manifest))
+    return target / SHORTLIST
+
+
+def test_a_shortlist_with_k_above_the_target_vocabulary_is_refused_unread(
+    listed: tuple[Seq2Seq, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model, folder = listed
+    rows, size = len(model.src_vocab), len(model.tgt_vocab)
+    assert (rows, size) == (15, 15)
+    # every id a shortlist may list (EOS and up), repeated to fill K columns
+    listable = torch.arange(2, size, dtype=torch.int32)
+
+    def table(k: int) -> torch.Tensor:
+        return listable.repeat(rows, k // len(listable) + 1)[:, :k].contiguous()
+
+    path = with_table(folder, tmp_path / "big", table(size + 1), listable[:3].clone())
+
+    read = runtime._read_tensors
+
+    def not_the_table(file: Path, expected: str) -> dict[str, np.ndarray]:
+        assert file.name != SHORTLIST, "the table was read"
+        return read(file, expected)  # the output layer's, read first
+
+    monkeypatch.setattr(runtime, "_read_tensors", not_the_table)  # K from the header alone
+    with pytest.raises(ValueError) as error:
+        runtime.load(path.parent, threads=1)
+    assert str(error.value) == (
+        f"{path}: not a shortlist of this model (targets: K = 16 pieces per source piece, above "
+        "the 15 of the target vocabulary); the export is damaged: export the model again "
+        "(luong export)"
+    )
+    monkeypatch.undo()
+    # K = V, the most there is, loads: only the table read tells it apart
+    fits = with_table(folder, tmp_path / "fits", table(size), listable[:3].clone())
+    onnx = runtime.load(fits.parent, threads=1)
+    assert onnx.shortlist is not None and onnx.shortlist[0].shape == (rows, size)
+
+
+@pytest.mark.parametrize(
+    ("key", "special"), [("targets", 0), ("targets", 1), ("frequent", 0), ("frequent", 1)]
+)
+def test_a_shortlist_holding_pad_or_bos_is_refused(
+    listed: tuple[Seq2Seq, Path], tmp_path: Path, key: str, special: int
+) -> None:
+    folder = listed[1]
+    table = load_file(str(folder / SHORTLIST))
+    tensors = {name: torch.from_numpy(ids.copy()) for name, ids in table.items()}
+    assert not any(torch.isin(ids, torch.tensor([0, 1])).any() for ids in tensors.values())
+    tensors[key].view(-1)[-1] = special  # one id of the table: PAD (0) or BOS (1)
+    path = with_table(folder, tmp_path / "x", tensors["targets"], tensors["frequent"])
+    with pytest.raises(ValueError) as error:
+        runtime.load(path.parent, threads=1)
+    assert str(error.value) == (
+        f"{path}: not a shortlist of this model ({key}: holds PAD or BOS, which no shortlist "
+        "lists); the export is damaged: export the model again (luong export)"
+    )
+
+
 def test_a_shortlist_asked_of_an_export_is_checked(
     listed: tuple[Seq2Seq, Path], plain: tuple[Seq2Seq, Path]
 ) -> None:

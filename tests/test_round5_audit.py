@@ -187,23 +187,75 @@ def served() -> ServedModel:
     return ServedModel("ende", Translator(model, search=SearchOptions(beam=20)))
 
 
+def held_together(
+    client: TestClient, served: ServedModel, bodies: list[dict[str, Any]]
+) -> tuple[int, list[list[str]], list[tuple[list[str], int | None]]]:
+    """``bodies`` posted to ``/api/translate`` while the batcher's worker is held in the call
+    of a first request: the requests queued together (``batcher.queued`` then), their answers'
+    best texts, and the sources (and sampling seed) of each call after the first."""
+    entered, release = threading.Event(), threading.Event()
+    calls: list[tuple[list[str], int | None]] = []
+    translations = served.translator.translations
+
+    def spy(sources: list[str], search: SearchOptions, *args: Any, **kwargs: Any) -> Any:
+        if list(sources) == ["j"]:  # the first request: the worker waits here
+            entered.set()
+            release.wait(TIMEOUT)
+        else:
+            calls.append((list(sources), search.seed if search.sample else None))
+        return translations(sources, search, *args, **kwargs)
+
+    batcher = client.app.state.batcher  # type: ignore[attr-defined]
+    with pytest.MonkeyPatch.context() as patch, ThreadPoolExecutor(1 + len(bodies)) as pool:
+        patch.setattr(served.translator, "translations", spy)
+        try:
+            first = pool.submit(ask, client, {"sources": ["j"], "beam": 1})
+            assert entered.wait(TIMEOUT)
+            asked = [pool.submit(ask, client, body) for body in bodies]
+            deadline = time.monotonic() + TIMEOUT
+            while batcher.queued < len(bodies) and time.monotonic() < deadline:
+                time.sleep(0.01)
+            queued = batcher.queued
+        finally:
+            release.set()
+        answers = [future.result(TIMEOUT) for future in asked]
+        first.result(TIMEOUT)
+    return queued, answers, calls
+
+
+def ask(client: TestClient, body: dict[str, Any]) -> list[str]:
+    answer = client.post("/api/translate", json=body)
+    assert answer.status_code == 200, answer.text
+    return [r["hypotheses"][0]["text"] for r in answer.json()["results"]]
+
+
 def test_two_concurrent_seeded_sampling_requests_give_what_each_gives_alone(
     served: ServedModel,
 ) -> None:
-    bodies = [
-        {"sources": ["abc de", "hij"], "sample": True, "seed": seed, "temperature": 2.0}
-        for seed in (1, 2)
+    sources = ["abc de", "hij"]
+    sampling = {"sample": True, "temperature": 2.0}
+    bodies = [  # the last shares the first's options, seed included: the same batcher key
+        {"sources": sources, "seed": 1, **sampling},
+        {"sources": sources, "seed": 2, **sampling},
+        {"sources": sources[::-1], "seed": 1, **sampling},
     ]
-    with TestClient(create_app([served], max_wait_ms=50)) as client:
-
-        def ask(body: dict[str, Any]) -> list[str]:
-            answer = client.post("/api/translate", json=body)
-            assert answer.status_code == 200, answer.text
-            return [r["hypotheses"][0]["text"] for r in answer.json()["results"]]
-
-        alone = [ask(body) for body in bodies]
-        with ThreadPoolExecutor(2) as pool:
-            together = list(pool.map(ask, bodies))
+    greedy = [{"sources": sources, "beam": 1}, {"sources": sources[::-1], "beam": 1}]
+    with TestClient(create_app([served], max_wait_ms=0)) as client:
+        alone = [ask(client, body) for body in bodies]
+        # Requests that queue while the worker is busy are taken by its next call with what
+        # queued beside them: the greedy pair runs in one call...
+        queued, answers, calls = held_together(client, served, greedy)
+        assert queued == 2 and len(calls) == 1
+        assert sorted(calls[0][0]) == sorted(sources * 2) and calls[0][1] is None
+        assert answers == [ask(client, body) for body in greedy]
+        # ...while a sampling request carries its own ticket: a call each, its own draws
+        queued, together, calls = held_together(client, served, bodies)
+    assert queued == 3
+    assert sorted(calls, key=lambda call: (call[1] or 0, call[0])) == [
+        (sources, 1),
+        (sources[::-1], 1),
+        (sources, 2),
+    ]
     assert together == alone
     assert alone[0] != alone[1]  # the seeds draw differently
 

@@ -9,6 +9,7 @@ defaults, server, export and int8."""
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import os
 import random
@@ -30,6 +31,7 @@ from luong.catalog import fill_catalog
 from luong.devices import available_cpus, use_threads
 from luong.errors import LuongError
 from luong.export import runtime
+from luong.export.exporter import export_onnx
 from luong.folder_files import SHORTLIST
 from luong.glossary import Glossary, Term, read_glossary
 from luong.memory import MemoryEntry, TranslationMemory, read_entries
@@ -108,6 +110,75 @@ def test_luong_translate_text_stays_n_lines_with_a_hostile_memory(
     out = result.stdout.decode("utf-8")
     assert out.endswith("\n") and out.count("\n") == 2  # two lines, each one line
     assert not set(out) & set("\t\r\x00\u2028\x1b\x85")
+
+
+HOSTILE = [("abc def", "Abc\x00Def"), ("hij", "Hij\u2028Klm"), ("j", "77")]  # the last: fit
+NEVER = ("\x00", "\\u0000", "\u2028", "\\u2028")  # raw or as JSON escapes
+
+
+def test_the_servers_routes_reuse_no_hostile_memory_translation(model: Path) -> None:
+    translator = Translator.from_pretrained(model)
+    hostile = create_app([ServedModel("tiny", translator, memory=memory(*HOSTILE))], max_wait_ms=0)
+    plain = create_app([ServedModel("tiny", translator)], max_wait_ms=0)  # the model alone
+    sources = [source for source, _ in HOSTILE]
+    libre = [
+        {"q": sources, "source": "en", "target": "de"},
+        {"q": "\n".join(sources), "source": "en", "target": "de", "alternatives": 1},
+    ]
+    answers: dict[str, list[Any]] = {}
+    for name, app in (("hostile", hostile), ("plain", plain)):
+        with TestClient(app) as client:
+            asked = [client.post("/api/translate", json={"sources": sources})]
+            asked += [client.post("/translate", json=body) for body in libre]
+        assert all(answer.status_code == 200 for answer in asked), [a.text for a in asked]
+        answers[name] = asked
+    # /api/translate: the model's outputs, origin "model", the match named and refused
+    api, alone = (answers[name][0].json()["results"] for name in ("hostile", "plain"))
+    texts = [[h["text"] for h in result["hypotheses"]] for result in api]
+    assert texts == [*([h["text"] for h in r["hypotheses"]] for r in alone[:2]), ["77"]]
+    assert [result["origin"] for result in api] == ["model", "model", "memory"]
+    assert [result["matches"][0].get("note") for result in api] == [
+        "not reused: its translation holds U+0000 (a NUL), which its source does not",
+        "not reused: its translation holds U+2028 (a line break), which its source does not",
+        None,
+    ]
+    for result in api:  # the refused targets are in the matches alone, as the memory has them
+        assert not any(c in json.dumps({**result, "matches": []}) for c in NEVER)
+    assert [result["matches"][0]["target"] for result in api] == [t for _, t in HOSTILE]
+    # LibreTranslate's /translate: the model's text for each hostile source, the fit one reused
+    listed, joined = (answer.json() for answer in answers["hostile"][1:])
+    listed_alone, joined_alone = (answer.json() for answer in answers["plain"][1:])
+    assert listed["translatedText"] == [*listed_alone["translatedText"][:2], "77"]
+    for got, wanted in (
+        (joined["translatedText"], joined_alone["translatedText"]),
+        (joined["alternatives"][0], joined_alone["alternatives"][0]),
+    ):
+        assert got.split("\n") == [*wanted.split("\n")[:2], "77"]
+    for answer in answers["hostile"][1:]:
+        assert not any(c in answer.text for c in NEVER)
+
+
+def test_luong_translate_nbest_lines_keep_their_fields_with_a_hostile_memory(
+    model: Path, tmp_path: Path
+) -> None:
+    tsv = tmp_path / "hostile.tsv"
+    tsv.write_text("".join(f"{s}\t{t}\n" for s, t in HOSTILE), encoding="utf-8")
+    tab = tmp_path / "tab.tmx"  # a tab reused would be a field of its own
+    tab.write_text(
+        '<tmx version="1.4"><header srclang="en"/><body><tu><tuv xml:lang="en"><seg>de</seg>'
+        '</tuv><tuv xml:lang="de"><seg>Abc&#9;Def</seg></tuv></tu></body></tmx>',
+        encoding="utf-8",
+    )
+    sources = b"abc def\nhij\nde\nj\n"
+    nbest = ("--beam", "2", "--nbest", "2")
+    result = luong("translate", str(model), *nbest, "--tm", str(tsv), str(tab), stdin=sources)
+    alone = luong("translate", str(model), *nbest, stdin=sources)
+    assert result.returncode == alone.returncode == 0, result.stderr.decode()
+    lines = result.stdout.decode("utf-8").split("\n")
+    assert lines[-1] == "" and not any(c in result.stdout.decode() for c in NEVER)
+    # the hostile sources: the model's two outputs each, two fields; the fit one reused (one)
+    assert [len(line.split("\t")) for line in lines[:-1]] == [2, 2, 2, 1]
+    assert lines[:3] == alone.stdout.decode("utf-8").split("\n")[:3] and lines[3] == "77"
 
 
 def test_jsonl_lines_hold_no_raw_line_separator(model: Path, tmp_path: Path) -> None:
@@ -311,6 +382,28 @@ def test_threads_are_capped_at_the_cpus_the_process_may_use(
     assert (runtime.usable_threads(1), runtime.usable_threads(0)) == (1, 0)
 
 
+def test_the_onnx_runtimes_command_says_its_threads_are_capped(
+    model: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    folder = export_onnx(Seq2Seq.from_pretrained(model), tmp_path / "onnx")
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1}, raising=False)
+    answers = {}
+    for threads in ("1000", "2"):
+        monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"abc\nhij\n")))
+        assert runtime.main([str(folder), "--threads", threads]) == 0
+        answers[threads] = capsys.readouterr()
+    assert answers["1000"].err.splitlines() == [
+        "luong_onnx: --threads 1000: capped at 2, the CPUs this process may use "
+        "(os.sched_getaffinity)"
+    ]
+    assert answers["2"].err == ""  # within the CPUs: nothing said
+    assert answers["1000"].out == answers["2"].out and answers["2"].out.count("\n") == 2
+    assert runtime.load(folder, threads=1000).threads == 2
+
+
 # -- finding 7: every term matched in one pass ---------------------------------------------------
 
 
@@ -371,6 +464,20 @@ def test_terms_that_start_with_a_sign_are_matched_in_one_pass() -> None:
     elapsed = time.perf_counter() - start
     assert found[7] == ["W7", "Warteschlange"]
     assert elapsed < 2.0, f"{elapsed:.1f} s for 1,000 lines"  # 9 to 62 s before; 0.02 s now
+
+
+def test_a_file_of_100k_sign_initial_terms_reads_in_seconds(tmp_path: Path) -> None:
+    # building the glossary compiled a pattern a term: 13.5 to 55 s for this file; 1.4 s now
+    path = tmp_path / "signs.tsv"
+    path.write_text("".join(f".w{i}\tx{i}\n" for i in range(100_000)), encoding="utf-8")
+    start = time.perf_counter()
+    glossary = read_glossary(path)
+    elapsed = time.perf_counter() - start
+    assert len(glossary.terms) == 100_000
+    assert glossary.terms[5] == Term(".w5", "x5", (), f"{path}:6")
+    found = [(m.start, m.end, m.term.target) for m in glossary.find("Open .w99999 and .w5x, .w5")]
+    assert found == [(5, 12, "x99999"), (23, 26, "x5")]  # .w5x is no whole word
+    assert elapsed < 15.0, f"{elapsed:.1f} s to read 100,000 terms"
 
 
 # -- finding 6: a request's glossary bounded, and parsed off the event loop ----------------------
