@@ -9,6 +9,7 @@ import json
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import polib
 import pytest
@@ -390,3 +391,25 @@ def test_luong_po_refuses_a_catalog_in_another_language(tmp_path: Path) -> None:
     )
     assert_one_line_error(result, "--tgt-lang: the model translates into fr, got de")
     assert not (tmp_path / "o.po").exists()
+
+
+def test_luong_po_batch_size_reaches_the_search(
+    model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 52: --batch-size was parsed and checked but every call searched 512 at a time.
+    catalog, out = tmp_path / "demo.pot", tmp_path / "demo.de.po"
+    catalog.write_text(HANDMADE, encoding="utf-8")
+    sizes: list[int] = []
+    original = Translator.translations
+
+    def recorded(self: Translator, *args: Any, **kwargs: Any) -> Any:
+        sizes.append(kwargs["batch_size"])
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Translator, "translations", recorded)
+    result = luong(
+        "po", str(model), str(catalog), "--out", str(out), "--tgt-lang", "de", "--min-len", "3",
+        "--batch-size", "2",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr.decode()
+    assert sizes and set(sizes) == {2}

@@ -241,6 +241,7 @@ def translate_messages(
     placeholders: str = "constrain",
     *,
     glossary: Sequence[tuple[str, str]] = (),
+    batch_size: int = 512,
 ) -> list[MachineText]:
     """The one place a catalog's messages are translated: ``texts`` (single lines, without
     their accelerators) in, one translation each out, in order, their placeholders kept as
@@ -250,7 +251,8 @@ def translate_messages(
     (``luong.confidence``; that of the first search for an output searched again to keep
     its placeholders; 0.0 for an empty text, which is not translated); with ``glossary``
     (``RequestOptions.glossary``: ``(source term, target term)`` pairs), each translation
-    holds the target terms of the terms its text holds (``luong.glossary``).
+    holds the target terms of the terms its text holds (``luong.glossary``). ``batch_size``:
+    the texts of one search call (``Translator.translations``'s; ``luong po --batch-size``).
 
     Raises:
         TypeError: ``translator`` is not a ``Translator``, ``options`` not ``SearchOptions``.
@@ -264,7 +266,7 @@ def translate_messages(
     request = RequestOptions(placeholders=placeholders, glossary=tuple(glossary))
     return [
         MachineText(t.texts[0], confidence(t.hypotheses[0])) if t.texts else MachineText("", 0.0)
-        for t in translator.translations(list(texts), options, request)
+        for t in translator.translations(list(texts), options, request, batch_size=batch_size)
     ]
 
 

@@ -148,7 +148,12 @@ def main(args: argparse.Namespace) -> int:
         filled = fill_catalog(
             text,
             lambda texts: translate_messages(
-                translator, texts, options, args.placeholders, glossary=terms
+                translator,
+                texts,
+                options,
+                args.placeholders,
+                glossary=terms,
+                batch_size=args.batch_size,
             ),
             target=target,
             model=name,
