@@ -3,6 +3,7 @@ that keeps every source span exactly as often as the source holds it."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -21,9 +22,10 @@ from luong.placeholders import (
     translate_constrained,
     translate_masked,
 )
+from luong.request_options import RequestOptions
 from luong.search import decode, hypothesis_text
 from luong.search_options import SearchOptions
-from luong.translator import translate
+from luong.translator import Translator, translate
 from luong.vocab import Vocab
 
 
@@ -255,3 +257,20 @@ def test_every_devtest_and_catalog_placeholder_is_kept(mechanism: object) -> Non
         (s, o[0]) for s, o in zip(sources, outputs, strict=True) if not keeps_placeholders(s, o[0])
     ]
     assert missed == []
+
+
+@pytest.mark.parametrize("source", ["ab {} cd", "ab <b> cd"])
+def test_the_search_again_for_spans_keeps_exact_constraints(source: str) -> None:
+    # Issue 52: the placeholder re-search dropped ``exact``. MODEL writes "sss..." whatever
+    # the source; asked for "sss" exactly once, the output searched again for the span
+    # (the beam misses it) holds it once, as the first search did, and keeps the span.
+    translator = Translator(MODEL)
+    options, request = SearchOptions(beam=4), RequestOptions(placeholders="constrain")
+    loose, held = (
+        next(translator.translations([source], options, request, constraints=[["sss"]], exact=e))
+        for e in (False, True)
+    )
+    assert held.searched_again == [True]
+    assert keeps_placeholders(source, held.texts[0]), held.texts
+    assert len(re.findall("(?=sss)", held.texts[0])) == 1, held.texts
+    assert len(re.findall("(?=sss)", loose.texts[0])) > 1, loose.texts  # what exact forbids

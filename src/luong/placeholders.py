@@ -84,7 +84,7 @@ from luong.directives import BRACE_FIELD, PRINTF, PYTHON_NAMED, in_order
 from luong.ensemble import Decodable
 from luong.errors import LuongError, LuongTypeError
 from luong.search import Hypothesis, decode, hypothesis_text
-from luong.search.constrained import constraint_ids
+from luong.search.constrained import Exact, constraint_ids
 from luong.search_options import SearchOptions
 
 __all__ = [
@@ -517,6 +517,7 @@ def translate_masked(
     mask: str = DEFAULT_MASK,
     batch_size: int = 512,
     constraints: Sequence[Sequence[str]] | None = None,
+    exact: Exact = False,
 ) -> list[list[str]]:
     """Translate with every placeholder kept (the module docstring): each input's
     ``options.nbest`` outputs, best first, each carrying each of its source's spans exactly as
@@ -531,6 +532,8 @@ def translate_masked(
         constraints: per input, phrases its outputs must hold (``luong.search.decode``),
             none of them holding a placeholder (``check_phrases``): the masked source is
             decoded with them, and no span is put back inside one.
+        exact: which phrases of ``constraints`` are held exactly as often as listed
+            (``luong.search.constrained.Exact``; the others at least as often).
 
     Raises:
         TypeError: ``texts`` is not a sequence of strings, ``options`` not a
@@ -546,7 +549,12 @@ def translate_masked(
         check_phrases(constraints)
     masked = [mask_source(text, mask) for text in texts]
     lists = decode(
-        model, [m.text for m in masked], options, batch_size=batch_size, constraints=constraints
+        model,
+        [m.text for m in masked],
+        options,
+        batch_size=batch_size,
+        constraints=constraints,
+        exact=exact,
     )
     keeps = [written_phrases(model, c) for c in constraints or [[] for _ in texts]]
     return [
@@ -689,13 +697,15 @@ def with_placeholders(
     outputs: Sequence[str],
     options: SearchOptions,
     constraints: Sequence[str] = (),
+    exact: bool | Sequence[bool] = False,
 ) -> list[str]:
     """``outputs`` of ``source`` (decoded with ``constraints``, phrases held at least as
-    often as listed) if each keeps the source's spans (``keeps_placeholders``); otherwise the
-    source decoded again by constrained beam search with ``constraints`` (at least as often
-    as listed) and its spans (each exactly as often as the source holds it), and an output
-    that still misses one masked (``kept_or_masked``: decoded with ``constraints`` too). A
-    span the target vocabulary cannot spell goes straight to masking.
+    often as listed, or exactly where ``exact``: one flag, or one per phrase) if each keeps
+    the source's spans (``keeps_placeholders``); otherwise the source decoded again by
+    constrained beam search with ``constraints`` (held as ``exact`` says) and its spans (each
+    exactly as often as the source holds it), and an output that still misses one masked
+    (``kept_or_masked``: decoded with ``constraints`` and ``exact`` too). A span the target
+    vocabulary cannot spell goes straight to masking.
 
     Raises:
         TypeError: ``source`` or an output is not a str; as ``luong.search.decode``.
@@ -709,14 +719,27 @@ def with_placeholders(
     if all(_holds(source, output, written) for output in outputs):
         return list(outputs)
     spans = spellable_spans(model, source)
+    held = _flags(exact, constraints)
     if spans is None or not _fits(model, [*constraints, *spans]):
-        return kept_or_masked(model, source, outputs, options, constraints)
+        return kept_or_masked(model, source, outputs, options, constraints, held)
     phrases = [[*constraints, *spans]]
-    exact = [[False] * len(constraints) + [True] * len(spans)]
+    flags = [[*held, *[True] * len(spans)]]
     wider = replace(options, beam=max(options.beam, CONSTRAINED_BEAM))
-    hyps = decode(model, [source], wider, constraints=phrases, exact=exact)[0]
+    hyps = decode(model, [source], wider, constraints=phrases, exact=flags)[0]
     searched = [hypothesis_text(model, h) for h in hyps]
-    return kept_or_masked(model, source, searched, options, constraints)
+    return kept_or_masked(model, source, searched, options, constraints, held)
+
+
+def _flags(exact: bool | Sequence[bool], constraints: Sequence[str]) -> list[bool]:
+    """``exact`` as one flag per phrase of ``constraints``."""
+    if isinstance(exact, bool):
+        return [exact] * len(constraints)
+    flags = list(exact)
+    if len(flags) != len(constraints) or not all(isinstance(f, bool) for f in flags):
+        raise LuongError(
+            f"exact: expected a bool or {len(constraints)} bools, one per phrase, got {exact!r}"
+        )
+    return flags
 
 
 def _holds(source: str, output: str, written: Sequence[str]) -> bool:
@@ -740,11 +763,12 @@ def kept_or_masked(
     outputs: Sequence[str],
     options: SearchOptions,
     constraints: Sequence[str] = (),
+    exact: bool | Sequence[bool] = False,
 ) -> list[str]:
     """``outputs`` of ``source``, each that does not keep the source's spans
     (``keeps_placeholders``) or hold ``constraints`` (``holds_phrases``) replaced by the
     masked translation of the same rank (``translate_masked``, decoded with
-    ``constraints``, only when one is needed).
+    ``constraints``, held as ``exact`` says, only when one is needed).
 
     Raises:
         TypeError: ``source`` or an output is not a str; as ``translate_masked``.
@@ -752,7 +776,8 @@ def kept_or_masked(
     written = written_phrases(model, constraints)
     if all(_holds(source, output, written) for output in outputs):
         return list(outputs)
-    masked = translate_masked(model, [source], options, constraints=[constraints])[0]
+    held = [_flags(exact, constraints)]
+    masked = translate_masked(model, [source], options, constraints=[constraints], exact=held)[0]
     return [
         output if _holds(source, output, written) else masked[min(k, len(masked) - 1)]
         for k, output in enumerate(outputs)

@@ -778,7 +778,7 @@ class Translator:
                 constraints=constraints,
                 exact=held,
             )
-        job = _Job(self, sources, search, request, masked, constraints, terms)
+        job = _Job(self, sources, search, request, masked, constraints, terms, held)
         if recalls is None:
             return job.run(batches)
         return _with_memory(everything, recalls, job.run(batches), request.align)
@@ -843,6 +843,7 @@ class _Job:
     masked: list[MaskedSource] | None
     constraints: Sequence[Sequence[str]] | None
     terms: list[list[Term]] | None = None
+    exact: bool | list[list[bool]] = False  # which constraints are held exactly
 
     def run(
         self, batches: Iterator[tuple[list[int], list[list[Hypothesis]]]]
@@ -876,7 +877,8 @@ class _Job:
         texts = [hypothesis_text(model, h, copy_from) for h in hyps]
         searched_again = [False] * len(hyps)
         if self.request.placeholders == "constrain":
-            kept = with_placeholders(model, source, texts, self.search, given)
+            held = self.exact if isinstance(self.exact, bool) else self.exact[index]
+            kept = with_placeholders(model, source, texts, self.search, given, held)
             searched_again = [new != old for new, old in zip(kept, texts, strict=True)]
             texts = kept
         alignments = None
