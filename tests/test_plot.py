@@ -11,8 +11,11 @@ import torch
 from helpers import SRC_SPACE, small_model
 from matplotlib.image import imread
 
+from luong.errors import LuongError
 from luong.plot import (
+    CurveRun,
     ScorePanel,
+    curves_figure,
     fresh_score_panels,
     model_score_panel,
     plot_attention,
@@ -112,3 +115,32 @@ def test_plot_translation_draws_the_best_hypothesis(tmp_path: Path) -> None:
     assert read_png(tmp_path / "t.png").shape[:2] == (300, 500)
     with pytest.raises(ValueError, match="text: expected a non-empty input"):
         plot_translation(model, "  ", tmp_path / "e.png")
+
+
+def curve_records(key: str, values: list[float]) -> list[dict]:
+    train = [{"kind": "train", "step": 5 * i, "seconds": i, "loss": 3.0 - i} for i in range(3)]
+    evals = [
+        {"kind": "eval", "step": 5 * i, "seconds": i, key: value} for i, value in enumerate(values)
+    ]
+    return train + evals
+
+
+def test_curves_name_the_dev_axis_by_each_runs_metric() -> None:
+    bleu = CurveRun("runs/fr", curve_records("dev_bleu", [10.0, 20.0, 25.0]), "dev_bleu")
+    figure = curves_figure([bleu])
+    steps, seconds = figure.axes[2], figure.axes[3]
+    assert steps.get_ylabel() == "dev BLEU" and steps.get_xlabel() == "steps"
+    assert [list(line.get_ydata()) for line in steps.get_lines()] == [[10.0, 20.0, 25.0]]
+    assert [line.get_label() for line in seconds.get_lines()] == ["runs/fr"]
+    dates = CurveRun("runs/dates", curve_records("dev_exact_match", [0.1, 0.5, 0.9]))
+    chrf = CurveRun("runs/c", curve_records("dev_chrf", [30.0, 40.0, 45.0]), "dev_chrf")
+    mixed = curves_figure([bleu, dates, chrf])
+    assert mixed.axes[2].get_ylabel() == "dev BLEU / exact match / chrF"
+    # the legend (drawn from the loss panel's lines) names each run's own metric
+    assert [line.get_label() for line in mixed.axes[0].get_lines()] == [
+        "runs/fr (BLEU)",
+        "runs/dates (exact match)",
+        "runs/c (chrF)",
+    ]
+    with pytest.raises(LuongError, match="runs/x: dev_key: expected one of dev_exact_match, "):
+        curves_figure([CurveRun("runs/x", curve_records("dev_em", [0.5]), "dev_em")])

@@ -49,6 +49,8 @@ __all__ = [
     "fresh_score_panels",
     "model_score_panel",
     "CurveRun",
+    "DEV_NAMES",
+    "curves_figure",
     "plot_attention",
     "plot_curves",
     "plot_scores",
@@ -299,6 +301,16 @@ def plot_scores(
     return path
 
 
+# The dev figures' names on a curve's axis and legend (log.jsonl's keys).
+DEV_NAMES = {
+    "dev_exact_match": "exact match",
+    "dev_char_accuracy": "character accuracy",
+    "dev_bleu": "BLEU",
+    "dev_chrf": "chrF",
+    "dev_loss": "loss",
+}
+
+
 @dataclass(frozen=True)
 class CurveRun:
     """One run's curves: its label and its ``log.jsonl`` records (``kind`` "train" with
@@ -316,22 +328,45 @@ def plot_curves(
     size: tuple[float, float] = (10.0, 7.0),
     dpi: int = 100,
 ) -> Path:
-    """Training loss (top) and the dev figure (bottom) against steps (left) and seconds
-    (right), the runs overlaid, one colour and a legend entry each.
+    """``curves_figure`` written to ``path``.
 
     Returns:
         ``path``, a PNG of ``size`` x ``dpi`` pixels.
 
     Raises:
-        ValueError: no runs, a run without records, or a bad size or dpi.
+        ValueError: no runs, a run without records or with an unknown ``dev_key``, or a bad
+            size or dpi.
         OSError: the file cannot be written.
+    """
+    figure = curves_figure(runs, size=size, dpi=dpi)
+    path = Path(path)
+    figure.savefig(path, dpi=dpi)
+    return path
+
+
+def curves_figure(
+    runs: Sequence[CurveRun], *, size: tuple[float, float] = (10.0, 7.0), dpi: int = 100
+) -> Figure:
+    """Training loss (top) and the dev figure (bottom) against steps (left) and seconds
+    (right), the runs overlaid, one colour and a legend entry each; the dev axis named by
+    the runs' metrics (``DEV_NAMES``: "dev BLEU"), and where they differ each legend entry
+    by its own ("runs/fr (BLEU)").
+
+    Raises:
+        ValueError: no runs, a run without records or with an unknown ``dev_key``, or a bad
+            size or dpi.
     """
     if not runs:
         raise LuongError("runs: expected at least one run, got none")
     for run in runs:
         if not run.records:
             raise LuongError(f"{run.label}: no log.jsonl records to draw")
+        if run.dev_key not in DEV_NAMES:
+            raise LuongError(
+                f"{run.label}: dev_key: expected one of {', '.join(DEV_NAMES)}, got {run.dev_key!r}"
+            )
     _check_size(size, dpi)
+    dev_names = list(dict.fromkeys(DEV_NAMES[run.dev_key] for run in runs))
     figure = _figure(size, dpi)
     grid = figure.subplots(2, 2, sharey="row")
     for colour, run in enumerate(runs):
@@ -340,20 +375,19 @@ def plot_curves(
         if not train:  # fewer steps than log_every: the evaluations' mean training loss
             train = [{**r, "loss": r["train_loss"]} for r in evals if "train_loss" in r]
         for column, clock in enumerate(("step", "seconds")):
-            style = {"color": f"C{colour % 10}", "label": run.label}
+            # runs of several metrics share the axis: each legend entry names its own
+            label = run.label if len(dev_names) == 1 else f"{run.label} ({DEV_NAMES[run.dev_key]})"
+            style = {"color": f"C{colour % 10}", "label": label}
             grid[0][column].plot([r[clock] for r in train], [r["loss"] for r in train], **style)
             grid[1][column].plot(
                 [r[clock] for r in evals], [r[run.dev_key] for r in evals], marker=".", **style
             )
-    dev_names = sorted({run.dev_key for run in runs})
     for column, clock in enumerate(("steps", "seconds")):
         grid[1][column].set_xlabel(clock)
     grid[0][0].set_ylabel("training loss")
-    grid[1][0].set_ylabel(" / ".join(name.replace("_", " ") for name in dev_names))
+    grid[1][0].set_ylabel(f"dev {' / '.join(dev_names)}")
     grid[0][0].legend(loc="upper right", fontsize="small")
-    path = Path(path)
-    figure.savefig(path, dpi=dpi)
-    return path
+    return figure
 
 
 def fresh_score_panels(
