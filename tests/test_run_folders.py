@@ -15,7 +15,9 @@ from safetensors.torch import load_file
 
 from luong.cli import main
 from luong.config.run import read_toml_tables
+from luong.plot import CurveRun, curves_figure
 from luong.run import configure
+from luong.run_folders import RunFolder, read_run
 
 # Two epochs of 7 steps (400 pairs, batches of 64): training records every 3 steps,
 # evaluations every 5 steps and at each epoch's end, a checkpoint every 4 steps.
@@ -326,7 +328,73 @@ def test_luong_runs_lists_the_runs_with_the_fields_that_differ(three_runs: Path)
     lines = text.stdout.decode().splitlines()
     assert text.returncode == 0 and len(lines) == 4
     assert lines[0].split()[:4] == ["run", "task", "model.attention", "train.lr"]
+    assert lines[0].split()[4:7] == ["pair", "dev_em", "select"]  # the dev figure named
     assert lines[2].split()[:4] == ["y", "dates", "general", "0.003"]
+
+
+def stopped_bleu_run(three_runs: Path, folder: Path) -> Path:
+    """``three_runs``' run x as a translation run stopped before its end: its config says
+    ``select = "bleu"`` and ``tgt_lang = "fr"``, its log holds two BLEU evaluations, and it has
+    no model and no metrics.json yet (issue 53)."""
+    shutil.copytree(three_runs / "x", folder)
+    for name in ("metrics.json", "model.safetensors", "config.json"):
+        (folder / name).unlink()
+    tables = read_toml_tables(folder / "config.toml")
+    tables["train"]["select"] = "bleu"
+    tables["vocab"]["tgt_lang"] = "fr"
+    (folder / "config.toml").write_text(tomli_w.dumps(tables))
+    evals = [
+        {"kind": "eval", "step": s, "seconds": s, "dev_bleu": b} for s, b in ((5, 12.5), (10, 31.0))
+    ]
+    (folder / "log.jsonl").write_text("".join(json.dumps(row) + "\n" for row in evals))
+    return folder
+
+
+def test_luong_runs_reads_a_stopped_runs_select_and_pair_from_its_config(
+    three_runs: Path, tmp_path: Path
+) -> None:
+    root = tmp_path / "runs"
+    shutil.copytree(three_runs / "x", root / "dates")
+    stopped_bleu_run(three_runs, root / "fr")
+    (root / "avg").mkdir()  # a model folder, no run: left out and named
+    shutil.copy(three_runs / "x" / "config.json", root / "avg" / "config.json")
+    result = luong("runs", str(root), "--format", "json")
+    assert result.returncode == 0, result.stderr.decode()
+    rows = {row["run"]: row for row in json.loads(result.stdout)}
+    assert rows["fr"]["select"] == "bleu" and rows["fr"]["pair"] == "?-fr"
+    assert rows["fr"]["dev"] == 31.0 and rows["fr"]["finished"] is False
+    assert rows["dates"]["select"] == "exact" and rows["dates"]["pair"] is None
+    assert result.stderr.decode() == (
+        f"luong: skipped 1 folder that is no run (no run.json): {root / 'avg'}\n"
+    )
+    # the text table names the metric of its dev column
+    text = luong("runs", str(root)).stdout.decode().splitlines()
+    assert text[0].split()[2:] == [
+        *("train.select", "vocab.tgt_lang", "pair", "dev_select", "select"),
+        *("test_em", "test_chars", "seconds", "steps", "finished"),
+    ]
+    alone = luong("runs", str(root / "fr")).stdout.decode().splitlines()
+    assert "dev_bleu" in alone[0].split() and alone[1].split()[:4] == ["fr", "dates", "?-fr", "31"]
+    # luong curves labels its dev axis by the run's metric
+    folder = read_run(root / "fr")
+    assert folder.dev_key == "dev_bleu"
+    assert luong("curves", str(root / "fr"), "--out", str(tmp_path / "c.png")).returncode == 0
+    figure = curves_figure([CurveRun("fr", folder.records, folder.dev_key)])
+    assert figure.axes[2].get_ylabel() == "dev BLEU"
+
+
+def test_an_auto_select_resolves_as_the_trainer_does(tmp_path: Path) -> None:
+    def select(settings: dict, records: list[dict]) -> str:
+        return RunFolder(tmp_path, "tsv", settings, None, records).select
+
+    assert select({"train.select": "auto", "vocab.subword": "unigram"}, []) == "bleu"
+    assert select({"train.select": "auto", "vocab.subword": "none"}, []) == "exact"
+    assert (
+        select({"train.select": "auto"}, [{"kind": "eval", "step": 1, "dev_bleu": 3.0}]) == "bleu"
+    )
+    assert select({"train.select": "chrf"}, []) == "chrf"
+    finished = RunFolder(tmp_path, "tsv", {"train.select": "auto"}, {"select": "loss"}, [])
+    assert finished.select == "loss" and finished.dev_key == "dev_loss"
 
 
 def png_size(path: Path) -> tuple[int, int]:

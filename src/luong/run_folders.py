@@ -13,7 +13,7 @@ from typing import Any
 from luong.config.run import read_toml_tables
 from luong.errors import LuongError
 from luong.files import read_json
-from luong.folder_files import METRICS, MODEL_CONFIG, RECORDS, RUN, RUN_CONFIG
+from luong.folder_files import CHECKPOINTS, METRICS, MODEL_CONFIG, RECORDS, RUN, RUN_CONFIG
 from luong.model import language_pair
 from luong.tasks import OWN_DATA
 
@@ -21,7 +21,9 @@ __all__ = [
     "TABLE_WIDTH",
     "RunFolder",
     "compare",
+    "dev_header",
     "find_runs",
+    "folders_not_runs",
     "format_table",
     "read_records",
     "read_run",
@@ -38,10 +40,20 @@ HEADERS = {
     "test_char_accuracy": "test_chars",
     "train_seconds": "seconds",
 }
+# The selections' names in a header: "dev_bleu" (the JSON keeps "dev" and "select").
+SELECT_NAMES = {"exact": "em", "bleu": "bleu", "chrf": "chrf", "loss": "loss"}
 
 # The dev figure each selection means (TrainConfig.select, resolved in metrics.json).
 DEV_KEYS = {"exact": "dev_exact_match", "bleu": "dev_bleu", "chrf": "dev_chrf", "loss": "dev_loss"}
-TEST_KEYS = ("test_exact_match", "test_char_accuracy", "test_wer", "test_per", "test_bleu")
+LANG_KEYS = ("src_lang", "tgt_lang")
+TEST_KEYS = (
+    "test_exact_match",
+    "test_char_accuracy",
+    "test_wer",
+    "test_per",
+    "test_bleu",
+    "test_chrf",
+)
 
 
 @dataclass
@@ -54,17 +66,40 @@ class RunFolder:
     metrics: dict[str, Any] | None  # metrics.json; None while the run has not finished
     records: list[dict[str, Any]]  # log.jsonl (none for a run from before it)
     # The language pair its model records (config.json: luong train --src-lang/--tgt-lang,
-    # or luong pair), "en-de"; None when it records none or has no model yet.
+    # or luong pair), else its config.toml's (a run not finished), "en-de", "?-fr"; None
+    # when neither records one.
     pair: str | None = None
 
     @property
     def select(self) -> str:
-        """The dev figure the run selected on: its metrics', else exact match."""
-        return str((self.metrics or {}).get("select", "exact"))
+        """The dev figure the run selects on: its metrics' (resolved when it finished), else
+        its config's ``train.select``, ``auto`` resolved as the trainer does (BLEU where its
+        dev evaluations score BLEU or its vocabulary is a subword model, else exact match)."""
+        if self.metrics and "select" in self.metrics:
+            return str(self.metrics["select"])
+        select = str(self.settings.get("train.select", "exact"))
+        if select != "auto":
+            return select
+        scored = any("dev_bleu" in row for row in self.records if row.get("kind") == "eval")
+        subword = self.settings.get("vocab.subword", "none") != "none"
+        return "bleu" if scored or subword else "exact"
 
     @property
     def dev_key(self) -> str:
         return DEV_KEYS.get(self.select, "dev_exact_match")
+
+    @property
+    def best_dev(self) -> float | None:
+        """The best dev figure its ``log.jsonl`` holds (the lowest loss, else the highest):
+        a run not finished has no ``metrics.json`` to say it."""
+        values = [
+            row[self.dev_key]
+            for row in self.records
+            if row.get("kind") == "eval" and isinstance(row.get(self.dev_key), (int, float))
+        ]
+        if not values:
+            return None
+        return min(values) if self.select == "loss" else max(values)
 
 
 def read_run(path: str | Path) -> RunFolder:
@@ -107,11 +142,11 @@ def read_run(path: str | Path) -> RunFolder:
         for key, value in (tables.get(table) or {}).items()
     }
     metrics = read_json(path / METRICS) if (path / METRICS).is_file() else None
-    pair = None
     if (path / MODEL_CONFIG).is_file():
         src_lang, tgt_lang = language_pair(read_json(path / MODEL_CONFIG), path / MODEL_CONFIG)
-        if src_lang or tgt_lang:
-            pair = f"{src_lang or '?'}-{tgt_lang or '?'}"
+    else:  # no model yet: the pair its config gives the model it will write
+        src_lang, tgt_lang = (str(settings.get(f"vocab.{key}") or "") for key in LANG_KEYS)
+    pair = f"{src_lang or '?'}-{tgt_lang or '?'}" if src_lang or tgt_lang else None
     return RunFolder(path, task, settings, metrics, read_records(path / RECORDS), pair)
 
 
@@ -144,6 +179,24 @@ def find_runs(root: str | Path) -> list[Path]:
     if not found:
         raise LuongError(f"{root}: no luong run folders in it (none holds {RUN})")
     return found
+
+
+def folders_not_runs(root: str | Path) -> list[Path]:
+    """The folders at or under ``root`` that hold a model's or a run's files (``config.json``,
+    ``config.toml``, ``log.jsonl``, ``checkpoints/``) but no ``run.json``, outside every run
+    folder: a model folder, an average, an int8 form, which ``luong runs`` leaves out and
+    names. Sorted by path; none when ``root`` is not a folder."""
+    root = Path(root)
+    if not root.is_dir():
+        return []
+    runs = {path.parent for path in root.rglob(RUN)}
+    marks = (MODEL_CONFIG, RUN_CONFIG, RECORDS, CHECKPOINTS)
+    found = {path.parent for mark in marks for path in root.rglob(mark)}
+    return sorted(
+        folder
+        for folder in found
+        if not any(run == folder or run in folder.parents for run in runs)
+    )
 
 
 def read_runs(root: str | Path) -> tuple[list[RunFolder], list[str]]:
@@ -180,7 +233,7 @@ def compare(runs: Sequence[RunFolder], root: Path | None = None) -> list[dict[st
         row["task"] = run.task
         row.update({key: run.settings.get(key) for key in differing})
         row["pair"] = run.pair
-        row["dev"] = m.get(run.dev_key)
+        row["dev"] = m.get(run.dev_key) if run.metrics is not None else run.best_dev
         row["select"] = run.select
         row.update({key: m[key] for key in TEST_KEYS if m.get(key) is not None})
         row["train_seconds"] = m.get("train_seconds")
@@ -198,7 +251,8 @@ def format_table(
     (None: no limit) the table fits in that many characters a line: a cell longer than 30
     characters keeps its start and end around "...", and the settings that differ between
     the runs (the keys with a dot, such as ``train.lr``) are kept from the first while they
-    fit; the run, its task and its figures always stay."""
+    fit; the run, its task and its figures always stay. The dev column is headed by its
+    metric (``dev_header``)."""
     columns = list(dict.fromkeys(key for row in rows for key in row))
 
     def cell(value: Any) -> str:
@@ -213,7 +267,8 @@ def format_table(
             text = f"{text[:half]}...{text[-(CELL_WIDTH - 3 - half) :]}"
         return text
 
-    cells = {key: [HEADERS.get(key, key), *(cell(row.get(key)) for row in rows)] for key in columns}
+    headers = {**HEADERS, "dev": dev_header(rows)}
+    cells = {key: [headers.get(key, key), *(cell(row.get(key)) for row in rows)] for key in columns}
     widths = {key: max(map(len, texts)) for key, texts in cells.items()}
     kept = [key for key in columns if "." not in key]
     left_out = []
@@ -228,3 +283,13 @@ def format_table(
         for i in range(len(rows) + 1)
     )
     return "\n".join(lines), left_out
+
+
+def dev_header(rows: Sequence[dict[str, Any]]) -> str:
+    """The header of the dev column: its metric (``dev_bleu``, ``dev_em``) where
+    every run selects on the same one, else ``dev_select`` (each row's ``select`` says
+    which)."""
+    selects = {row.get("select") for row in rows}
+    if len(selects) == 1 and (select := selects.pop()) in SELECT_NAMES:
+        return f"dev_{SELECT_NAMES[select]}"
+    return "dev_select"

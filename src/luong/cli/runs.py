@@ -8,7 +8,14 @@ import json
 from luong.cli.common import say
 from luong.errors import LuongError
 from luong.plot import CurveRun, plot_curves
-from luong.run_folders import TABLE_WIDTH, compare, format_table, read_run, read_runs
+from luong.run_folders import (
+    TABLE_WIDTH,
+    compare,
+    folders_not_runs,
+    format_table,
+    read_run,
+    read_runs,
+)
 
 __all__ = ["main_curves", "main_runs"]
 
@@ -17,6 +24,13 @@ def main_runs(args: argparse.Namespace) -> int:
     runs, skipped = read_runs(args.root)
     for reason in skipped:
         say(f"skipped {reason}")
+    others = folders_not_runs(args.root)
+    if others:
+        names = ", ".join(str(folder) for folder in others)
+        say(
+            f"skipped {len(others)} folder{'s' * (len(others) != 1)} that "
+            f"{'are' if len(others) != 1 else 'is'} no run (no run.json): {names}"
+        )
     if not runs:
         raise LuongError(f"{args.root}: none of its {len(skipped)} run folders could be read")
     rows = compare(runs, root=args.root)
