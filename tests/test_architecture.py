@@ -29,7 +29,10 @@ FLOORS: list[tuple[str, set[str]]] = [
     ("folder files, line breaks", {"luong.folder_files", "luong.lines"}),
     ("errors", {"luong.errors"}),
     ("files", {"luong.version", "luong.files", "luong.request_batcher", "luong.languages"}),
-    ("format directives, PO and MO files", {"luong.directives", "luong.po_file", "luong.mo_file"}),
+    (
+        "format directives, PO and MO files",
+        {"luong.directives", "luong.po_file", "luong.mo_file", "luong.plural_table"},
+    ),
     ("search options", {"luong.search_options"}),
     ("vocabulary", {"luong.vocab"}),
     ("configs: choices, faces' settings, fields", {

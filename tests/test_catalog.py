@@ -24,6 +24,7 @@ from luong.catalog import (
     plural_forms,
     translate_messages,
 )
+from luong.plural_table import GETTEXT_PLURAL_FORMS, gettext_plural_forms
 from luong.search_options import SearchOptions
 from luong.translator import Translator
 from luong.vocab import Vocab
@@ -238,6 +239,59 @@ def test_an_empty_translation_leaves_the_entry_as_it_was() -> None:
     filled = fill(HANDMADE, lambda texts: ["" if "Buffer" in t else t for t in texts])
     assert filled.summary.left_empty == 1 and filled.summary.filled == 4
     assert '\nmsgid ""\n"\\n"\n"Buffer written to %s\\n"\nmsgstr ""\n\n' in filled.text
+
+
+@pytest.mark.parametrize(
+    ("target", "forms"),
+    [
+        ("fr", "nplurals=2; plural=(n > 1);"),  # CLDR (babel) gives French three forms
+        ("de", "nplurals=2; plural=(n != 1);"),
+        ("pt-BR", "nplurals=2; plural=(n > 1);"),
+        ("pt", "nplurals=2; plural=(n != 1);"),  # babel: three forms
+        ("he", "nplurals=2; plural=(n != 1);"),  # babel: three forms
+        ("ja", "nplurals=1; plural=0;"),
+    ],
+)
+def test_a_new_catalog_gets_the_plural_forms_msginit_writes(target: str, forms: str) -> None:
+    filled = fill_catalog(HANDMADE, upper, target=target, model="m")
+    assert polib.pofile(filled.text).metadata["Plural-Forms"] == forms
+    assert filled.nplurals == int(forms[len("nplurals=")])
+
+
+def test_plural_forms_look_up_a_locale_as_msginit_does_and_fall_back_to_babel() -> None:
+    assert (
+        gettext_plural_forms("pt_BR")
+        == gettext_plural_forms("pt-br")
+        == GETTEXT_PLURAL_FORMS["pt_BR"]
+    )
+    assert (
+        gettext_plural_forms("pt_PT")
+        == gettext_plural_forms("pt")
+        == "nplurals=2; plural=(n != 1);"
+    )
+    assert gettext_plural_forms("sr@latin") == GETTEXT_PLURAL_FORMS["sr"]
+    assert gettext_plural_forms("fr_CA.UTF-8") == "nplurals=2; plural=(n > 1);"
+    assert gettext_plural_forms("ar") is None  # not in gettext's table: babel's six forms
+    assert plural_forms("ar").startswith("nplurals=6; plural=")
+    with pytest.raises(TypeError, match="language: expected a language code, got 3"):
+        gettext_plural_forms(3)  # type: ignore[arg-type]
+
+
+msginit = pytest.mark.skipif(shutil.which("msginit") is None, reason="needs gettext's msginit")
+
+
+@msginit
+def test_the_plural_table_is_what_msginit_writes(tmp_path: Path) -> None:
+    pot = tmp_path / "t.pot"
+    pot.write_text('msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n')
+    for language, forms in GETTEXT_PLURAL_FORMS.items():
+        out = tmp_path / f"{language}.po"
+        subprocess.run(
+            ["msginit", "--no-translator", "-l", language, "-i", str(pot), "-o", str(out)],
+            check=True,
+            capture_output=True,
+        )
+        assert polib.pofile(str(out)).metadata["Plural-Forms"] == forms, language
 
 
 def test_plural_forms_of_the_target_when_the_template_has_none() -> None:

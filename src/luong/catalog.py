@@ -25,7 +25,8 @@ What a filled entry gets:
   ``Plural-Forms: nplurals=N`` asks for: ``msgstr[0]`` is the translation of ``msgid``,
   ``msgstr[1..N-1]`` that of ``msgid_plural`` (a model translates a sentence, not a number's
   form; languages of three forms get the same plural text in each, which the reviewer fixes).
-  A ``.pot`` without ``Plural-Forms`` gets the target language's from babel's gettext data;
+  A ``.pot`` without ``Plural-Forms`` gets the target language's as msginit writes it
+  (gettext's table, ``luong.plural_table``; babel's CLDR rules for the languages it lacks);
 - the ``fuzzy`` flag and the translator comment ``# luong: machine translation by MODEL,
   review it``, so that msgfmt leaves it out of the ``.mo`` until a person has reviewed it
   (as Weblate and Translate Toolkit mark theirs);
@@ -90,6 +91,7 @@ from luong.languages import check_language as check_language_code
 from luong.languages import locale_rank
 from luong.lines import json_line
 from luong.memory import Match, Recall, TranslationMemory
+from luong.plural_table import gettext_plural_forms
 from luong.po_file import (
     BOM,
     Block,
@@ -326,12 +328,18 @@ def check_language(catalog: str, target: str) -> None:
 
 
 def plural_forms(language: str) -> str:
-    """The gettext ``Plural-Forms`` value of a language, from babel's data:
-    ``plural_forms("de")`` is ``"nplurals=2; plural=(n != 1);"``.
+    """The gettext ``Plural-Forms`` value of a language as msginit writes it, from gettext's
+    own table (``luong.plural_table``: ``plural_forms("fr")`` is ``"nplurals=2; plural=(n >
+    1);"``), else from babel's CLDR data (``plural_forms("ar")``: six forms).
 
     Raises:
-        ValueError: babel knows no such language.
+        ValueError: neither knows the language.
     """
+    if not isinstance(language, str):
+        raise LuongTypeError(f"language: expected a language code, got {language!r}")
+    gettext = gettext_plural_forms(language)
+    if gettext is not None:
+        return gettext
     try:
         rule = get_plural(language.replace("-", "_"))
     except (UnknownLocaleError, ValueError):
@@ -842,8 +850,9 @@ def _read_header(block: Block | None, target: str, to_utf8: bool, newline: str) 
     """Check the header's fields (polib's parsed metadata; None: a catalog without a header)
     against the model's ``target`` language, and complete them as msginit would: the
     target's ``Language`` when it has none, ``charset=UTF-8`` for xgettext's placeholder
-    ``CHARSET`` (or none, or with ``to_utf8``), and the language's ``Plural-Forms`` (babel's)
-    for xgettext's placeholder ``nplurals=INTEGER; plural=EXPRESSION`` (or none). A header
+    ``CHARSET`` (or none, or with ``to_utf8``), and the language's ``Plural-Forms``
+    (``plural_forms``: msginit's) for xgettext's placeholder ``nplurals=INTEGER;
+    plural=EXPRESSION`` (or none). A header
     that lacks nothing is kept byte for byte.
 
     Raises:
@@ -879,8 +888,9 @@ def _read_header(block: Block | None, target: str, to_utf8: bool, newline: str) 
 
 def _plural_count(forms: str, language: str) -> tuple[str | None, int]:
     """The ``nplurals`` of a header's ``Plural-Forms`` value ``forms``, and the value to
-    write in its place: None when it is the catalog's own, else ``language``'s (babel's),
-    for xgettext's placeholders (``nplurals=INTEGER``, ``plural=EXPRESSION``) or no value.
+    write in its place: None when it is the catalog's own, else ``language``'s
+    (``plural_forms``), for xgettext's placeholders (``nplurals=INTEGER``,
+    ``plural=EXPRESSION``) or no value.
     The catalog's own expression must be one Python's gettext reads (``gettext.c2py``) and
     give a form below ``nplurals`` for every n (0 to 999 tried), as msgfmt checks it.
 
