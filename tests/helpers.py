@@ -55,6 +55,13 @@ def small_model(seed: int = 0, src: Vocab = SRC, tgt: Vocab = TGT, **fields: obj
     return Seq2Seq(small_config(**fields), src, tgt, seed=seed).eval()
 
 
+def with_pair(model: Seq2Seq, src: str = "en", tgt: str = "de") -> Seq2Seq:
+    """``model`` recording the language pair ``src``-``tgt`` (what ``luong po`` warns about
+    when a model records none), returned."""
+    model.src_lang, model.tgt_lang = src, tgt
+    return model
+
+
 def source_batch(
     lengths: Sequence[int],
     seed: int = 0,

@@ -13,7 +13,7 @@ from typing import Any
 
 import polib
 import pytest
-from helpers import SRC_SPACE, assert_one_line_error, luong, small_model
+from helpers import SRC_SPACE, assert_one_line_error, luong, small_model, with_pair
 
 from luong.catalog import (
     check_language,
@@ -367,7 +367,16 @@ def test_format_placeholders_are_msgfmts() -> None:
 
 @pytest.fixture(scope="module")
 def model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny model folder recording en-de."""
     path = tmp_path_factory.mktemp("po") / "tiny"
+    with_pair(small_model(seed=4, src=SRC_SPACE)).save_pretrained(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def pairless(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The same model recording no language pair (a dates model, say)."""
+    path = tmp_path_factory.mktemp("po") / "pairless"
     small_model(seed=4, src=SRC_SPACE).save_pretrained(path)
     return path
 
@@ -416,8 +425,8 @@ def test_luong_po_fills_a_catalog(
     assert out.read_text(encoding="utf-8").endswith(HANDMADE[HANDMADE.index('msgid "Done"') :])
 
 
-def test_luong_po_needs_the_target_language(model: Path, tmp_path: Path) -> None:
-    result = luong("po", str(model), str(DATA / "wdiff.pot"), "--out", str(tmp_path / "o.po"))
+def test_luong_po_needs_the_target_language(pairless: Path, tmp_path: Path) -> None:
+    result = luong("po", str(pairless), str(DATA / "wdiff.pot"), "--out", str(tmp_path / "o.po"))
     assert_one_line_error(
         result,
         "the model records no target language (luong pair DIR --tgt-lang ..): pass --tgt-lang",
@@ -427,8 +436,7 @@ def test_luong_po_needs_the_target_language(model: Path, tmp_path: Path) -> None
 
 def test_luong_po_refuses_a_catalog_in_another_language(tmp_path: Path) -> None:
     folder = tmp_path / "tiny"
-    small_model(seed=4, src=SRC_SPACE).save_pretrained(folder)
-    with_target(folder, "fr")
+    with_pair(small_model(seed=4, src=SRC_SPACE), "en", "fr").save_pretrained(folder)
     result = luong("po", str(folder), str(DATA / "nano.mixed.po"), "--out", str(tmp_path / "o.po"))
     assert_one_line_error(
         result,
@@ -445,6 +453,39 @@ def test_luong_po_refuses_a_catalog_in_another_language(tmp_path: Path) -> None:
     )
     assert_one_line_error(result, "--tgt-lang: the model translates into fr, got de")
     assert not (tmp_path / "o.po").exists()
+
+
+def test_luong_po_warns_before_filling_with_a_model_that_records_no_pair(
+    pairless: Path, tmp_path: Path
+) -> None:
+    # Issue 53: a dates model filled a French catalog at confidence 0.82-0.89, no word said.
+    catalog, out = tmp_path / "demo.pot", tmp_path / "demo.de.po"
+    catalog.write_text(HANDMADE, encoding="utf-8")
+    flags = ["--out", str(out), "--tgt-lang", "de", "--min-len", "3", "--force"]
+    result = luong("po", str(pairless), str(catalog), *flags)
+    assert result.returncode == 0, result.stderr.decode()
+    lines = result.stderr.decode().splitlines()
+    assert lines[0] == (
+        f"luong: warning: {pairless} records no language pair, so nothing says it translates "
+        f"into de: check its output (luong pair {pairless} --src-lang CODE --tgt-lang de "
+        "records it)"
+    )
+    assert lines[1].startswith("luong: filled 5 entries") and len(lines) == 2
+    # only the target recorded: the source is unknown, and said
+    half = tmp_path / "half"
+    shutil.copytree(pairless, half)
+    with_target(half, "de")
+    lines = luong("po", str(half), str(catalog), *flags).stderr.decode().splitlines()
+    assert lines[0].startswith(f"luong: warning: {half} records no source language, so ")
+    assert lines[1].startswith("luong: filled 5 entries")
+    # a catalog in another language is still refused, in one line: no warning before it
+    french = tmp_path / "fr.po"
+    french.write_text(HANDMADE.replace('"Language: \\n"', '"Language: fr\\n"'), encoding="utf-8")
+    assert "Language: fr" in french.read_text(encoding="utf-8")
+    result = luong("po", str(half), str(french), "--out", str(tmp_path / "x.po"))
+    assert_one_line_error(
+        result, f"{french}: the catalog's Language is fr, the model translates into de"
+    )
 
 
 def test_luong_po_batch_size_reaches_the_search(

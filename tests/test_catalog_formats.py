@@ -14,7 +14,7 @@ from pathlib import Path
 
 import polib
 import pytest
-from helpers import SRC_SPACE, assert_one_line_error, luong, small_model
+from helpers import SRC_SPACE, assert_one_line_error, luong, small_model, with_pair
 
 from luong.catalog import catalog_language, fill_catalog, format_placeholders
 from luong.placeholders import find_placeholders, keeps_placeholders
@@ -85,7 +85,7 @@ LATIN = (
 @pytest.fixture(scope="module")
 def model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("formats") / "tiny"
-    small_model(seed=4, src=SRC_SPACE, max_src_len=40).save_pretrained(path)
+    with_pair(small_model(seed=4, src=SRC_SPACE, max_src_len=40)).save_pretrained(path)
     return path
 
 
@@ -452,7 +452,8 @@ def test_an_entry_longer_than_the_model_reads_is_left_untranslated_and_named(
     tmp_path: Path, attention: str
 ) -> None:
     folder = tmp_path / "tiny"
-    small_model(seed=4, src=SRC_SPACE, attention=attention, max_src_len=40).save_pretrained(folder)
+    model = small_model(seed=4, src=SRC_SPACE, attention=attention, max_src_len=40)
+    with_pair(model).save_pretrained(folder)
     catalog, out = tmp_path / "de.po", tmp_path / "out.po"
     long_entry = f'msgid "{LONG}"\nmsgstr ""\n'
     catalog.write_text(GERMAN + ENTRIES + "\n" + long_entry, encoding="utf-8")

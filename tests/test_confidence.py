@@ -13,7 +13,15 @@ import polib
 import pytest
 import torch
 from fastapi.testclient import TestClient
-from helpers import SRC_SPACE, TINY_TGT, assert_one_line_error, luong, output_lines, small_model
+from helpers import (
+    SRC_SPACE,
+    TINY_TGT,
+    assert_one_line_error,
+    luong,
+    output_lines,
+    small_model,
+    with_pair,
+)
 
 from luong import Seq2Seq, Translator
 from luong.catalog import MachineText, fill_catalog, translate_messages
@@ -236,7 +244,7 @@ SEARCH = SearchOptions(min_len=3)  # an untrained model's outputs are otherwise 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("po") / "tiny"
-    small_model(seed=4, src=SRC_SPACE).save_pretrained(path)
+    with_pair(small_model(seed=4, src=SRC_SPACE)).save_pretrained(path)
     return path
 
 

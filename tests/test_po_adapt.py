@@ -11,7 +11,7 @@ from pathlib import Path
 
 import polib
 import pytest
-from helpers import SRC_SPACE, assert_one_line_error, luong, small_model
+from helpers import SRC_SPACE, assert_one_line_error, luong, small_model, with_pair
 
 from luong.adapt import catalog_splits
 
@@ -48,9 +48,9 @@ def catalog_text(translated: int, untranslated: tuple[str, ...] = ("abc", "jih g
 
 @pytest.fixture(scope="module")
 def model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """An untrained tiny model folder (letters and a space -> digits), recording no pair."""
+    """An untrained tiny model folder (letters and a space -> digits), recording en-de."""
     path = tmp_path_factory.mktemp("po-adapt") / "general"
-    small_model(seed=4, src=SRC_SPACE).save_pretrained(path)
+    with_pair(small_model(seed=4, src=SRC_SPACE)).save_pretrained(path)
     return path
 
 

@@ -5,10 +5,17 @@ from __future__ import annotations
 import argparse
 import math
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from luong.adapt import adapt_to_catalog
-from luong.catalog import check_language, fill_catalog, too_long, translate_messages
+from luong.catalog import (
+    MachineText,
+    check_language,
+    fill_catalog,
+    too_long,
+    translate_messages,
+)
 from luong.cli.common import (
     UsageError,
     check_memory_flags,
@@ -51,6 +58,26 @@ def _target(translator: Translator, given: str | None) -> str:
                 f"--tgt-lang: the model translates into {recorded}, got {given}"
             ) from None
     return recorded if recorded is not None else str(given)
+
+
+def _pair_warning(translator: Translator, folders: Sequence[str | Path], target: str) -> str | None:
+    """The warning ``luong po`` prints before it fills where the model's language pair does
+    not vouch for the catalog: it records none (a model of another task fills a catalog all
+    the same, at a confidence that looks fine) or only one side; None where it records both
+    (a target other than the catalog's is refused: ``check_language``)."""
+    src, tgt = translator.src_lang, translator.tgt_lang
+    if src is not None and tgt is not None:
+        return None
+    model = " ".join(map(str, folders))
+    if src is None and tgt is None:
+        missing = "no language pair"
+    else:
+        missing = "no source language" if src is None else "no target language"
+    return (
+        f"warning: {model} records {missing}, so nothing says it translates into {target}: "
+        f"check its output (luong pair {model} --src-lang {src or 'CODE'} --tgt-lang {target} "
+        "records it)"
+    )
 
 
 def _check_out(out: Path, catalog: Path, force: bool) -> None:
@@ -133,6 +160,7 @@ def main(args: argparse.Namespace) -> int:
         options = search_options(args, defaults=model_defaults(folders))
     translator = load(model_folders(folders), **device_options(args))
     target = _target(translator, args.tgt_lang)
+    warnings = [line for line in [_pair_warning(translator, folders, target)] if line]
     memory = None
     if args.tm:
         memory = TranslationMemory.read(args.tm, translator.src_lang, target, args.tm_threshold)
@@ -144,17 +172,24 @@ def main(args: argparse.Namespace) -> int:
         )
         terms = glossary.pairs()
     name = "+".join(Path(folder).resolve().name for folder in folders)
+
+    def translate(texts: list[str]) -> list[MachineText]:
+        # said once, when the catalog's header has passed its checks and the model first fills
+        while warnings:
+            say(warnings.pop())
+        return translate_messages(
+            translator,
+            texts,
+            options,
+            args.placeholders,
+            glossary=terms,
+            batch_size=args.batch_size,
+        )
+
     try:
         filled = fill_catalog(
             text,
-            lambda texts: translate_messages(
-                translator,
-                texts,
-                options,
-                args.placeholders,
-                glossary=terms,
-                batch_size=args.batch_size,
-            ),
+            translate,
             target=target,
             model=name,
             retranslate_fuzzy=args.retranslate_fuzzy,
