@@ -22,13 +22,15 @@ from pathlib import Path
 
 import pytest
 import torch
-from helpers import small_model, toy_pairs
+from helpers import TINY_DATES_FLAGS, assert_one_line_error, luong, small_model, toy_pairs
 from safetensors.torch import load_file, save_file
 
 from luong import Seq2Seq, Seq2SeqConfig, TrainConfig
-from luong.checkpoint import find_latest, read_checkpoint, write_checkpoint
+from luong.checkpoint import find_latest, read_checkpoint, stopped_run_model, write_checkpoint
+from luong.ensemble import Ensemble
 from luong.run import train
 from luong.trainer import Trainer, TrainingDiverged
+from luong.translator import load as luong_load
 
 # Dropout above zero: a resumed run is exact only if the random generator is restored too.
 MODEL = {
@@ -493,3 +495,81 @@ def test_nothing_in_the_package_unpickles() -> None:
             if loads or re.search(r"import pickle|pickle\.loads?\(|allow_pickle=True", line):
                 offenders.append(f"{source.name}:{number}: {line.strip()}")
     assert offenders == []
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny dates run, finished, its checkpoints kept (the last holds the best weights)."""
+    out = tmp_path_factory.mktemp("stopped") / "run"
+    flags = [*TINY_DATES_FLAGS, "--epochs", "2", "--checkpoint-every", "4", "--eval-every", "5"]
+    result = luong("train", "dates", "--out", str(out), *flags)
+    assert result.returncode == 0, result.stderr.decode()
+    return out
+
+
+DATES = b"3 May 1979\n12/01/2004\nmonday, june 5, 2017\n"
+
+
+def stopped(finished_run: Path, folder: Path) -> Path:
+    """``finished_run`` as a run stopped before its end: checkpoints, no model, no metrics."""
+    shutil.copytree(finished_run, folder)
+    (folder / "model.safetensors").unlink()
+    (folder / "metrics.json").unlink()
+    return folder
+
+
+def test_a_stopped_run_translates_with_its_best_checkpoint_and_says_which(
+    finished_run: Path, tmp_path: Path
+) -> None:
+    # Issue 53: "runs/fr/model.safetensors: missing", and nothing said what to do.
+    expected = luong("translate", str(finished_run), stdin=DATES)
+    assert expected.returncode == 0, expected.stderr.decode()
+    run = stopped(finished_run, tmp_path / "run")
+    latest = run / "checkpoints" / (run / "checkpoints" / "latest").read_text().strip()
+    best_step = json.loads((latest / "state.json").read_text())["progress"]["best_step"]
+    result = luong("translate", str(run), stdin=DATES)
+    assert result.returncode == 0, result.stderr.decode()
+    # the finished run's model is its best dev weights: the stopped run decodes the same
+    assert result.stdout == expected.stdout and len(result.stdout.splitlines()) == 3
+    assert result.stderr.decode().splitlines() == [
+        f"luong: {run}: no model.safetensors (the run stopped before its end): using its best dev "
+        f"weights (step {best_step}) in {latest}; luong train --config {run / 'config.toml'} "
+        f"--out {run} resumes it"
+    ]
+    # the one loader, which luong serve and luong po load through, and an ensemble's members
+    assert luong_load(run).translate(["3 May 1979"]) == luong_load(finished_run).translate(
+        ["3 May 1979"]
+    )
+    assert isinstance(luong_load([run, finished_run]).model, Ensemble)
+    catalog, out = tmp_path / "dates.pot", tmp_path / "dates.po"
+    catalog.write_text('msgid ""\nmsgstr ""\n\nmsgid "3 May 1979"\nmsgstr ""\n', encoding="utf-8")
+    po = luong("po", str(run), str(catalog), "--out", str(out), "--tgt-lang", "de")
+    assert po.returncode == 0, po.stderr.decode()
+    assert po.stderr.decode().splitlines()[0].startswith(f"luong: {run}: no model.safetensors (the")
+    assert "filled 1 entries" in po.stderr.decode()
+
+
+def test_a_stopped_run_without_a_usable_checkpoint_says_how_to_resume(
+    finished_run: Path, tmp_path: Path
+) -> None:
+    run = stopped(finished_run, tmp_path / "run")
+    resume = f"luong train --config {run / 'config.toml'} --out {run}"
+    latest = run / "checkpoints" / (run / "checkpoints" / "latest").read_text().strip()
+    (latest / "best.safetensors").write_bytes(b"not safetensors")
+    result = luong("translate", str(run), stdin=DATES)
+    message = result.stderr.decode()
+    assert result.returncode == 1 and result.stdout == b"" and len(message.splitlines()) == 1
+    assert message.startswith(f"luong: error: {latest / 'best.safetensors'}: ")
+    assert message.endswith(
+        f": the run {run} stopped before its end and its latest checkpoint does not load; "
+        f"resume it with {resume}, or make a model of a checkpoint with luong average {run} "
+        "--last 1 --out DIR\n"
+    )
+    shutil.rmtree(run / "checkpoints")
+    assert_one_line_error(
+        luong("translate", str(run), stdin=DATES),
+        f"{run}: no model.safetensors and no checkpoint yet (the run stopped before its "
+        f"first): resume it with {resume}",
+    )
+    with pytest.raises(ValueError, match="expected a run folder .checkpoints/ or run.json."):
+        stopped_run_model(finished_run)

@@ -12,6 +12,11 @@ A checkpoint folder ``checkpoints/step-0000123/`` holds:
     state.json              step, epoch, position in the epoch, the dev curve, counters,
                             the optimizer's hyper-parameters, and fp16's gradient scaler
                             (its loss scale and growth count: ``GradScaler.state_dict``)
+    best.safetensors        the best dev weights so far (once a dev evaluation has run)
+
+A run folder stopped before its end holds checkpoints and no model: ``stopped_run_model``
+gives its latest checkpoint's best dev weights (else that checkpoint's own), which
+``luong translate``, ``luong po`` and ``luong serve`` decode with.
 """
 
 from __future__ import annotations
@@ -27,9 +32,13 @@ from torch import Tensor
 from luong.errors import LuongError
 from luong.files import read_json, write_folder, write_text
 from luong.folder_files import (
+    BEST,
     CHECKPOINT_PREFIX,
+    CHECKPOINTS,
     LATEST,
     OPTIMIZER,
+    RUN,
+    RUN_CONFIG,
     SRC_VOCAB,
     STATE,
     TGT_VOCAB,
@@ -40,7 +49,14 @@ from luong.subword import load_vocab
 from luong.tensor_files import read_tensors, save_tensors
 from luong.vocab import Vocab
 
-__all__ = ["find_latest", "list_checkpoints", "read_checkpoint", "write_checkpoint"]
+__all__ = [
+    "find_latest",
+    "is_stopped_run",
+    "list_checkpoints",
+    "read_checkpoint",
+    "stopped_run_model",
+    "write_checkpoint",
+]
 
 FORMAT = 1
 
@@ -147,6 +163,75 @@ def find_latest(checkpoints: str | Path) -> Path | None:
     if not folder.is_dir():
         raise LuongError(f"{pointer}: names {folder.name}, which does not exist")
     return folder
+
+
+def is_stopped_run(folder: str | Path) -> bool:
+    """Whether ``folder`` is a run folder stopped before its end: it holds ``checkpoints/``
+    or ``run.json``, and no model (``model.safetensors``)."""
+    folder = Path(folder)
+    run = (folder / CHECKPOINTS).is_dir() or (folder / RUN).is_file()
+    return run and not (folder / WEIGHTS).exists()
+
+
+def stopped_run_model(run: str | Path, device: str | torch.device = "cpu") -> tuple[Seq2Seq, str]:
+    """The model of a run folder stopped before its end (``is_stopped_run``): its latest
+    checkpoint's best dev weights so far (``best.safetensors``, what the finished run would
+    have kept), else, before any dev evaluation, that checkpoint's own weights; and the
+    line that says which (``luong.load`` logs it).
+
+    Raises:
+        ValueError: ``run`` is no stopped run, holds no checkpoint yet, or its latest
+            checkpoint does not load; the message says how to resume the run or to use a
+            checkpoint (``luong average RUN --last 1 --out DIR``).
+    """
+    run = Path(run)
+    if not is_stopped_run(run):
+        raise LuongError(
+            f"{run}: expected a run folder ({CHECKPOINTS}/ or {RUN}) without {WEIGHTS}"
+        )
+    resume = f"luong train --config {run / RUN_CONFIG} --out {run}"
+    checkpoints = run / CHECKPOINTS
+    latest: Path | None = None
+    damaged = ""
+    try:
+        latest = find_latest(checkpoints)
+    except LuongError as error:
+        damaged = str(error)
+    if latest is None and not damaged:  # no pointer: the newest folder
+        found = list_checkpoints(checkpoints)
+        latest = found[-1] if found else None
+    if latest is None:
+        reason = f"{damaged}; " if damaged else ""
+        raise LuongError(
+            f"{run}: no {WEIGHTS} and no checkpoint yet ({reason}the run stopped before its "
+            f"first): resume it with {resume}"
+        )
+    try:
+        model = Seq2Seq.from_pretrained(latest, device=device)
+        best = latest / BEST
+        if best.is_file():
+            tensors = read_tensors(best)
+            for name in model.tied():  # the trainer keeps state_dict(), tied names too
+                tensors.pop(name, None)
+            load_checked(model, tensors, best)
+    except (OSError, ValueError) as error:
+        raise LuongError(
+            f"{error}: the run {run} stopped before its end and its latest checkpoint does not "
+            f"load; resume it with {resume}, or make a model of a checkpoint with luong "
+            f"average {run} --last 1 --out DIR"
+        ) from None
+    state = read_json(latest / STATE) if (latest / STATE).is_file() else {}
+    progress = state.get("progress", {}) if isinstance(state, dict) else {}
+    step = _step_of(latest)
+    if best.is_file():
+        best_step = progress.get("best_step") if isinstance(progress, dict) else None
+        which = f"its best dev weights (step {best_step}) in {latest}"
+    else:
+        which = f"the weights of {latest} (step {step}, before any dev evaluation)"
+    note = (
+        f"{run}: no {WEIGHTS} (the run stopped before its end): using {which}; {resume} resumes it"
+    )
+    return model, note
 
 
 def read_checkpoint(

@@ -24,6 +24,7 @@ from typing import Any
 import torch
 
 from luong.alignment import hypothesis_alignment, pharaoh
+from luong.checkpoint import is_stopped_run, stopped_run_model
 from luong.confidence import confidence
 from luong.config.faces import FORMATS
 from luong.config.model import Seq2SeqConfig
@@ -37,6 +38,7 @@ from luong.devices import (
 )
 from luong.ensemble import Decodable, Ensemble, members_of
 from luong.errors import LuongError, LuongTypeError
+from luong.files import folder_list
 from luong.glossary import Glossary, Term, enforced_terms, glossary_of
 from luong.lines import json_line
 from luong.memory import Match, Recall, TranslationMemory
@@ -69,6 +71,7 @@ __all__ = [
     "fit_sources",
     "hypothesis_record",
     "load",
+    "load_model",
     "memory_record",
     "output_lines",
     "read_length",
@@ -540,13 +543,14 @@ class Translator:
             raise LuongTypeError(f"device: expected a device name, got {type(device).__name__}")
         check_precision(precision, device, names[1])
         if isinstance(directory, str | Path):
-            model = Seq2Seq.from_pretrained(directory, device=device)
-            return cls(model, precision, decoding_defaults(directory))
+            return cls(load_model(directory, device), precision, decoding_defaults(directory))
         if not isinstance(directory, Sequence):
             raise LuongTypeError(
                 f"directory: expected a model folder or a list of them, got {type(directory)}"
             )
-        ensemble = Ensemble.from_pretrained(directory, device=device)
+        folders = folder_list("directory", directory)
+        models = [load_model(folder, device) for folder in folders]
+        ensemble = Ensemble(models, [str(folder) for folder in folders])
         return cls(ensemble, precision, decoding_defaults(directory[0]))
 
     def options(
@@ -908,6 +912,24 @@ def _with_memory(
             origin="memory",
             matches=(recall.exact, *recall.fuzzy),
         )
+
+
+def load_model(folder: str | Path, device: str | torch.device = "cpu") -> Seq2Seq:
+    """A model folder's model (``Seq2Seq.from_pretrained``), or a run folder's stopped
+    before its end (``luong.checkpoint.stopped_run_model``: its latest checkpoint's best
+    dev weights), logging the line that says which checkpoint.
+
+    Raises:
+        FileNotFoundError, ValueError: as ``Seq2Seq.from_pretrained``; a stopped run with no
+            checkpoint to use says how to resume it.
+    """
+    if not isinstance(folder, str | Path):
+        raise LuongTypeError(f"folder: expected a model folder, got {type(folder).__name__}")
+    if not is_stopped_run(folder):
+        return Seq2Seq.from_pretrained(folder, device=device)
+    model, note = stopped_run_model(folder, device)
+    logging.getLogger("luong").warning(note)
+    return model
 
 
 def load(

@@ -20,6 +20,7 @@ from luong.cli.common import (
     UsageError,
     check_memory_flags,
     device_options,
+    log_to_stderr,
     model_defaults,
     model_folders,
     say,
@@ -158,6 +159,7 @@ def main(args: argparse.Namespace) -> int:
         )
         folders = [adapted.folder]
         options = search_options(args, defaults=model_defaults(folders))
+    log_to_stderr(quiet=True)  # the loader's warnings: a stopped run's checkpoint, bf16
     translator = load(model_folders(folders), **device_options(args))
     target = _target(translator, args.tgt_lang)
     warnings = [line for line in [_pair_warning(translator, folders, target)] if line]

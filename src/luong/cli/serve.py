@@ -11,7 +11,13 @@ from typing import Any
 
 import uvicorn
 
-from luong.cli.common import UsageError, check_memory_flags, device_options, say
+from luong.cli.common import (
+    UsageError,
+    check_memory_flags,
+    device_options,
+    log_to_stderr,
+    say,
+)
 from luong.config.faces import ServeLimits
 from luong.files import read_json, read_text_lines
 from luong.folder_files import METRICS
@@ -93,6 +99,7 @@ def main(args: argparse.Namespace) -> int:
     _check(args)
     api_keys = read_api_keys(args.api_keys) if args.api_keys is not None else None
     check_port(args.host, args.port)
+    log_to_stderr(quiet=True)  # the loader's warnings: a stopped run's checkpoint, bf16
     models = []
     memories: dict[tuple[str | None, str | None], TranslationMemory] = {}  # one a pair
     for name, folder in zip(model_names(args.models), args.models, strict=True):

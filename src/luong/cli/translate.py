@@ -13,6 +13,7 @@ from luong.cli.common import (
     device_options,
     flag_message,
     flush_stdout,
+    log_to_stderr,
     model_defaults,
     model_folders,
     read_lines,
@@ -58,6 +59,7 @@ def _check(args: argparse.Namespace) -> tuple[SearchOptions, RequestOptions]:
 
 def main(args: argparse.Namespace) -> int:
     options, request = _check(args)
+    log_to_stderr(quiet=True)  # the loader's warnings: a stopped run's checkpoint, bf16
     translator = load(model_folders(args.model), **device_options(args))
     memory = None
     if args.tm:
