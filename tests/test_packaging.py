@@ -23,6 +23,8 @@ from pathlib import Path
 import pytest
 from helpers import TINY_DATES_FLAGS
 
+from luong.version import __version__
+
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 EXPLORER = {f"luong/explorer/{name}" for name in ("index.html", "explorer.js", "explorer.css")}
@@ -105,5 +107,7 @@ def test_the_wheel_installs_and_runs_with_the_core_dependencies_only(tmp_path: P
         assert (done.returncode, done.stdout, done.stderr) == (
             1,
             "",
-            f"luong {command[0]} needs the {extra} extra: pip install 'luong[{extra}]'\n",
+            f"luong {command[0]} needs the {extra} extra (in a clone of luong: pip install -e "
+            f"'.[{extra}]'; from its wheel: pip install 'luong-{__version__}-py3-none-any.whl"
+            f"[{extra}]')\n",
         )

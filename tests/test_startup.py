@@ -30,6 +30,7 @@ from luong.config.train import TrainConfig
 from luong.config.vocab import VocabConfig
 from luong.presets import PRESETS, TASKS, task_configs
 from luong.search_options import option_specs
+from luong.version import __version__, install_extra
 
 # What a help must not load: torch and the packages that only commands need (each takes from
 # tens of milliseconds to seconds to import).
@@ -233,9 +234,23 @@ def test_a_missing_extra_is_one_line(
     captured = capsys.readouterr()
     assert (captured.out, captured.err) == (
         "",
-        f"luong {argv[0]} needs the {extra} extra: pip install 'luong[{extra}]'\n",
+        f"luong {argv[0]} needs the {extra} extra (in a clone of luong: pip install -e "
+        f"'.[{extra}]'; from its wheel: pip install 'luong-{__version__}-py3-none-any.whl"
+        f"[{extra}]')\n",
     )
 
 
 def test_the_extras_are_found_when_installed() -> None:
     assert [name for name in COMMANDS if luong.cli.missing_extra(name)] == []
+
+
+def test_the_install_line_of_an_extra_works_outside_a_package_index() -> None:
+    # Issue 53: "pip install 'luong[po]'" fails wherever no index has luong (all of them).
+    assert install_extra("po") == (
+        "in a clone of luong: pip install -e '.[po]'; from its wheel: pip install "
+        f"'luong-{__version__}-py3-none-any.whl[po]'"
+    )
+    with pytest.raises(TypeError, match="extra: expected the name of an extra, got int"):
+        install_extra(3)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="extra: expected the name of an extra such as 'po'"):
+        install_extra("po]'; rm")

@@ -81,6 +81,7 @@ from luong.files import read_bounded
 from luong.lines import LINE_BREAKS
 from luong.placeholders import find_placeholders
 from luong.search_options import MAX_CONSTRAINT_PIECES, MAX_PHRASE_PIECES
+from luong.version import install_extra
 from luong.vocab import Vocab
 
 __all__ = [
@@ -478,7 +479,7 @@ def tbx_glossary(
         from translate.storage.tbx import tbxfile
     except ImportError:
         raise LuongError(
-            f"{name}: reading TBX needs translate-toolkit: pip install 'luong[tm]'"
+            f"{name}: reading TBX needs translate-toolkit, the tm extra ({install_extra('tm')})"
         ) from None
     try:
         root = parse_xml(data)

@@ -82,6 +82,7 @@ from luong.lines import LINE_BREAKS
 from luong.memory_index import EXACT_BAND, NgramIndex
 from luong.mo_file import check_mo
 from luong.placeholders import find_placeholders, keeps_placeholders
+from luong.version import install_extra
 
 __all__ = [
     "DEFAULT_LIMIT",
@@ -468,7 +469,7 @@ def _catalog_entries(path: Path, tgt_lang: str | None) -> list[MemoryEntry]:
         import polib
     except ImportError:
         raise LuongError(
-            f"{path}: a gettext catalog as a memory needs the po extra: pip install 'luong[po]'"
+            f"{path}: a gettext catalog as a memory needs the po extra ({install_extra('po')})"
         ) from None
     data = read_bounded(path, MAX_MEMORY_BYTES)
     if path.suffix.lower() == ".mo":

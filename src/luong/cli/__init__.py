@@ -56,7 +56,7 @@ from luong.cli import parsers
 from luong.cli.common import UsageError, flag_message
 from luong.errors import LuongError
 from luong.search_options import OptionError
-from luong.version import __version__
+from luong.version import __version__, install_extra
 
 __all__ = [
     "BUG",
@@ -141,7 +141,7 @@ def missing_extra(command: str) -> str | None:
     None when nothing is missing."""
     extra = COMMANDS[command].extra
     if extra and any(importlib.util.find_spec(module) is None for module in EXTRAS[extra]):
-        return f"luong {command} needs the {extra} extra: pip install 'luong[{extra}]'"
+        return f"luong {command} needs the {extra} extra ({install_extra(extra)})"
     return None
 
 

@@ -52,6 +52,7 @@ from luong.presets import (
     task_configs,
 )
 from luong.search_options import MAX_CONSTRAINT_PIECES, MAX_PHRASE_PIECES
+from luong.version import install_extra
 from luong.vocab import TOKENS
 
 __all__ = [
@@ -1036,7 +1037,7 @@ def add_export(commands: Any) -> None:
         "A model folder's lexical shortlist (luong shortlist) comes with it, and the runtime "
         "decodes over it by default (--shortlist 0: the full vocabulary). "
         "The export is checked against the model before it is written. Needs the packages "
-        "onnx and onnxruntime (pip install 'luong[export]').",
+        f"onnx and onnxruntime, the export extra ({install_extra('export')}).",
     )
     parser.add_argument("model", type=Path, metavar="DIR", help="a model folder or run folder")
     parser.add_argument(

@@ -55,7 +55,7 @@ from luong.files import shown_names, write_folder, write_text
 from luong.folder_files import SHORTLIST, SRC_VOCAB, TGT_VOCAB
 from luong.model import Seq2Seq, evaluating, is_int8_folder
 from luong.tensor_files import write_tensors
-from luong.version import __version__
+from luong.version import __version__, install_extra
 from luong.vocab import Vocab
 
 __all__ = [
@@ -254,7 +254,7 @@ def export_onnx(model: Seq2Seq, out: str | Path) -> Path:
     if missing:
         raise ModuleNotFoundError(
             f"luong export needs the packages onnx and onnxruntime, missing: "
-            f"{', '.join(missing)} (pip install 'luong[export]')"
+            f"{', '.join(missing)} ({install_extra('export')})"
         )
     # A copy on the CPU in float32 and eval mode: the caller's model stays as it is.
     model = copy.deepcopy(model).float().cpu().eval()

@@ -23,6 +23,7 @@ from tqdm.auto import tqdm
 from luong.errors import LuongError
 from luong.files import write_text
 from luong.folder_files import RECORDS, TENSORBOARD
+from luong.version import install_extra
 
 __all__ = ["PROGRESS_EVERY", "Progress", "Records", "StepProgress"]
 
@@ -69,8 +70,8 @@ class Records:
     def __init__(self, out: Path | None, tensorboard: bool) -> None:
         if tensorboard and importlib.util.find_spec("tensorboard") is None:
             raise LuongError(
-                "tensorboard: the tensorboard package is not installed; pip install "
-                "'luong[tensorboard]'"
+                "tensorboard: the tensorboard package is not installed ("
+                f"{install_extra('tensorboard')})"
             )
         self.out, self.tensorboard = out, tensorboard
         self.writer: Any = None  # torch.utils.tensorboard's SummaryWriter while open
