@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from helpers import SRC_SPACE, assert_one_line_error, luong, small_model
 from rapidfuzz import fuzz
 
-from luong.catalog import fill_catalog
+from luong.catalog import MachineText, fill_catalog
 from luong.errors import LuongError
 from luong.memory import Match, MemoryEntry, Recall, TranslationMemory, read_entries
 from luong.po_file import decode_catalog
@@ -362,6 +362,89 @@ def test_the_servers_answer_says_its_origin(model: Path, tmp_path: Path) -> None
     assert libre.json() == {"translatedText": "Abc Def", "confidence": None}
     fields = schema["components"]["schemas"]["TranslateRequest"]["properties"]
     assert fields["memory"]["default"] is True
+
+
+def test_min_confidence_keeps_the_memorys_matches_on_the_entries_it_leaves(
+    model: Path, tmp_path: Path
+) -> None:
+    """An entry ``--min-confidence`` leaves for a person keeps the memory's fuzzy matches as
+    comments (issue 53 item 6.2: they were dropped from exactly the entries a person does),
+    its msgstr empty and no fuzzy flag."""
+    catalog, out, tm = tmp_path / "demo.pot", tmp_path / "demo.de.po", tmp_path / "project.tsv"
+    catalog.write_text(POT, encoding="utf-8")
+    tm.write_text(TSV, encoding="utf-8")
+    flags = ["--min-len", "3", "--tm", str(tm), "--min-confidence", "1"]
+    result = luong("po", str(model), str(catalog), "--out", str(out), *flags)
+    assert result.returncode == 0, result.stderr.decode()
+    assert result.stderr.decode().splitlines()[1] == (
+        "luong: 2 from memory, 0 with fuzzy matches, 0 by the model; "
+        "2 left untranslated keep their fuzzy matches"
+    )
+    entries = {e.msgid: e for e in polib.pofile(out.read_text(encoding="utf-8"))}
+    left = entries["abc deg"]
+    assert (left.msgstr, left.flags, left.tcomment.splitlines()) == (
+        "",
+        [],
+        [
+            'luong: memory 92 (project.tsv): "abc de" -> "Abc De"',
+            'luong: memory 85 (project.tsv): "abc def" -> "Abc Def"',
+        ],
+    )
+    refused = entries["hij %s"]
+    assert (refused.msgstr, refused.flags, refused.tcomment) == (
+        "",
+        ["c-format"],
+        'luong: memory 100 (project.tsv), not reused: its translation lacks %s: "hij %s" -> "Hij"',
+    )
+    assert (entries["j"].msgstr, entries["j"].tcomment) == ("", "")  # no match: as it was
+
+
+LEFT = r"""msgid ""
+msgstr ""
+"Language: de\n"
+"Content-Type: text/plain; charset=UTF-8\n"
+
+# a person's note
+msgid "abc deg"
+msgstr ""
+
+msgid "abc dex"
+msgstr ""
+"""
+
+
+def test_an_entry_left_too_long_or_unsure_keeps_its_matches_once(tmp_path: Path) -> None:
+    """Left too long or below the minimum, an entry keeps the person's comments and gets the
+    matches once: filled again, the older match comments are replaced, not repeated."""
+    tm_file = tmp_path / "project.tsv"
+    tm_file.write_text("abc de\tAbc De\n", encoding="utf-8")
+    tm = TranslationMemory.read([tm_file], "en", "de")
+
+    def unsure(lines: list[str]) -> list[MachineText]:
+        return [MachineText("x", 0.5) for _ in lines]
+
+    def fill(text: str) -> str:
+        filled = fill_catalog(
+            text,
+            unsure,
+            target="de",
+            model="m",
+            min_confidence=0.9,
+            memory=tm,
+            too_long=lambda line: "too long" if line.endswith("x") else None,
+        )
+        assert filled.summary.low_confidence == 1 and filled.summary.left_with_matches == 2
+        return filled.text
+
+    once = fill(LEFT)
+    assert fill(once) == once
+    entries = {e.msgid: e for e in polib.pofile(once)}
+    assert entries["abc deg"].tcomment.splitlines() == [
+        "a person's note",
+        'luong: memory 92 (project.tsv): "abc de" -> "Abc De"',
+    ]
+    assert entries["abc dex"].tcomment == 'luong: memory 92 (project.tsv): "abc de" -> "Abc De"'
+    assert [e.msgstr for e in entries.values()] == ["", ""]
 
 
 def test_the_readmes_wdiff_example() -> None:

@@ -60,6 +60,9 @@ An entry to fill is left untranslated, and named in the summary, when a line of 
 than the model reads (``too_long``: a line ``luong translate`` would refuse), when it holds
 an escape that polib would write back otherwise (``\\a``, octal, ``\\x``), or when its
 confidence is below ``min_confidence`` (``luong po --min-confidence``: left for a person).
+An entry left for a person because a line is too long or its confidence is low keeps the
+memory's fuzzy matches, as the comments a filled entry gets (its msgstrs and flags as they
+were): they are what the person translating it needs.
 A filled entry with a format flag (``c-format``, ``python-format``, ``python-brace-format``)
 is checked as msgfmt --check-format checks it (its directives, ``luong.directives``, as
 often and those taken in order in the same order), and each that fails is named in the
@@ -139,6 +142,7 @@ CONFIDENCE_COMMENT = "luong: confidence {confidence}"
 MEMORY_COMMENT = "luong: from memory ({origin})"
 WHITESPACE_COMMENT = "luong: from memory ({origin}), its source differs in whitespace: review it"
 MATCH_COMMENT = "luong: memory {score} ({origin}){note}: {source} -> {target}"
+MATCH_PREFIX = MATCH_COMMENT[: MATCH_COMMENT.index("{")]  # "luong: memory "
 
 
 @dataclass(frozen=True)
@@ -173,12 +177,19 @@ class FillSummary:
     from_memory: int = 0  # of the filled, those filled from a translation memory
     with_matches: int = 0  # of the filled by the model, those with the memory's fuzzy matches
     kept_fuzzy: int = 0  # of the untranslated, fuzzy ones that keep their translation
+    # Of the untranslated, those that keep the memory's fuzzy matches as comments.
+    left_with_matches: int = 0
 
     def memory_line(self) -> str:
         """What the translation memory did, as ``luong po --tm`` prints it."""
+        left = (
+            f"; {self.left_with_matches} left untranslated keep their fuzzy matches"
+            if self.left_with_matches
+            else ""
+        )
         return (
             f"{self.from_memory} from memory, {self.with_matches} with fuzzy matches, "
-            f"{self.filled - self.from_memory} by the model"
+            f"{self.filled - self.from_memory} by the model{left}"
         )
 
     def line(self) -> str:
@@ -557,7 +568,8 @@ def fill_catalog(
             every entry translated is filled.
         memory: a translation memory (``luong.memory``; the module docstring): an entry
             whose msgid (and msgid_plural) it holds exactly is filled from it; the others
-            filled by ``translate`` get its fuzzy matches in comments.
+            filled by ``translate``, and those left for a person (too long, below
+            ``min_confidence``), get its fuzzy matches in comments.
         glossary: the glossary ``translate`` holds (``luong.glossary``): a translation from
             ``memory`` is reused only where it holds the target terms of the terms its
             source holds (``Glossary.targets``), else it is a fuzzy match and the model
@@ -627,6 +639,21 @@ def fill_catalog(
     filled: list[tuple[Block, polib.POEntry, list[_Translated]]] = []
     low = with_matches = 0
     kept = charset_left = 0
+    suggesting: list[int] = []  # left for a person, with the memory's fuzzy matches
+
+    def suggest(i: int) -> None:
+        """An entry left for a person keeps the memory's fuzzy matches as comments, where the
+        catalog's charset holds them (its msgstrs and flags as they were)."""
+        if not suggested.get(i):
+            return
+        _suggest(entries[i], suggested[i])
+        text = _rendered(entries[i], newline)
+        if _charset_trouble(text, header) is None:
+            out[i] = text
+            suggesting.append(i)
+
+    for i in list(untranslated):  # too long for the model
+        suggest(i)
 
     def leave(i: int, left_as: str, why: str) -> None:
         nonlocal kept
@@ -662,6 +689,7 @@ def fill_catalog(
                 leave(
                     i, left_as, f"confidence {_shown(sure)}, below the minimum {min_confidence:g}"
                 )
+                suggest(i)
                 low += 1
                 continue
         translated, why = _held(translated, header)
@@ -684,7 +712,11 @@ def fill_catalog(
     left_empty = len(todo) - len(filled) - low - charset_left
     summary = _summary(filled, skipped, left_empty, named, low)
     summary = replace(
-        summary, from_memory=len(recalled), with_matches=with_matches, kept_fuzzy=kept
+        summary,
+        from_memory=len(recalled),
+        with_matches=with_matches,
+        kept_fuzzy=kept,
+        left_with_matches=len(suggesting),
     )
     language = header.language or target
     encoding = header.encoding
@@ -997,6 +1029,14 @@ def _fill_entry(
         kept.append(CONFIDENCE_COMMENT.format(confidence=_shown(sure)))
     kept += [_match_comment(match) for match in matches]
     entry.tcomment = "\n".join([*kept, comment])
+
+
+def _suggest(entry: polib.POEntry, matches: Sequence[Match]) -> None:
+    """Give ``entry``, left for a person, a comment per fuzzy match of a translation memory,
+    best first, in place of older ones; its other comments (a kept fuzzy translation's
+    machine comment too), msgstrs and flags as they were."""
+    kept = [c for c in entry.tcomment.splitlines() if not c.startswith(MATCH_PREFIX)]
+    entry.tcomment = "\n".join([*kept, *(_match_comment(match) for match in matches)])
 
 
 def _rendered(entry: polib.POEntry, newline: str) -> str:
