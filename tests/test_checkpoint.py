@@ -573,3 +573,27 @@ def test_a_stopped_run_without_a_usable_checkpoint_says_how_to_resume(
     )
     with pytest.raises(ValueError, match="expected a run folder .checkpoints/ or run.json."):
         stopped_run_model(finished_run)
+
+
+@pytest.mark.parametrize("command", ["export", "quantize"])
+def test_a_command_that_reads_a_model_folder_says_how_to_resume_or_average(
+    finished_run: Path, tmp_path: Path, command: str
+) -> None:
+    """``luong export`` and ``quantize`` read a model folder as it is: on a stopped
+    run the line says how to resume it or to make a model of its last checkpoint (issue 53
+    item 5; it said ``RUN/model.safetensors: missing (is RUN a luong model folder?)``)."""
+    run = stopped(finished_run, tmp_path / "run")
+    resume = f"luong train --config {run / 'config.toml'} --out {run}"
+    assert_one_line_error(
+        luong(command, str(run), "--out", str(tmp_path / "out")),
+        f"{run}: no model.safetensors (the run stopped before its end): resume it with "
+        f"{resume}, or make a model of its last checkpoint with luong average {run} --last 1 "
+        "--out DIR",
+    )
+    shutil.rmtree(run / "checkpoints")
+    with pytest.raises(FileNotFoundError) as info:
+        Seq2Seq.from_pretrained(run)
+    assert str(info.value) == (
+        f"{run}: no model.safetensors and no checkpoint yet (the run stopped before its "
+        f"first): resume it with {resume}"
+    )

@@ -47,7 +47,17 @@ from luong.decoder import Decoder, DecoderState, Memory
 from luong.encoder import Bridge, Encoder
 from luong.errors import LuongError, LuongTypeError
 from luong.files import MAX_JSON_BYTES, read_bounded, write_text
-from luong.folder_files import MODEL_CONFIG, SHORTLIST, SRC_VOCAB, TGT_VOCAB, WEIGHTS
+from luong.folder_files import (
+    CHECKPOINT_PREFIX,
+    CHECKPOINTS,
+    MODEL_CONFIG,
+    RUN,
+    RUN_CONFIG,
+    SHORTLIST,
+    SRC_VOCAB,
+    TGT_VOCAB,
+    WEIGHTS,
+)
 from luong.int8 import Int8Cells, Int8Linear
 from luong.languages import check_language
 from luong.shortlist import Shortlist
@@ -360,6 +370,9 @@ class Seq2Seq(nn.Module):
         path = Path(directory)
         if not path.is_dir():
             raise FileNotFoundError(f"{path}: no such model folder")
+        unfinished = _no_model_yet(path)
+        if unfinished is not None:
+            raise FileNotFoundError(unfinished)
         for name in (WEIGHTS, MODEL_CONFIG, SRC_VOCAB, TGT_VOCAB):
             if not (path / name).is_file():
                 raise FileNotFoundError(f"{path / name}: missing (is {path} a luong model folder?)")
@@ -623,6 +636,28 @@ def check_sizes(
             raise LuongError(
                 f"{source}: holds {found} {part} layers, the config expects {field} = {layers}"
             )
+
+
+def _no_model_yet(folder: Path) -> str | None:
+    """What to do with a run folder stopped before it wrote its model (no
+    ``model.safetensors``): resume it, or make a model of its last checkpoint; before its
+    first checkpoint, resume it alone. None for a folder that holds a model or is no run.
+    (``luong.load`` takes a stopped run's checkpoint itself: ``luong.checkpoint``.)"""
+    if (folder / WEIGHTS).exists():
+        return None
+    resume = f"luong train --config {folder / RUN_CONFIG} --out {folder}"
+    if any(p.is_dir() for p in (folder / CHECKPOINTS).glob(f"{CHECKPOINT_PREFIX}*")):
+        return (
+            f"{folder}: no {WEIGHTS} (the run stopped before its end): resume it with "
+            f"{resume}, or make a model of its last checkpoint with luong average {folder} "
+            "--last 1 --out DIR"
+        )
+    if (folder / RUN).is_file():
+        return (
+            f"{folder}: no {WEIGHTS} and no checkpoint yet (the run stopped before its "
+            f"first): resume it with {resume}"
+        )
+    return None
 
 
 def load_checked(model: Seq2Seq, tensors: dict[str, Tensor], source: Path) -> None:
