@@ -416,7 +416,8 @@ def test_export_needs_onnx_and_onnxruntime(tmp_path: Path, monkeypatch: pytest.M
         lambda name, *a: None if name == "onnxruntime" else find(name, *a),
     )
     with pytest.raises(
-        ModuleNotFoundError, match=r"missing: onnxruntime \(pip install 'luong\[export\]'\)"
+        ModuleNotFoundError,
+        match=r"missing: onnxruntime \(in a clone of luong: pip install -e '\.\[export\]'; from",
     ):
         export_onnx(small_model(), tmp_path / "onnx")
     assert not (tmp_path / "onnx").exists()
