@@ -28,7 +28,10 @@ FLOORS: list[tuple[str, set[str]]] = [
     ("the ONNX runtime", {"luong.export", "luong.export.runtime"}),
     ("folder files, line breaks", {"luong.folder_files", "luong.lines"}),
     ("errors", {"luong.errors"}),
-    ("files", {"luong.version", "luong.files", "luong.request_batcher", "luong.languages"}),
+    ("files", {
+        "luong.version", "luong.files", "luong.request_batcher", "luong.languages",
+        "luong.progress",
+    }),
     (
         "format directives, PO and MO files",
         {"luong.directives", "luong.po_file", "luong.mo_file", "luong.plural_table"},

@@ -109,6 +109,7 @@ from luong.po_file import (
     render_entry,
     with_fields,
 )
+from luong.progress import WorkProgress
 from luong.request_options import RequestOptions
 from luong.search_options import SearchOptions
 from luong.translator import Translator
@@ -255,6 +256,7 @@ def translate_messages(
     *,
     glossary: Sequence[tuple[str, str]] = (),
     batch_size: int = 512,
+    progress: WorkProgress | None = None,
 ) -> list[MachineText]:
     """The one place a catalog's messages are translated: ``texts`` (single lines, without
     their accelerators) in, one translation each out, in order, their placeholders kept as
@@ -266,6 +268,7 @@ def translate_messages(
     (``RequestOptions.glossary``: ``(source term, target term)`` pairs), each translation
     holds the target terms of the terms its text holds (``luong.glossary``). ``batch_size``:
     the texts of one search call (``Translator.translations``'s; ``luong po --batch-size``).
+    ``progress``: advanced by each text as its first search is done.
 
     Raises:
         TypeError: ``translator`` is not a ``Translator``, ``options`` not ``SearchOptions``.
@@ -279,7 +282,9 @@ def translate_messages(
     request = RequestOptions(placeholders=placeholders, glossary=tuple(glossary))
     return [
         MachineText(t.texts[0], confidence(t.hypotheses[0])) if t.texts else MachineText("", 0.0)
-        for t in translator.translations(list(texts), options, request, batch_size=batch_size)
+        for t in translator.translations(
+            list(texts), options, request, batch_size=batch_size, progress=progress
+        )
     ]
 
 

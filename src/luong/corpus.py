@@ -71,6 +71,7 @@ from luong.languages import check_language, locale_folders, locale_parts, locale
 from luong.memory_index import INDEX_SUFFIX
 from luong.mo_file import check_mo, mo_header
 from luong.po_file import decode_catalog, find_header, header_fields, read_blocks
+from luong.progress import WorkProgress
 
 __all__ = [
     "CORPUS_FILES",
@@ -336,9 +337,11 @@ def build_corpus(
     options: CorpusOptions,
     tgt_lang: str,
     exclude: set[str] | None = None,
+    progress: WorkProgress | None = None,
 ) -> Corpus:
     """The corpus of ``files`` (``catalog_files``) into ``tgt_lang``, by ``options`` (the
-    module's docstring has the rules), no source of ``exclude`` in any split.
+    module's docstring has the rules), no source of ``exclude`` in any split; ``progress``
+    advanced by each catalog read (or skipped).
 
     Raises:
         ValueError: no catalog gave a pair.
@@ -347,8 +350,10 @@ def build_corpus(
         raise LuongTypeError(f"options: expected CorpusOptions, got {type(options).__name__}")
     corpus = Corpus(splits={split: [] for split in SPLITS})
     exclude = exclude or set()
+    if progress is not None and not isinstance(progress, WorkProgress):
+        raise LuongTypeError(f"progress: expected WorkProgress, got {type(progress).__name__}")
     ranked: list[tuple[int, dict[str, Any], list[tuple[str, str]]]] = []
-    for path in files:
+    for path in files if progress is None else progress.each(files):
         try:
             catalog = _read(path)
         except Exception as error:  # noqa: BLE001 - a catalog that does not read is skipped

@@ -63,6 +63,7 @@ from luong.config.faces import FetchOptions
 from luong.errors import LuongError
 from luong.files import locked, read_json, write_folder, write_json, write_text
 from luong.languages import check_language, locale_name
+from luong.progress import PROGRESS_EVERY
 
 __all__ = [
     "APT_TOOLS",
@@ -90,7 +91,6 @@ FETCHED = "luong-fetched.json"
 PACKAGES = "packages.tsv"
 """DEST's list of the fetched packages: name, version, catalogs (space-separated)."""
 SCRATCH = ".downloads"  # DEST's scratch folder for the .deb files, emptied by every run
-PROGRESS_EVERY = 30.0  # seconds between two progress lines where stderr is no terminal
 NAMES_A_CALL = 1000  # package names one apt-cache show is given (each call loads the cache)
 
 # The Contents index as apt-file configures it (/etc/apt/apt.conf.d/50apt-file.conf):

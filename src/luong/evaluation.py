@@ -35,6 +35,7 @@ from luong.ensemble import Decodable
 from luong.errors import LuongError
 from luong.metrics import bleu_chrf, char_accuracy, exact_match, reference_scores
 from luong.model import Seq2Seq, evaluating
+from luong.progress import WorkProgress
 from luong.search_options import SearchOptions
 from luong.translator import Translator
 from luong.vocab import TOKENS, Vocab, one_line
@@ -47,6 +48,7 @@ __all__ = [
     "evaluate",
     "evaluate_pairs",
     "evaluate_references",
+    "evaluate_sources",
     "group_references",
     "prefixed",
 ]
@@ -79,17 +81,19 @@ def evaluate(
     references: bool,
     bleu: bool = False,
     batch_size: int = 1000,
+    progress: WorkProgress | None = None,
 ) -> dict[str, Any]:
     """Decode the sources of ``pairs`` as ``options`` say (default greedy search; the best
     output of each) and score them: ``evaluate_references`` when ``references``, else
     ``evaluate_pairs``. Both report ``exact_match`` and ``pairs``; ``bleu`` adds BLEU and chrF.
+    ``progress``: advanced by each source decoded (``evaluate_sources`` counts them).
 
     Raises:
         TypeError: ``options`` is not a ``SearchOptions``.
         ValueError: no pairs; a prefix outside the target vocabulary.
     """
     score = evaluate_references if references else evaluate_pairs
-    return score(model, pairs, options, bleu=bleu, batch_size=batch_size)
+    return score(model, pairs, options, bleu=bleu, batch_size=batch_size, progress=progress)
 
 
 def evaluate_pairs(
@@ -99,6 +103,7 @@ def evaluate_pairs(
     *,
     bleu: bool = False,
     batch_size: int = 1000,
+    progress: WorkProgress | None = None,
 ) -> dict[str, Any]:
     """Exact match and character accuracy over ``pairs``, each pair counted once (and, with
     ``bleu``, corpus BLEU and chrF with one reference per pair).
@@ -109,7 +114,8 @@ def evaluate_pairs(
     """
     if not pairs:
         raise LuongError("pairs: expected at least one (source, target) pair, got none")
-    hyps = _translator(model).translate([s for s, _ in pairs], options, batch_size=batch_size)
+    sources = [s for s, _ in pairs]
+    hyps = _translator(model).translate(sources, options, batch_size=batch_size, progress=progress)
     hyps = [model.tgt_vocab.normalize(hyp) for hyp in hyps]
     refs = [comparable(model.tgt_vocab, t) for _, t in pairs]
     scores: dict[str, Any] = {
@@ -120,6 +126,11 @@ def evaluate_pairs(
     if bleu:
         scores.update(bleu_chrf(hyps, [[ref] for ref in refs]))
     return scores
+
+
+def evaluate_sources(pairs: Sequence[Pair], *, references: bool) -> int:
+    """The sources ``evaluate`` decodes: each pair's, or each unique source once."""
+    return len(group_references(pairs)) if references else len(pairs)
 
 
 def _translator(model: Decodable | Translator) -> Translator:
@@ -149,6 +160,7 @@ def evaluate_references(
     *,
     bleu: bool = False,
     batch_size: int = 1000,
+    progress: WorkProgress | None = None,
 ) -> dict[str, Any]:
     """Decode each unique source of ``pairs`` once and score it against all its targets.
 
@@ -158,6 +170,7 @@ def evaluate_references(
         options: how to decode (``luong.translator.translate``; default greedy search).
         bleu: add corpus BLEU and chrF (each source once, its targets as its references).
         batch_size: sources per decoding batch.
+        progress: advanced by each unique source as it is decoded.
 
     Returns:
         ``reference_scores``'s dict (tokens as the model's target vocabulary cuts them:
@@ -175,7 +188,7 @@ def evaluate_references(
     grouped = group_references(pairs)
     sources = [source for source, _ in grouped]
     refs = [targets for _, targets in grouped]
-    hyps = _translator(model).translate(sources, options, batch_size=batch_size)
+    hyps = _translator(model).translate(sources, options, batch_size=batch_size, progress=progress)
     hyps = [model.tgt_vocab.normalize(hyp) for hyp in hyps]
     refs = [[comparable(model.tgt_vocab, target) for target in targets] for _, targets in grouped]
     tokens = model.tgt_vocab.tokens if model.tgt_vocab.tokens in TOKENS else "space"

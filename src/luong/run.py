@@ -229,6 +229,18 @@ def train(
     return run(config, out, data=data, log=log, resume=resume)
 
 
+def _data_name(config: RunConfig) -> str:
+    """What a run reads, as its first line says: the files of its own data, or its task."""
+    if config.task != OWN_DATA:
+        return f"the {config.task} task's data"
+    if "prepared" in config.data:
+        return f"the prepared corpus {config.data['prepared']}"
+    files = [
+        str(config.data[split]) for split in ("train", "dev", "test") if config.data.get(split)
+    ]
+    return ", ".join(files)
+
+
 def run(
     config: RunConfig,
     out: str | Path | None = None,
@@ -259,10 +271,16 @@ def run(
     languages = _languages(config.vocab, out)
     prepared: PreparedData | None = None
     if data is None:
+        LOGGER.info(f"reading {_data_name(config)}")  # the first line, within seconds
         if config.task == OWN_DATA and "prepared" in config.data:
             prepared, data = _prepared(config.data)
         else:
             data = load_task(config.task, **config.data)
+        if prepared is None:
+            LOGGER.info(
+                f"read {len(data.train):,} training pairs, {len(data.dev):,} dev, "
+                f"{len(data.test):,} test"
+            )
         for name, count in data.info.get("skipped_lines", {}).items():
             say(f"skipped {count} bad line{'s' * (count != 1)} in {name}")
     model_config, train_config = config.model, config.train
@@ -284,6 +302,7 @@ def run(
         if prepared is not None:  # the corpus's own: its ids mean their symbols
             src_vocab, tgt_vocab = prepared.src_vocab, prepared.tgt_vocab
         else:
+            LOGGER.info(f"learning the vocabularies from {len(data.train):,} training pairs")
             src_vocab, tgt_vocab = build_vocabularies(data, config.vocab)
         model = Seq2Seq(model_config, src_vocab, tgt_vocab, seed=train_config.seed)
         if train_config.init_range:  # Luong et al. 2015's U(-0.1, 0.1) instead of each layer's

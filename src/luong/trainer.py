@@ -96,8 +96,11 @@ class Trainer:
         # BLEU and chrF at every dev evaluation: translation, or a run that selects on them.
         self.bleu = scores_bleu(self.select, model.tgt_vocab)
         self.train_pairs: list[Pair] = []  # text's pairs (a prepared corpus stays on disk)
+        shown = world is None or world.main
         if not isinstance(train_pairs, PreparedData):
             self.train_pairs = list(train_pairs)
+            if shown:
+                LOGGER.info(f"encoding {len(self.train_pairs):,} training pairs")
         self.data: ParallelData | PreparedData = training_data(train_pairs, model, config)
         check_dev_lengths(model, dev_pairs, config.init_from)
         self.dev_pairs = list(dev_pairs)
@@ -116,6 +119,8 @@ class Trainer:
         # underflow float16; a step whose scaled gradient overflows is skipped and the scale
         # halves (torch.amp.GradScaler). Disabled, it changes nothing.
         self.scaler = torch.amp.GradScaler(model.device.type, enabled=config.precision == "fp16")
+        if shown:
+            LOGGER.info("batching the first epoch and counting the steps")
         self._count_steps()
         self.forward: torch.nn.Module = model  # DistributedDataParallel(model) while training
         self.progress = Progress()

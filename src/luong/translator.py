@@ -51,6 +51,7 @@ from luong.placeholders import (
     with_placeholders,
     written_phrases,
 )
+from luong.progress import WorkProgress
 from luong.request_options import RequestOptions
 from luong.search import (
     Hypothesis,
@@ -677,6 +678,7 @@ class Translator:
         batch_size: int = 512,
         window: int | None = None,
         memory: TranslationMemory | None = None,
+        progress: WorkProgress | None = None,
     ) -> Iterator[Translation]:
         """The one path from a request to its outputs: a ``Translation`` per source, in
         order, handed out a window at a time (memory holds one window's).
@@ -717,6 +719,7 @@ class Translator:
             window: sources decoded (and sorted by length) together before their
                 translations are handed out; None: all at once (``luong.search.decode``).
             memory: a translation memory, or None.
+            progress: advanced by each source as its first search (or the memory) is done.
 
         Raises:
             TypeError: ``search`` is not a ``SearchOptions``, ``request`` not a
@@ -743,6 +746,8 @@ class Translator:
             raise LuongTypeError(
                 f"memory: expected a TranslationMemory, got {type(memory).__name__}"
             )
+        if progress is not None and not isinstance(progress, WorkProgress):
+            raise LuongTypeError(f"progress: expected WorkProgress, got {type(progress).__name__}")
         request.check_search(search)
         if constraints is not None and request.placeholders != "off":
             check_phrases(constraints)
@@ -759,6 +764,8 @@ class Translator:
             sources = [everything[i] for i in decoded]
             if constraints is not None:
                 constraints = [constraints[i] for i in decoded]
+            if progress is not None:
+                progress.advance(len(everything) - len(sources))
         terms: list[list[Term]] | None = None
         held: bool | list[list[bool]] = exact
         if glossary is not None:
@@ -782,6 +789,8 @@ class Translator:
                 constraints=constraints,
                 exact=held,
             )
+        if progress is not None:
+            batches = _counted(batches, progress)
         job = _Job(self, sources, search, request, masked, constraints, terms, held)
         if recalls is None:
             return job.run(batches)
@@ -796,11 +805,18 @@ class Translator:
         batch_size: int = 512,
         constraints: Sequence[Sequence[str]] | None = None,
         exact: bool = False,
+        progress: WorkProgress | None = None,
     ) -> list[str]:
         """The best output per input, in order (``""`` for an empty input):
         ``translations``' first texts (``options`` None: the model's decoding defaults)."""
         lists = self.translate_nbest(
-            texts, options, request, batch_size=batch_size, constraints=constraints, exact=exact
+            texts,
+            options,
+            request,
+            batch_size=batch_size,
+            constraints=constraints,
+            exact=exact,
+            progress=progress,
         )
         return [outs[0] if outs else "" for outs in lists]
 
@@ -813,13 +829,29 @@ class Translator:
         batch_size: int = 512,
         constraints: Sequence[Sequence[str]] | None = None,
         exact: bool = False,
+        progress: WorkProgress | None = None,
     ) -> list[list[str]]:
         """``options.nbest`` outputs per input, best first (``translations``' texts;
         ``options`` None: the model's decoding defaults)."""
         translations = self.translations(
-            texts, options, request, batch_size=batch_size, constraints=constraints, exact=exact
+            texts,
+            options,
+            request,
+            batch_size=batch_size,
+            constraints=constraints,
+            exact=exact,
+            progress=progress,
         )
         return [translation.texts for translation in translations]
+
+
+def _counted(
+    batches: Iterator[tuple[list[int], list[list[Hypothesis]]]], progress: WorkProgress
+) -> Iterator[tuple[list[int], list[list[Hypothesis]]]]:
+    """``decode_batches``' search calls, ``progress`` advanced by each one's sources."""
+    for indices, lists in batches:
+        progress.advance(len(indices))
+        yield indices, lists
 
 
 def _with_terms(

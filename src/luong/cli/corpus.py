@@ -20,6 +20,7 @@ from luong.debian import FetchReport, catalog_folders, fetch_catalogs
 from luong.errors import LuongError
 from luong.files import read_text_lines
 from luong.languages import check_language
+from luong.progress import WorkProgress
 
 __all__ = ["FETCH_FAILED", "main"]
 
@@ -68,6 +69,7 @@ def main(args: argparse.Namespace) -> int:
     except LuongError as error:
         raise _flag_error(error) from None
     exclude = excluded_sources(args.exclude)  # a file that does not read: before any fetch
+    log_to_stderr()  # the fetch's and the reading's progress
     report: FetchReport | None = None
     if args.debian is None:
         if args.exclude_packages:
@@ -78,7 +80,6 @@ def main(args: argparse.Namespace) -> int:
             raise UsageError("--debian DIR: the catalogs are DIR's; give no PATH with it")
         left_out = package_names(args.exclude_packages)
         check_corpus_folder(args.out, args.force)  # before an hour of fetching, not after
-        log_to_stderr()
         report = fetch_catalogs(args.tgt_lang, args.debian, fetch_options)
         unknown = sorted(left_out - set(report.fetched) - set(report.failed))
         if unknown:
@@ -88,7 +89,8 @@ def main(args: argparse.Namespace) -> int:
             f"{len(report.fetched)} packages in {args.debian} ({len(report.now)} fetched now in "
             f"{report.seconds:.0f} s), {len(left_out & set(report.fetched))} left out"
         )
-    corpus = build_corpus(files, options, args.tgt_lang, exclude)
+    with WorkProgress(len(files), "read", "catalogs") as progress:
+        corpus = build_corpus(files, options, args.tgt_lang, exclude, progress)
     manifest = write_corpus(corpus, args.out, args.src_lang, args.tgt_lang, options, args.force)
     for skipped in corpus.skipped:
         say(f"skipped {skipped['path']}: {skipped['reason']}")

@@ -10,15 +10,17 @@ from typing import Any
 from luong.cli.common import (
     UsageError,
     device_options,
+    log_to_stderr,
     model_defaults,
     model_folders,
     say,
     search_options,
 )
 from luong.config.run import read_toml_tables
-from luong.evaluation import evaluate
+from luong.evaluation import evaluate, evaluate_sources
 from luong.folder_files import RUN_CONFIG
 from luong.presets import TASKS
+from luong.progress import WorkProgress
 from luong.search_options import SearchOptions
 from luong.subword import SubwordVocab
 from luong.tasks import load_task
@@ -91,15 +93,19 @@ def _pairs(args: argparse.Namespace) -> tuple[list[Pair], bool, dict[str, Any]]:
 def main(args: argparse.Namespace) -> int:
     options = _check(args)
     pairs, references, what = _pairs(args)
+    log_to_stderr()  # the loader's warnings, the progress
     translator = load(model_folders(args.model), **device_options(args))
-    scores = evaluate(
-        translator,
-        pairs,
-        options,
-        references=references,
-        bleu=isinstance(translator.tgt_vocab, SubwordVocab),
-        batch_size=args.batch_size,
-    )
+    sources = evaluate_sources(pairs, references=references)
+    with WorkProgress(sources, "decoded", "sources") as progress:
+        scores = evaluate(
+            translator,
+            pairs,
+            options,
+            references=references,
+            bleu=isinstance(translator.tgt_vocab, SubwordVocab),
+            batch_size=args.batch_size,
+            progress=progress,
+        )
     if args.json:
         print(json.dumps({**what, **scores}, ensure_ascii=False))
         return 0

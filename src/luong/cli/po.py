@@ -32,6 +32,7 @@ from luong.glossary import read_glossary
 from luong.languages import check_language as check_language_code
 from luong.memory import TranslationMemory
 from luong.po_file import decode_catalog
+from luong.progress import WorkProgress
 from luong.translator import Translator, load
 
 __all__ = ["FORMAT_CHECK_FAILED", "main"]
@@ -159,7 +160,7 @@ def main(args: argparse.Namespace) -> int:
         )
         folders = [adapted.folder]
         options = search_options(args, defaults=model_defaults(folders))
-    log_to_stderr(quiet=True)  # the loader's warnings: a stopped run's checkpoint, bf16
+    log_to_stderr()  # the loader's warnings (a stopped run's checkpoint, bf16), the progress
     translator = load(model_folders(folders), **device_options(args))
     target = _target(translator, args.tgt_lang)
     warnings = [line for line in [_pair_warning(translator, folders, target)] if line]
@@ -179,14 +180,16 @@ def main(args: argparse.Namespace) -> int:
         # said once, when the catalog's header has passed its checks and the model first fills
         while warnings:
             say(warnings.pop())
-        return translate_messages(
-            translator,
-            texts,
-            options,
-            args.placeholders,
-            glossary=terms,
-            batch_size=args.batch_size,
-        )
+        with WorkProgress(len(texts), "translated", "messages") as progress:
+            return translate_messages(
+                translator,
+                texts,
+                options,
+                args.placeholders,
+                glossary=terms,
+                batch_size=args.batch_size,
+                progress=progress,
+            )
 
     try:
         filled = fill_catalog(

@@ -23,12 +23,10 @@ from tqdm.auto import tqdm
 from luong.errors import LuongError
 from luong.files import write_text
 from luong.folder_files import RECORDS, TENSORBOARD
+from luong.progress import PROGRESS_EVERY
 from luong.version import install_extra
 
 __all__ = ["PROGRESS_EVERY", "Progress", "Records", "StepProgress"]
-
-PROGRESS_EVERY = 30.0
-"""Seconds between two progress lines where stderr is not a terminal (``StepProgress``)."""
 
 
 @dataclass
