@@ -42,7 +42,8 @@ import torch
 
 from luong import Ensemble, Seq2Seq, Seq2SeqConfig, TrainConfig, Vocab
 from luong.batching import Batch, ParallelData, bucketed_batches, encode_sources, token_batches
-from luong.devices import autocast, reuse_freed_memory
+from luong.devices import autocast, computes_in, reuse_freed_memory
+from luong.int8 import Int8Matrix, activation_levels
 from luong.search_options import SearchOptions
 from luong.tasks import load_task, translation
 from luong.training.objective import loss_of
@@ -101,25 +102,38 @@ def matmul_peak(
 
 
 def int8_peak(n: int = 2048, repeats: int = 7) -> float:
-    """GOP/s of the best of several large int8 x int8 -> int32 products (``torch._int_mm``,
-    oneDNN's VNNI kernel on this CPU)."""
-    a = torch.randint(-127, 128, (n, n), dtype=torch.int8)
-    b = torch.randint(-127, 128, (n, n), dtype=torch.int8)
-    torch._int_mm(a, b)
-    best = min(_time(lambda: torch._int_mm(a, b)) for _ in range(repeats))
+    """GOP/s of the best of several large int8 products: int8 x int8 -> int32
+    (``torch._int_mm``, oneDNN's VNNI kernel) on a CPU with VNNI; on one without, the kernel
+    ``luong quantize``'s folders decode through (``Int8Matrix.linear``: oneDNN's u8 x s8
+    product of 7-bit inputs, their quantization included), since ``torch._int_mm`` there
+    falls back to a loop of about 1 GOP/s that is no one's peak."""
+    if activation_levels() == 127:
+        a = torch.randint(-127, 128, (n, n), dtype=torch.int8)
+        b = torch.randint(-127, 128, (n, n), dtype=torch.int8)
+        torch._int_mm(a, b)
+        best = min(_time(lambda: torch._int_mm(a, b)) for _ in range(repeats))
+    else:
+        x = torch.rand(n, n) * 2 - 1
+        matrix = Int8Matrix.quantize(torch.randn(n, n))
+        matrix.linear(x)
+        best = min(_time(lambda: matrix.linear(x)) for _ in range(repeats))
     return 2 * n**3 / best / 1e9
 
 
 def peaks(threads: tuple[int, ...] = (1, 2)) -> dict[str, dict[int, float]]:
     """This machine's matmul peak in each precision (GFLOP/s; int8: GOP/s) on each thread
-    count: float32 and bfloat16 ``torch.mm`` and int8 ``torch._int_mm``, 2048^3, best of 7."""
+    count: float32 and bfloat16 ``torch.mm`` and int8 (``int8_peak``), 2048^3 (bfloat16
+    512^3 on a CPU without its units), best of 7."""
     before = torch.get_num_threads()
     result: dict[str, dict[int, float]] = {"fp32": {}, "bf16": {}, "int8": {}}
     try:
         for count in threads:
             torch.set_num_threads(count)
             result["fp32"][count] = round(matmul_peak(), 1)
-            result["bf16"][count] = round(matmul_peak(dtype=torch.bfloat16), 1)
+            # no bfloat16 units: emulated, some 10 times slower; a smaller product suffices
+            units = computes_in("bf16", torch.device("cpu")) == "bf16"
+            bf16 = matmul_peak(n=2048 if units else 512, dtype=torch.bfloat16)
+            result["bf16"][count] = round(bf16, 1)
             result["int8"][count] = round(int8_peak(), 1)
     finally:
         torch.set_num_threads(before)

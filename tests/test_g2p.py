@@ -109,7 +109,7 @@ def test_task_configs() -> None:
     assert "g2p" in TASKS and task_configs("g2p") == (MODEL_CONFIG, TRAIN_CONFIG, VocabConfig())
     with pytest.raises(
         ValueError,
-        match="task: expected one of dates, g2p, translation, quick, wmt14 or 'tsv', got 'x'",
+        match=r"^task: expected one of dates, g2p, translation, quick, general, wmt14 or 'tsv'",
     ):
         task_configs("x")
     with pytest.raises(ValueError, match=r"g2p: unknown options \['n_test'\]"):

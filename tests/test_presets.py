@@ -260,3 +260,22 @@ def test_the_quick_preset_is_translations_trained_shorter_in_bf16() -> None:
     assert quick.train.epochs == 6 and quick.train.precision == "bf16"
     assert replace(quick.train, epochs=24, precision="fp32") == translation.train
     assert "quick" in TRAIN_PRESETS and "quick" not in ZOO_PRESETS
+
+
+def test_the_general_preset_is_translations_model_wider_for_two_epochs_in_bf16() -> None:
+    # docs/results.md's choice table: 2 x 192 / 384 for 2 epochs beat translation's own
+    # model for 3 in the same 107 minutes on Debian's 573,937 German pairs
+    general, translation = task_configs("general"), task_configs("translation")
+    assert replace(general.model, enc_hidden=128, dec_hidden=256) == translation.model
+    assert (general.model.enc_hidden, general.model.dec_hidden) == (192, 384)
+    assert general.model.bidirectional and general.model.attention == "general"
+    assert general.train.epochs == 2 and general.train.precision == "bf16"
+    assert replace(general.train, epochs=24, precision="fp32") == translation.train
+    assert general.vocab == translation.vocab and general.vocab.vocab_size == 4000
+    assert "general" in TRAIN_PRESETS and "general" not in ZOO_PRESETS
+    pieces = Vocab([chr(0x4E00 + i) for i in range(3996)])  # 4,000 with the specials
+    sizes = [
+        sum(p.numel() for p in Seq2Seq(preset.model, pieces, pieces).parameters())
+        for preset in (general, translation)
+    ]
+    assert sizes == [4_663_968, 2_789_792]  # docs/results.md's 4.66 M and 2.79 M
