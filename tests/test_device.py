@@ -15,6 +15,7 @@ import torch
 from helpers import small_model
 
 import luong.cli.serve as serve_command
+from luong import devices
 from luong.cli import main
 from luong.devices import autocast, check_precision, resolve_device
 from luong.distributed import World, pick_device
@@ -113,7 +114,8 @@ def test_fp16_is_for_cuda_alone() -> None:
         check_precision("fp8", torch.device("cpu"))
 
 
-def test_autocast_is_on_in_bf16_alone() -> None:
+def test_autocast_is_on_in_bf16_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(devices, "bf16_units", lambda: True)  # the bf16 path on any CPU
     cpu = torch.device("cpu")
     with autocast("fp32", cpu):
         assert not torch.is_autocast_enabled("cpu")

@@ -366,6 +366,7 @@ def test_decoding_with_precision_bf16_runs_the_model_under_autocast(
         return encode(self, *args)
 
     monkeypatch.setattr(Seq2Seq, "encode", recorded)
+    monkeypatch.setattr(luong.devices, "bf16_units", lambda: True)  # the bf16 path on any CPU
     small_model().save_pretrained(tmp_path / "model")
     (tmp_path / "in.txt").write_text("abc\ncab\n", encoding="utf-8")
     (tmp_path / "pairs.tsv").write_text("abc\t210\ncab\t102\n", encoding="utf-8")

@@ -5,6 +5,7 @@ and training's first lines before its first step (issue 53 item 4)."""
 from __future__ import annotations
 
 import logging
+import time
 from pathlib import Path
 
 import polib
@@ -12,7 +13,7 @@ import pytest
 from helpers import SRC_SPACE, TINY_DATES_FLAGS, luong, small_model, with_pair
 
 from luong import progress as progress_module
-from luong.progress import WorkProgress
+from luong.progress import WorkProgress, stage
 
 
 class Clock:
@@ -174,17 +175,43 @@ def test_luong_eval_logs_the_sources_it_decodes(
     ]
 
 
-def test_training_says_what_it_does_before_its_first_step(tmp_path: Path) -> None:
+def test_a_slow_stage_says_what_it_does_and_a_quick_one_says_nothing(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with caplog.at_level(logging.INFO, logger="luong"):
+        with stage("learning the vocabularies", after=60.0):
+            pass  # done long before its line was due: none
+        with stage("encoding 9 pairs", after=0.01):
+            deadline = time.monotonic() + 10.0  # the timer's thread logs; wait for it
+            while not caplog.records and time.monotonic() < deadline:
+                time.sleep(0.01)
+        with stage("batching", after=0.0, shown=False):
+            pass
+    assert messages(caplog) == ["encoding 9 pairs"]
+    with (
+        pytest.raises(TypeError, match=r"^message: expected a string, got int$"),
+        stage(3),  # type: ignore[arg-type]
+    ):
+        pass
+
+
+def test_training_says_what_it_does_before_its_first_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(progress_module, "STAGE_AFTER", 0.0)  # each stage's line at once
     flags = [f for f in TINY_DATES_FLAGS if f != "--no-progress"]
     result = luong("train", "dates", "--out", str(tmp_path / "run"), *flags)
     assert result.returncode == 0, result.stderr.decode()
     lines = result.stderr.decode().splitlines()
     first = [
         "luong: reading the dates task's data",
-        "luong: read 400 training pairs, 40 dev, 60 test",
         "luong: learning the vocabularies from 400 training pairs",
         "luong: encoding 400 training pairs",
-        "luong: batching the first epoch and counting the steps",
+        "luong: batching the first epoch",
     ]
-    assert [line for line in lines if line in first] == first
     assert lines[: len(first)] == first  # before any step, warning or evaluation
+    # by default a stage says nothing within its first seconds: a tiny run's first line is
+    # its first step's
+    monkeypatch.undo()
+    quick = luong("train", "dates", "--out", str(tmp_path / "quick"), *flags)
+    assert quick.returncode == 0 and quick.stderr.decode().startswith("luong: step ")

@@ -14,8 +14,10 @@ from __future__ import annotations
 import datetime
 import logging
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -23,12 +25,46 @@ from tqdm.auto import tqdm
 
 from luong.errors import LuongError, LuongTypeError
 
-__all__ = ["PROGRESS_EVERY", "WorkProgress"]
+__all__ = ["PROGRESS_EVERY", "STAGE_AFTER", "WorkProgress", "stage"]
 
 T = TypeVar("T")
 
 PROGRESS_EVERY = 30.0
 """Seconds between two progress lines where stderr is no terminal."""
+
+STAGE_AFTER = 3.0
+"""Seconds a stage of work (``stage``) runs before its line is logged."""
+
+
+@contextmanager
+def stage(message: str, after: float | None = None, shown: bool = True) -> Iterator[None]:
+    """A stage of work that says what it does (``message``, through the "luong" logger) once
+    it has run ``after`` seconds (default ``STAGE_AFTER``; 0: at once): a slow stage is
+    named while the user waits (a run's vocabularies learned from half a million pairs take
+    minutes), a quick one says nothing, so that the error a bad input stops it with stays
+    the only line. ``shown`` False (a rank other than 0): nothing.
+
+    Raises:
+        TypeError: ``message`` is not a string.
+    """
+    if not isinstance(message, str):
+        raise LuongTypeError(f"message: expected a string, got {type(message).__name__}")
+    after = STAGE_AFTER if after is None else after
+    logger = logging.getLogger("luong")
+    if not shown:
+        yield
+        return
+    if after <= 0:
+        logger.info(message)
+        yield
+        return
+    timer = threading.Timer(after, logger.info, (message,))
+    timer.daemon = True  # never keeps a process alive
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
 
 
 class WorkProgress:

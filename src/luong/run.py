@@ -46,6 +46,7 @@ from luong.languages import check_language
 from luong.model import Seq2Seq, is_int8_folder, language_pair
 from luong.prepared import PreparedData, build_vocabularies, prepared_task
 from luong.presets import FINE_TUNING, Preset
+from luong.progress import stage
 from luong.tasks import OWN_DATA, TaskData, load_task, task_configs
 from luong.trainer import Trainer
 from luong.version import __version__
@@ -271,16 +272,11 @@ def run(
     languages = _languages(config.vocab, out)
     prepared: PreparedData | None = None
     if data is None:
-        LOGGER.info(f"reading {_data_name(config)}")  # the first line, within seconds
-        if config.task == OWN_DATA and "prepared" in config.data:
-            prepared, data = _prepared(config.data)
-        else:
-            data = load_task(config.task, **config.data)
-        if prepared is None:
-            LOGGER.info(
-                f"read {len(data.train):,} training pairs, {len(data.dev):,} dev, "
-                f"{len(data.test):,} test"
-            )
+        with stage(f"reading {_data_name(config)}"):
+            if config.task == OWN_DATA and "prepared" in config.data:
+                prepared, data = _prepared(config.data)
+            else:
+                data = load_task(config.task, **config.data)
         for name, count in data.info.get("skipped_lines", {}).items():
             say(f"skipped {count} bad line{'s' * (count != 1)} in {name}")
     model_config, train_config = config.model, config.train
@@ -302,8 +298,8 @@ def run(
         if prepared is not None:  # the corpus's own: its ids mean their symbols
             src_vocab, tgt_vocab = prepared.src_vocab, prepared.tgt_vocab
         else:
-            LOGGER.info(f"learning the vocabularies from {len(data.train):,} training pairs")
-            src_vocab, tgt_vocab = build_vocabularies(data, config.vocab)
+            with stage(f"learning the vocabularies from {len(data.train):,} training pairs"):
+                src_vocab, tgt_vocab = build_vocabularies(data, config.vocab)
         model = Seq2Seq(model_config, src_vocab, tgt_vocab, seed=train_config.seed)
         if train_config.init_range:  # Luong et al. 2015's U(-0.1, 0.1) instead of each layer's
             model.init_uniform_(train_config.init_range, train_config.seed)

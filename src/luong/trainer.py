@@ -30,6 +30,7 @@ from luong.errors import LuongError, LuongTypeError
 from luong.folder_files import CHECKPOINTS
 from luong.model import Seq2Seq
 from luong.prepared import PreparedData
+from luong.progress import stage
 from luong.subword import SubwordVocab
 from luong.training.data import (
     StepCounts,
@@ -96,12 +97,11 @@ class Trainer:
         # BLEU and chrF at every dev evaluation: translation, or a run that selects on them.
         self.bleu = scores_bleu(self.select, model.tgt_vocab)
         self.train_pairs: list[Pair] = []  # text's pairs (a prepared corpus stays on disk)
-        shown = world is None or world.main
         if not isinstance(train_pairs, PreparedData):
             self.train_pairs = list(train_pairs)
-            if shown:
-                LOGGER.info(f"encoding {len(self.train_pairs):,} training pairs")
-        self.data: ParallelData | PreparedData = training_data(train_pairs, model, config)
+        shown = world is None or world.main
+        with stage(f"encoding {len(train_pairs):,} training pairs", shown=shown):
+            self.data: ParallelData | PreparedData = training_data(train_pairs, model, config)
         check_dev_lengths(model, dev_pairs, config.init_from)
         self.dev_pairs = list(dev_pairs)
         self.world = world or World()
@@ -119,8 +119,6 @@ class Trainer:
         # underflow float16; a step whose scaled gradient overflows is skipped and the scale
         # halves (torch.amp.GradScaler). Disabled, it changes nothing.
         self.scaler = torch.amp.GradScaler(model.device.type, enabled=config.precision == "fp16")
-        if shown:
-            LOGGER.info("batching the first epoch and counting the steps")
         self._count_steps()
         self.forward: torch.nn.Module = model  # DistributedDataParallel(model) while training
         self.progress = Progress()
@@ -135,7 +133,9 @@ class Trainer:
         total (``total_steps``). With subword sampling the batches of later epochs differ a
         little from these: the schedule counts the steps of the most probable
         segmentation."""
-        first = self._epoch_steps(1)
+        # not the count of the later epochs: it may fork a child
+        with stage("batching the first epoch", shown=self.world.main):
+            first = self._epoch_steps(1)
         self._built: tuple[int, object, list[list[np.ndarray]]] | None = (1, self.data, first)
         self.steps_per_epoch = len(first)
         self.step_counts = StepCounts(self.data, self.config, self.world, len(first))
