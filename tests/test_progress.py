@@ -10,7 +10,7 @@ from pathlib import Path
 
 import polib
 import pytest
-from helpers import SRC_SPACE, TINY_DATES_FLAGS, luong, small_model, with_pair
+from helpers import SRC_SPACE, TINY_DATES_FLAGS, TINY_MODEL_FLAGS, luong, small_model, with_pair
 
 from luong import progress as progress_module
 from luong.progress import WorkProgress, stage
@@ -215,3 +215,21 @@ def test_training_says_what_it_does_before_its_first_step(
     monkeypatch.undo()
     quick = luong("train", "dates", "--out", str(tmp_path / "quick"), *flags)
     assert quick.returncode == 0 and quick.stderr.decode().startswith("luong: step ")
+
+
+def test_a_run_of_parallel_files_names_each_file_it_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(progress_module, "STAGE_AFTER", 0.0)
+    files = {}
+    for name, lines in (("t.en", "abc\nbca\n" * 20), ("t.de", "cab\nacb\n" * 20)):
+        files[name] = tmp_path / name
+        files[name].write_text(lines, encoding="utf-8")
+    args = ["--train-src", str(files["t.en"]), "--train-tgt", str(files["t.de"])]
+    args += ["--dev-src", str(files["t.en"]), "--dev-tgt", str(files["t.de"])]
+    flags = [f for f in TINY_MODEL_FLAGS if f != "--no-progress"]
+    result = luong("train", *args, "--out", str(tmp_path / "run"), *flags)
+    assert result.returncode == 0, result.stderr.decode()
+    t_en, t_de = files["t.en"], files["t.de"]
+    first = result.stderr.decode().splitlines()[0]
+    assert first == f"luong: reading {t_en}, {t_de}, {t_en}, {t_de}"

@@ -236,9 +236,10 @@ def _data_name(config: RunConfig) -> str:
         return f"the {config.task} task's data"
     if "prepared" in config.data:
         return f"the prepared corpus {config.data['prepared']}"
-    files = [
-        str(config.data[split]) for split in ("train", "dev", "test") if config.data.get(split)
-    ]
+    files = []  # a split is one TSV file, or a source file and a target file
+    for split in ("train", "dev", "test"):
+        given = config.data.get(split) or ()
+        files += [str(given)] if isinstance(given, (str, Path)) else [str(f) for f in given]
     return ", ".join(files)
 
 

@@ -99,12 +99,11 @@ class Trainer:
         self.train_pairs: list[Pair] = []  # text's pairs (a prepared corpus stays on disk)
         if not isinstance(train_pairs, PreparedData):
             self.train_pairs = list(train_pairs)
-        shown = world is None or world.main
-        with stage(f"encoding {len(train_pairs):,} training pairs", shown=shown):
+        self.world = world or World()
+        with stage(f"encoding {len(train_pairs):,} training pairs", shown=self.world.main):
             self.data: ParallelData | PreparedData = training_data(train_pairs, model, config)
         check_dev_lengths(model, dev_pairs, config.init_from)
         self.dev_pairs = list(dev_pairs)
-        self.world = world or World()
         self.out = Path(out) if out is not None and self.world.main else None
         say = log or LOGGER.info
         self.log = say if self.world.main else (lambda message: None)
