@@ -64,8 +64,9 @@ FLOORS: list[tuple[str, set[str]]] = [
     ("search: hypotheses, checkpoints, task data", {
         "luong.search.hypothesis", "luong.checkpoint", "luong.tasks.data",
     }),
-    ("search: penalties, greedy search, prefixes", {
-        "luong.search.penalties", "luong.search.greedy", "luong.search.prefix",
+    ("search: penalties, step rules, greedy search, prefixes", {
+        "luong.search.penalties", "luong.search.rules", "luong.search.greedy",
+        "luong.search.prefix",
     }),
     ("search: beam search, sampling, symbols", {
         "luong.search.beam", "luong.search.sampling", "luong.search.symbols",
@@ -501,6 +502,19 @@ def test_one_beam_loop() -> None:
     assert shared_blocks(search / "beam.py", search / "constrained.py") == []
     # the check sees a block that is there
     assert shared_blocks(search / "beam.py", search / "beam.py") != []
+
+
+def test_a_step_rule_is_an_option_and_a_rule_module() -> None:
+    """A search option that changes each step's log-probabilities is named where it is
+    declared (``luong.search_options``) and where its rule is (``luong.search.rules``),
+    nowhere else: every loop applies the rules through ``StepRules``, and the faces' flags,
+    schema and controls come from the options' fields."""
+    naming = sorted(
+        module for module, path in MODULES.items() if "no_repeat_ngram" in path.read_text()
+    )
+    assert naming == ["luong.search.rules", "luong.search_options"]
+    loops = [PACKAGE / "search" / name for name in ("beam.py", "sampling.py")]
+    assert all("StepRules" in path.read_text() for path in loops)
 
 
 # -- rules that the floors alone would allow -------------------------------------------------

@@ -3,7 +3,8 @@ sentence at a time, a Python list of beams, no batching, no pruning, no compacti
 stop. The real search (batched rows, a top-k per row, finished sentences leaving the loop,
 the greedy bound) must give the same n-best lists: the same tokens, scores within 1e-6, in
 float64, for every attention kind, with and without input feeding, with the penalties,
-n-best lists, a minimum length, a prefix, and ensembles (combined either way).
+n-best lists, a minimum length, no repeated n-grams, a prefix, and ensembles (combined
+either way).
 
 Why the reference may run to the limit where the real search stops early: an open beam with
 log P = L ends at best at L / lp(limit) (log P only falls, lp grows, cp <= 0), so once n
@@ -69,6 +70,10 @@ def reference(model: Decodable, text: str, o: SearchOptions) -> list[tuple[list[
             log_probs, after, row = step(beam)
             if t < min(o.min_len, limit - 1):
                 log_probs[Vocab.eos_id] = -math.inf
+            n, tokens = o.no_repeat_ngram, beam.tokens
+            for i in range(len(tokens) - n + 1 if n else 0):  # n-grams held: their ends banned
+                if tokens[i : i + n - 1] == tokens[len(tokens) - n + 1 :]:
+                    log_probs[tokens[i + n - 1]] = -math.inf
             ours = [(beam.log_probs, float(lp), beam, v, log_probs, after, row)
                     for v, lp in enumerate(log_probs)]  # fmt: skip
             candidates += ours
@@ -124,11 +129,13 @@ SEARCHES = [
     SearchOptions(beam=2, min_len=3),
     SearchOptions(beam=3, nbest=2, prefix="7-"),
     SearchOptions(beam=4, alpha=0.6, beta=0.2, max_len=6),
+    SearchOptions(beam=3, nbest=2, no_repeat_ngram=2),
 ]
 
 
 # Every attention kind with feeding on and off, each with two of the searches in turn, so that
-# every search meets six of the model kinds (the whole grid is 108 cases and takes minutes).
+# every search meets five or six of the model kinds (the whole grid is 126 cases and takes
+# minutes). A count of searches that is odd reaches every search with feeding on and off.
 CASES = [
     (fields, feed, SEARCHES[(2 * i + j) % len(SEARCHES)])
     for i, (fields, feed) in enumerate((f, feed) for f in KINDS for feed in (True, False))

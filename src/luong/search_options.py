@@ -10,8 +10,11 @@ flags (``luong.cli.common.add_search_flags``), the server's request model
 ``SearchOptions`` and read what they need from it.
 
 **Adding an option** is a field here (``option(...)`` gives its help and bounds; a rule
-between fields goes into ``__post_init__``) and the code in ``luong.search`` that reads it:
-its flag, its place in the server's schema and its checks follow from the field.
+between fields goes into ``__post_init__``) and the code in ``luong.search`` that reads it
+(an option that forbids tokens at a step is a rule of ``luong.search.rules``, which every
+search loop applies): its flag, its place in the server's schema, the explorer's control and
+its checks follow from the field. ``exported=False`` marks an option the exported ONNX
+runtime does not implement (``SearchOptions.for_runtime`` refuses it when set).
 
 The bounds are where a larger value only breaks the arithmetic or costs without end:
 ``alpha`` at most ``MAX_ALPHA`` (GNMT tunes it in [0.6, 1]; at 5, lp stays finite in float32
@@ -44,6 +47,7 @@ __all__ = [
     "MAX_BEAM",
     "MAX_BETA",
     "MAX_CONSTRAINT_PIECES",
+    "MAX_NGRAM",
     "MAX_OUTPUT_LEN",
     "MAX_PHRASE_PIECES",
     "MAX_PREFIX_CHARS",
@@ -86,6 +90,10 @@ output limit grows to hold them (past ``max_len``), and a step of the search wei
 constraint token for every candidate of every beam: at this bound a sentence decodes in
 seconds (docs/robustness.md), where 1,000 took a minute and 2,000 more than ten."""
 
+MAX_NGRAM = 100
+"""The longest n-gram ``no_repeat_ngram`` may name (each step compares every earlier n-gram
+of an output with its last n - 1 tokens)."""
+
 MAX_SEED = 2**64 - 1
 """The largest sampling seed (``torch.Generator.manual_seed`` takes 64 bits)."""
 
@@ -119,6 +127,7 @@ class OptionSpec:
     choices: tuple[str, ...] | None = None  # the valid values (strings)
     max_chars: int | None = None  # the longest string
     metavar: str | None = None  # the flag's placeholder in --help
+    exported: bool = True  # the exported ONNX runtime (luong.export.runtime) implements it
 
 
 def option(
@@ -130,9 +139,12 @@ def option(
     choices: tuple[str, ...] | None = None,
     max_chars: int | None = None,
     metavar: str | None = None,
+    exported: bool = True,
 ) -> dict[str, OptionSpec]:
-    """A field's metadata: ``field(default=..., metadata=option("what it does", ...))``."""
-    return {"option": OptionSpec(help, low, above, high, choices, max_chars, metavar)}
+    """A field's metadata: ``field(default=..., metadata=option("what it does", ...))``;
+    ``exported=False`` for an option the exported ONNX runtime does not implement
+    (``SearchOptions.for_runtime`` refuses it)."""
+    return {"option": OptionSpec(help, low, above, high, choices, max_chars, metavar, exported)}
 
 
 def option_specs(cls: type) -> tuple[tuple[dataclasses.Field[Any], Any, OptionSpec], ...]:
@@ -287,6 +299,17 @@ class SearchOptions:
             metavar="N",
         ),
     )
+    no_repeat_ngram: int = field(
+        default=0,
+        metadata=option(
+            f"no n-gram of this many tokens twice in an output, the prefix included, 1 to "
+            f"{MAX_NGRAM} (1: no token twice; 0: no such rule)",
+            low=0,
+            high=MAX_NGRAM,
+            metavar="N",
+            exported=False,
+        ),
+    )
     max_len: int | None = field(
         default=None,
         metadata=option(
@@ -304,11 +327,15 @@ class SearchOptions:
             f"from it), one line of at most {MAX_PREFIX_CHARS} characters (empty: none)",
             max_chars=MAX_PREFIX_CHARS,
             metavar="TEXT",
+            exported=False,
         ),
     )
     sample: bool = field(
         default=False,
-        metadata=option("draw outputs instead of searching (nbest draws per source; beam 1)"),
+        metadata=option(
+            "draw outputs instead of searching (nbest draws per source; beam 1)",
+            exported=False,
+        ),
     )
     temperature: float = field(
         default=1.0,
@@ -317,6 +344,7 @@ class SearchOptions:
             above=0.0,
             high=MAX_TEMPERATURE,
             metavar="T",
+            exported=False,
         ),
     )
     top_k: int | None = field(
@@ -325,6 +353,7 @@ class SearchOptions:
             "with sample: draw from the K most probable tokens only (default: all)",
             low=1,
             metavar="K",
+            exported=False,
         ),
     )
     seed: int | None = field(
@@ -335,13 +364,15 @@ class SearchOptions:
             low=0,
             high=MAX_SEED,
             metavar="N",
+            exported=False,
         ),
     )
     replace_unk: bool = field(
         default=False,
         metadata=option(
             "replace each <unk> in an output by the source token it attended to most "
-            "(Luong et al. 2015, the rare word problem)"
+            "(Luong et al. 2015, the rare word problem)",
+            exported=False,
         ),
     )
     shortlist: int | None = field(
@@ -361,6 +392,7 @@ class SearchOptions:
             "an ensemble's next-token distribution: the mean of the members' "
             "log-probabilities, renormalised (logprob), or of their probabilities (prob)",
             choices=COMBINE,
+            exported=False,
         ),
     )
 
@@ -398,13 +430,33 @@ class SearchOptions:
 
     @property
     def greedy(self) -> bool:
-        """Whether this is plain greedy search (one beam, no penalty, minimum, prefix or
-        sampling): ``luong.search`` then takes its shortest path."""
+        """Whether this is plain greedy search (one beam, no penalty, minimum, prefix, step
+        rule or sampling): ``luong.search`` then takes its shortest path."""
         return (
             self.beam == 1
             and not (self.alpha or self.beta or self.min_len or self.prefix)
-            and not self.sample
+            and not (self.no_repeat_ngram or self.sample)
         )
+
+    def for_runtime(self) -> dict[str, Any]:
+        """These options as the exported ONNX runtime's ``SearchOptions`` takes them
+        (``luong.export.runtime``): the fields it implements (``OptionSpec.exported``).
+
+        Raises:
+            OptionError: an option the runtime does not implement set to other than its
+                default (``"no_repeat_ngram: the exported ONNX runtime does not implement
+                it, got 3"``).
+        """
+        kept = {}
+        for f, _, spec in option_specs(type(self)):
+            value = getattr(self, f.name)
+            if spec.exported:
+                kept[f.name] = value
+            elif value != f.default:
+                raise OptionError(
+                    f.name, f"the exported ONNX runtime does not implement it, got {value!r:.60}"
+                )
+        return kept
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -7,7 +7,9 @@ module per idea, each building on the ones before it:
 - ``hypothesis``: the ``Hypothesis`` a search returns, output limits, next-token
   log-probabilities, dense rows cut into hypotheses.
 - ``penalties``: GNMT's length and coverage penalties, the score of a whole output.
-- ``greedy``: greedy search.
+- ``rules``: the rules every search loop applies to a step's log-probabilities (a minimum
+  length, no repeated n-grams), in one place.
+- ``greedy``: greedy search (no rules: a search with one goes through the beam loop).
 - ``prefix``: a target prefix teacher-forced before the search goes on.
 - ``beam``: beam search (its loop's state is one ``Beams`` value), n-best lists, the greedy
   bound that prunes it.

@@ -75,6 +75,7 @@ from luong.search.penalties import (
     length_penalty,
 )
 from luong.search.prefix import Forced, force_prefix, search_inputs
+from luong.search.rules import StepRules
 from luong.search_options import SearchOptions
 from luong.vocab import Vocab
 
@@ -107,8 +108,8 @@ def beam_search(
         model: the model (put it in eval mode for deterministic output).
         src: source ids ``[B, S]`` (EOS-terminated, padded).
         src_lengths: real lengths ``[B]``.
-        options: beam, nbest, alpha, beta, min_len, max_len, prefix and combine are read
-            (not sampling: ``luong.search.sampling``).
+        options: beam, nbest, alpha, beta, the step rules' (``luong.search.rules``), max_len,
+            prefix and combine are read (not sampling: ``luong.search.sampling``).
         max_len: the most tokens an output may have, EOS included: an int, or a limit per
             sentence ``[B]``; None: ``options.max_len``, or each sentence's
             ``default_max_len``.
@@ -150,8 +151,9 @@ def search_beams(
         model, memory, state: the model (or ensemble) and its encoding of the batch.
         src_lengths: real source lengths ``[B]``.
         limits: the most tokens of each output ``[B]``, prefix and EOS included.
-        options: beam, nbest, alpha, beta, min_len (EOS is forbidden before it, up to each
-            sentence's limit minus one) and combine are read.
+        options: beam, nbest, alpha, beta, combine and the step rules (``StepRules``: EOS
+            forbidden before min_len, up to each sentence's limit minus one; no repeated
+            n-grams) are read.
         prefix: the target ids every output starts with (teacher-forced).
         prune: as ``beam_search``.
         strategy: which candidates each step weighs and how it keeps ``k`` of them, with its
@@ -172,11 +174,12 @@ def search_beams(
     strategy = TopK() if strategy is None else strategy
     batch, source_len = memory.mask.shape
     limits = limits.clamp(min=len(prefix) + 1)
-    min_lens = limits.clamp(max=options.min_len + 1) - 1
+    rules = StepRules.start(options, limits)
     off_greedy = strategy.off_greedy()
     floor = None
-    if prune and options.nbest == 1 and options.beam > 1 and not prefix:
-        floor = greedy_floor(model, memory, state, limits, min_lens, options, columns)
+    # Greedy search knows the minimum length, not a rule that reads the outputs.
+    if prune and options.nbest == 1 and options.beam > 1 and not (prefix or rules.reads_outputs):
+        floor = greedy_floor(model, memory, state, limits, rules.min_lens, options, columns)
         if off_greedy is not None:  # greedy's hypothesis is no output there
             floor = floor.masked_fill(off_greedy, float("-inf"))
     dtype = torch.promote_types(memory.dtype, torch.float32)  # the search's (next_token_...)
@@ -184,7 +187,7 @@ def search_beams(
         coverage = torch.zeros(batch, source_len, dtype=memory.dtype, device=memory.mask.device)
         state = state.with_coverage(coverage)
     forced, state = force_prefix(model, memory, state, prefix, options.combine, dtype, columns)
-    beams = Beams.start(options, src_lengths, limits, min_lens, floor, memory, forced, strategy)
+    beams = Beams.start(options, src_lengths, limits, rules, floor, memory, forced, strategy)
     return _run(model, beams, state, options, columns)
 
 
@@ -445,20 +448,20 @@ class Beams:
     """The beam loop's state for the ``B`` sentences it still searches, ``k`` slots each.
 
     ids ``[B]``: each sentence's place in the search call; src_lengths ``[B]``; limits
-    ``[B]``: the most tokens of an output (prefix and EOS included); min_lens ``[B]``: EOS
-    is forbidden before this many tokens; last_lp ``[B]``: lp at the limit (an open beam
-    with log P L ends at best at L / last_lp); alive ``[B, k]``: the log P of the open beams
-    (the prefix's included), -inf for a closed slot; greedy ``[B]``: the slot that holds
-    greedy search's path, -1 for none; floor ``[B]``: the pruning bound (``greedy_floor``),
-    None for no pruning; pool: the ended hypotheses; history: the steps taken; memory: the
-    encoding, a row per sentence; forced: the prefix; strategy: the search's own way and
-    its state (``Strategy``).
+    ``[B]``: the most tokens of an output (prefix and EOS included); rules: the step rules
+    (``luong.search.rules``: EOS forbidden before a minimum length, ...); last_lp ``[B]``: lp
+    at the limit (an open beam with log P L ends at best at L / last_lp); alive ``[B, k]``:
+    the log P of the open beams (the prefix's included), -inf for a closed slot; greedy
+    ``[B]``: the slot that holds greedy search's path, -1 for none; floor ``[B]``: the
+    pruning bound (``greedy_floor``), None for no pruning; pool: the ended hypotheses;
+    history: the steps taken; memory: the encoding, a row per sentence; forced: the prefix;
+    strategy: the search's own way and its state (``Strategy``).
     """
 
     ids: Tensor
     src_lengths: Tensor
     limits: Tensor
-    min_lens: Tensor
+    rules: StepRules
     last_lp: Tensor
     alive: Tensor
     greedy: Tensor
@@ -474,7 +477,7 @@ class Beams:
         options: SearchOptions,
         src_lengths: Tensor,
         limits: Tensor,
-        min_lens: Tensor,
+        rules: StepRules,
         floor: Tensor | None,
         memory: AnyMemory,
         forced: Forced,
@@ -495,7 +498,7 @@ class Beams:
             ids=torch.arange(batch, device=device),
             src_lengths=src_lengths,
             limits=limits,
-            min_lens=min_lens,
+            rules=rules,
             last_lp=length_penalties(limits, options.alpha, dtype),
             alive=alive,
             greedy=greedy,
@@ -513,7 +516,7 @@ class Beams:
             ids=self.ids[keep],
             src_lengths=self.src_lengths[keep],
             limits=self.limits[keep],
-            min_lens=self.min_lens[keep],
+            rules=self.rules.select(keep),
             last_lp=self.last_lp[keep],
             alive=self.alive[keep],
             greedy=self.greedy[keep],
@@ -541,8 +544,8 @@ class Beams:
         state after it and whether a score is NaN (a 0-dim bool tensor: the caller checks
         it at its next sync)."""
         k = self.alive.shape[1]
-        early = t < self.min_lens[torch.div(live, k, rounding_mode="floor")]  # [R]
-        log_probs[:, Vocab.eos_id] = log_probs[:, Vocab.eos_id].masked_fill(early, float("-inf"))
+        outputs = self.outputs()[live] if self.rules.reads_outputs else None
+        self.rules.apply(log_probs, t, torch.div(live, k, rounding_mode="floor"), outputs)
         proposal = self.strategy.propose(log_probs, live, k)
         kept = self._keep(proposal, live)
         on_greedy = self._keep_greedy(kept, log_probs, live)
@@ -635,6 +638,20 @@ class Beams:
             alive = alive.masked_fill((alive < self.floor[:, None]) & ~g_on, float("-inf"))
         step = Step(token, kept.parent, token_lp, row, weights)
         return replace(self, alive=alive, greedy=greedy, pool=pool, history=(*self.history, step))
+
+    def outputs(self) -> Tensor:
+        """Each slot's tokens so far ``[B * k, P + steps]``, the prefix's included, followed
+        back through the steps (a closed slot's are those of the hypothesis it last held)."""
+        batch, k = self.alive.shape
+        device = self.alive.device
+        tokens = torch.zeros(batch, k, len(self.history), dtype=torch.long, device=device)
+        slot = torch.arange(k, device=device).expand(batch, k)
+        for t in range(len(self.history) - 1, -1, -1):
+            step = self.history[t]
+            tokens[:, :, t] = step.token.gather(1, slot)
+            slot = step.parent.gather(1, slot)
+        prefix = self.forced.tokens.expand(batch, k, self.forced.length)
+        return torch.cat([prefix, tokens], dim=2).view(batch * k, -1)
 
     def done(self, t: int) -> Tensor:
         """Whether each sentence is done after ``t + 1`` tokens ``[B]``: its pool holds ``n``

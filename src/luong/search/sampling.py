@@ -20,7 +20,8 @@ from luong.search.hypothesis import (
     next_token_log_probs,
     row_hypotheses,
 )
-from luong.search.prefix import force_prefix, search_inputs
+from luong.search.prefix import Forced, force_prefix, search_inputs
+from luong.search.rules import StepRules
 from luong.search_options import SearchOptions
 from luong.vocab import Vocab
 
@@ -51,8 +52,8 @@ def sample_search(
     Args:
         model: the model (put it in eval mode).
         src, src_lengths: as ``luong.search.greedy_search``.
-        options: sample must be set; nbest, temperature, top_k, seed, prefix, max_len and
-            combine are read.
+        options: sample must be set; nbest, temperature, top_k, seed, prefix, max_len,
+            combine and the step rules (``luong.search.rules``) are read.
         max_len: as ``luong.search.beam_search``.
         generator: the draws' generator (default ``sampling_generator(options, ...)``).
 
@@ -99,7 +100,8 @@ def draw_samples(
         limits = limits.repeat_interleave(copies)
     dtype = torch.promote_types(memory.dtype, torch.float32)
     forced, state = force_prefix(model, memory, state, prefix, options.combine, dtype)
-    steps = _draws(model, memory, state, forced.next, limits - forced.length, options, generator)
+    rules = StepRules.start(options, limits)
+    steps = _draws(model, memory, state, forced, limits - forced.length, options, rules, generator)
     whole = (
         torch.cat([forced.tokens.expand(forced.next.shape[0], forced.length), steps[0]], 1),
         torch.cat([forced.log_probs.to(steps[1].dtype), steps[1]], 1),
@@ -114,27 +116,38 @@ def _draws(
     model: Decodable,
     memory: AnyMemory,
     state: AnyState,
-    tokens: Tensor,
+    forced: Forced,
     limits: Tensor,
     options: SearchOptions,
+    rules: StepRules,
     generator: torch.Generator,
 ) -> tuple[Tensor, Tensor, Tensor]:
-    """From input ``tokens`` ``[B]``, a drawn token a step until every row has produced EOS
+    """After the ``forced`` prefix, a drawn token a step until every row has produced EOS
     or used its ``limits`` ``[B]`` (>= 1) of steps: tokens, the model's own log_probs ``[B, T]``
-    and weights ``[B, T, S]``.
+    and weights ``[B, T, S]``. The step ``rules`` forbid tokens before the draw; the
+    log-probabilities returned are the model's.
 
     The draw is from softmax((log p - max log p) / temperature): the most probable token
     scores 0 whatever the temperature, so a tiny temperature gives the argmax (and never
     an overflow to -inf for every token, whose softmax would be NaN); a temperature below
     the search dtype's smallest normal number (1e-300 in float32) is taken as that number,
     which draws the argmax as well."""
+    tokens = forced.next
+    rows = torch.arange(tokens.shape[0], device=tokens.device)
     done = torch.zeros(tokens.shape[0], dtype=torch.bool, device=tokens.device)
-    out_tokens, out_log_probs, out_weights = [], [], []
+    out_tokens: list[Tensor] = []
+    out_log_probs, out_weights = [], []
     for t in range(int(limits.max())):
         logits, state, weights = decoder_step(model, tokens, state, memory, options.combine)
         log_probs = next_token_log_probs(logits)
+        allowed = log_probs.clone()
+        outputs = None
+        if rules.reads_outputs:
+            drawn = torch.stack(out_tokens, 1) if out_tokens else rows.new_zeros(len(rows), 0)
+            outputs = torch.cat([forced.tokens.expand(len(rows), -1), drawn], 1)
+        rules.apply(allowed, forced.length + t, rows, outputs)
         temperature = max(options.temperature, torch.finfo(log_probs.dtype).tiny)
-        scores = (log_probs - log_probs.max(dim=-1, keepdim=True).values) / temperature
+        scores = (allowed - allowed.max(dim=-1, keepdim=True).values) / temperature
         top_k = options.top_k
         if top_k is not None and top_k < scores.shape[-1]:
             kth = scores.topk(top_k, dim=-1).values[:, -1:]
