@@ -78,6 +78,7 @@ FLOORS: list[tuple[str, set[str]]] = [
         "luong.alignment", "luong.confidence", "luong.lexicon",
     }),
     ("placeholders", {"luong.placeholders"}),
+    ("which sources a model takes", {"luong.admission"}),
     ("the translation memory's index", {"luong.memory_index"}),
     ("glossaries, translation memory", {"luong.glossary", "luong.memory"}),
     ("translation of strings, the tasks, averaging, int8", {
@@ -502,6 +503,33 @@ def test_one_beam_loop() -> None:
     assert shared_blocks(search / "beam.py", search / "constrained.py") == []
     # the check sees a block that is there
     assert shared_blocks(search / "beam.py", search / "beam.py") != []
+
+
+FACES = ["luong.server", "luong.libretranslate", "luong.catalog", "luong.plot",
+         "luong.cli.translate", "luong.cli.po", "luong.cli.serve"]  # fmt: skip
+
+
+def test_one_admission_rule() -> None:
+    """Whether a model takes a source is decided in ``luong.admission`` alone: no face
+    measures a source against a model's ``max_src_len`` itself, and the faces that refuse
+    sources ask ``Translator.admit`` (or ``fit_sources``, built on it)."""
+    measuring = [
+        f"{module}:{node.lineno}"
+        for module in FACES
+        for node in ast.walk(TREES[module])
+        if isinstance(node, ast.Attribute) and node.attr == "max_src_len"
+        and isinstance(node.value, ast.Attribute) and node.value.attr == "config"
+    ]  # fmt: skip
+    assert measuring == []
+    lengths = sorted(
+        module for module, tree in TREES.items()
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef) and node.name in ("read_length", "admit")
+    )  # fmt: skip
+    assert lengths == ["luong.admission", "luong.admission", "luong.translator"]
+    for module in ("luong.server", "luong.catalog", "luong.plot"):
+        assert ".admit(" in MODULES[module].read_text(), module
+    assert "fit_sources(" in MODULES["luong.cli.translate"].read_text()
 
 
 def test_a_step_rule_is_an_option_and_a_rule_module() -> None:

@@ -15,13 +15,14 @@ from helpers import TGT, assert_one_line_error, output_lines, small_model
 from helpers import luong as run_luong
 
 import luong
+from luong.admission import fit_sources
 from luong.averaging import average_checkpoints, average_models, run_checkpoints
 from luong.decoder import DecoderState
 from luong.ensemble import Ensemble
 from luong.model import Seq2Seq
 from luong.search import Hypothesis, decode
 from luong.search_options import SearchOptions
-from luong.translator import Translator, fit_sources, translate
+from luong.translator import Translator, translate
 from luong.vocab import Vocab
 
 TEXTS = ["abc", "jihgfe", "a", "", "bbbbbbbbb", "cafe", "dig"]

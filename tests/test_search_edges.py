@@ -20,6 +20,7 @@ from helpers import luong as run_luong
 from test_search_reference import assert_matches, lively
 
 import luong.training.data
+from luong.admission import fit_sources
 from luong.batching import bucketed_batches, token_batches
 from luong.config.train import TrainConfig
 from luong.distributed import World
@@ -45,7 +46,7 @@ from luong.search_options import (
 from luong.trainer import Trainer
 from luong.training.data import StepCounts, epoch_step_count, epoch_steps
 from luong.training.objective import lr_factor
-from luong.translator import Translator, fit_sources
+from luong.translator import Translator
 from luong.vocab import Vocab
 
 # A model whose target symbols spell placeholders ({}, %s, <b>) and plain words.
@@ -202,7 +203,8 @@ def test_a_masked_source_too_long_for_a_location_model_is_refused_first(tmp_path
         assert_one_line_error(
             refused,
             "in.txt:5: 13 symbols with its placeholders masked (placeholders "
-            f"{mode}), above the 12 a location-score model reads (1 such lines)",
+            f"{mode}), above the maximum source length 12 (1 such lines); pass --truncate to "
+            "cut them",
         )
         assert refused.stdout == b""
         cut = run_luong(*args, "--truncate")

@@ -13,8 +13,8 @@ from helpers import SRC_SPACE, small_model
 from luong import Translator, Vocab
 from luong.search import Hypothesis, decode, hypothesis_text
 from luong.search_options import SearchOptions
+from luong.admission import fit_sources
 from luong.translator import (
-    fit_sources,
     hypothesis_record,
     output_lines,
     translate,

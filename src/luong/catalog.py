@@ -292,10 +292,9 @@ def too_long(
     translator: Translator, placeholders: str = "constrain"
 ) -> Callable[[str], str | None]:
     """``fill_catalog``'s ``too_long`` for ``translator``: a line's reason to be left
-    untranslated when the model reads more symbols of it than its ``max_src_len`` (the
-    smallest of an ensemble's; the line as ``placeholders`` decodes it: masked for
-    ``"mask"``, as it is and masked for ``"constrain"``, which masks where constraints
-    fail), the line ``luong translate`` refuses; None for a line it reads.
+    untranslated when the model does not take it as ``placeholders`` decodes it
+    (``Translator.admit``: more symbols than its ``max_src_len``, masked ones counted), the
+    line ``luong translate`` refuses; None for a line it reads.
 
     Raises:
         TypeError: ``translator`` is not a ``Translator``.
@@ -303,17 +302,15 @@ def too_long(
     """
     if not isinstance(translator, Translator):
         raise LuongTypeError(f"translator: expected a Translator, got {type(translator).__name__}")
-    RequestOptions(placeholders=placeholders)  # an unknown one raises here
-    masked = RequestOptions(placeholders="mask")
-    read_as: list[RequestOptions | None] = [None, masked]  # constrain: as it is, or masked
-    if placeholders in ("off", "mask"):
-        read_as = [None] if placeholders == "off" else [masked]
-    limit = min(member.config.max_src_len for member in translator.members)
+    request = RequestOptions(placeholders=placeholders)  # an unknown one raises here
 
     def reason(line: str) -> str | None:
-        length = max(translator.source_length(line, request) for request in read_as)
-        if length <= limit:
+        (verdict,) = translator.admit([line], request)
+        if verdict is None or not verdict.refused:
             return None
+        if verdict.kind != "too_long":
+            return verdict.detail
+        length, limit = verdict.length, verdict.limit
         return f"{length} symbols, above the model's maximum source length {limit}"
 
     return reason

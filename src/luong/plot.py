@@ -99,12 +99,15 @@ def _check_pixels(size: tuple[float, float], dpi: int) -> None:
         )
 
 
-def _check_text(model: Seq2Seq, text: str) -> None:
-    if not isinstance(text, str) or not text.strip():
+def _check_text(translator: Translator, text: str) -> None:
+    """Raise unless ``translator`` takes ``text`` (``Translator.admit``)."""
+    if not isinstance(text, str):
         raise LuongError(f"text: expected a non-empty input, got {text!r}")
-    length, limit = len(model.src_vocab.tokenize(text)), model.config.max_src_len
-    if length > limit:
-        raise LuongError(f"text: {length} symbols, above the model's maximum source length {limit}")
+    (verdict,) = translator.admit([text])
+    if verdict is not None and verdict.kind == "empty":
+        raise LuongError(f"text: expected a non-empty input, got {text!r}")
+    if verdict is not None:
+        raise LuongError(f"text: {verdict.detail}")
 
 
 def plot_attention(
@@ -195,7 +198,7 @@ def plot_translation(
         OSError: the file cannot be written.
     """
     translator = model if isinstance(model, Translator) else Translator(model)
-    _check_text(translator.members[0], text)
+    _check_text(translator, text)
     request = RequestOptions(attention=True)
     (translation,) = translator.translations([text], options, request)
     best = translation.hypotheses[0]
@@ -450,7 +453,7 @@ def model_score_panel(
         raise LuongError("text: expected a non-empty input, got only whitespace")
     if step < 0 or pad < 0:
         raise LuongError(f"step and pad: expected >= 0, got step={step}, pad={pad}")
-    _check_text(model, text)
+    _check_text(translator, text)
     positions = len(model.src_vocab.tokenize(text)) + 1 + pad
     if positions > MAX_POSITIONS:
         raise LuongError(

@@ -750,32 +750,26 @@ def _check_request(
     request: RequestOptions,
     names: Sequence[str] | None = None,
 ) -> None:
-    """The limits, as HTTP errors that name them (a source's length as the request decodes
-    it: its placeholders masked with ``placeholders="mask"``); ``names`` name each source in
-    them (default ``source I``)."""
+    """The limits, as HTTP errors that name them (each source's verdict from
+    ``Translator.admit``: unrepresentable 422, too long as the request decodes it 413);
+    ``names`` name each source in them (default ``source I``)."""
     if names is None:
         names = [f"source {i}" for i in range(len(sources))]
     if len(sources) > limits.max_sources:
         raise HTTPException(
             413, f"max_sources: {len(sources)} sources, above the limit of {limits.max_sources}"
         )
-    for name, source in zip(names, sources, strict=True):
-        try:
-            source.encode("utf-8")
-        except UnicodeEncodeError as error:
-            raise HTTPException(
-                422,
-                f"sources: {name} is not valid Unicode (a lone surrogate at "
-                f"character {error.start})",
-            ) from None
-    own = served.translator.config.max_src_len
-    longest = min(limits.max_source_len, own)
-    for name, source in zip(names, sources, strict=True):
-        length = served.translator.source_length(source, request)
-        if length > longest:
+    longest = min(limits.max_source_len, served.translator.max_src_len)
+    verdicts = served.translator.admit(sources, request, max_src_len=longest)
+    for name, verdict in zip(names, verdicts, strict=True):
+        if verdict is not None and verdict.kind == "unrepresentable":
+            raise HTTPException(422, f"sources: {name} is {verdict.detail}")
+    for name, verdict in zip(names, verdicts, strict=True):
+        if verdict is not None and verdict.kind == "too_long":
             raise HTTPException(
                 413,
-                f"max_source_len: {name} has {length} symbols, above the limit of {longest}",
+                f"max_source_len: {name} has {verdict.length} symbols, above the limit of "
+                f"{longest}",
             )
     if search.beam > limits.max_beam:
         raise HTTPException(

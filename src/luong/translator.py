@@ -23,6 +23,7 @@ from typing import Any
 
 import torch
 
+from luong.admission import Verdict, admit, source_limit
 from luong.alignment import hypothesis_alignment, pharaoh
 from luong.checkpoint import is_stopped_run, stopped_run_model
 from luong.confidence import confidence
@@ -66,16 +67,13 @@ from luong.vocab import Vocab, one_line
 
 __all__ = [
     "FORMATS",
-    "FittedSources",
     "Translation",
     "Translator",
-    "fit_sources",
     "hypothesis_record",
     "load",
     "load_model",
     "memory_record",
     "output_lines",
-    "read_length",
     "term_records",
     "translate",
     "translate_nbest",
@@ -351,127 +349,6 @@ def _json_number(value: float) -> float | None:
     return round(value, 6) if math.isfinite(value) else None
 
 
-@dataclass(frozen=True)
-class FittedSources:
-    """Sources made fit for a model (``fit_sources``) and what was done to them."""
-
-    sources: list[str]  # one per input line, in order
-    limit: int  # the longest source, in symbols
-    truncated: list[int]  # the 0-based indices of the sources cut to ``limit``
-    unknown_symbols: int  # source symbols outside the vocabulary (read as <unk>)
-    lines_with_unknown: int
-
-
-def source_length(vocab: Vocab, text: str) -> int:
-    """The symbols the encoder reads for ``text``, the EOS it appends not counted."""
-    return len(vocab.tokenize(text))
-
-
-def truncate_source(vocab: Vocab, text: str, limit: int) -> str:
-    """``text`` cut to its first ``limit`` symbols (normalised as the vocabulary reads it)."""
-    return vocab.join(vocab.tokenize(text)[:limit])
-
-
-def fit_sources(
-    model: Decodable,
-    sources: Sequence[str],
-    *,
-    max_src_len: int | None = None,
-    truncate: bool = False,
-    name: str = "<input>",
-    request: RequestOptions | None = None,
-) -> FittedSources:
-    """Check source lengths against the longest source the model takes, and count unknown
-    symbols; one source per input, in order.
-
-    A location-score model reads no more than its own ``max_src_len`` symbols: with
-    ``request``'s placeholders kept, a source is measured as the search may read it too,
-    its placeholders masked (``"mask"``; ``"constrain"`` masks where its second search fails:
-    the longer of the two), so that no source fails half-way through a run.
-
-    Args:
-        model: the model, or an ensemble (the limits of all its members hold; unknown symbols
-            are counted with the first member's vocabulary).
-        sources: the inputs.
-        max_src_len: the longest source, in symbols (EOS not counted); default the model's
-            ``max_src_len`` (the smallest of an ensemble's). A location-score model takes no
-            more than its own.
-        truncate: cut longer sources to the limit instead of raising.
-        name: the input's name in messages (a file name, ``<stdin>``).
-        request: what is asked beside the search (its ``placeholders``).
-
-    Raises:
-        ValueError: ``max_src_len`` below 1 or above a location model's own; a source longer
-            than the limit (or, masked, than a location model's) without ``truncate``
-            (``NAME:LINE: N symbols, above ...``).
-    """
-    configs = [member.config for member in members_of(model)]
-    own = min(config.max_src_len for config in configs)
-    limit = own if max_src_len is None else max_src_len
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise LuongError(f"max_src_len: expected an int >= 1, got {limit!r}")
-    location = [c.max_src_len for c in configs if c.attention == "location"]
-    if location and limit > min(location):
-        raise LuongError(
-            f"max_src_len: a location-score model reads at most {min(location)} symbols, "
-            f"got {limit}"
-        )
-    vocab = model.src_vocab
-    lengths = [source_length(vocab, text) for text in sources]
-    too_long = [i for i, length in enumerate(lengths) if length > limit]
-    if too_long and not truncate:
-        first = too_long[0]
-        raise LuongError(
-            f"{name}:{first + 1}: {lengths[first]} symbols, above the maximum source length "
-            f"{limit} ({len(too_long)} such lines); pass --truncate to cut them, or "
-            "--max-src-len"
-        )
-    cut = set(too_long)
-    fitted = [
-        truncate_source(vocab, text, limit) if i in cut else text for i, text in enumerate(sources)
-    ]
-    if location and request is not None and request.placeholders != "off":
-        too_long = _fit_masked(vocab, fitted, min(location), request.placeholders, truncate, name)
-        too_long = sorted(cut.union(too_long))
-    unknown = [len(vocab.unknown(text)) for text in fitted]
-    return FittedSources(fitted, limit, too_long, sum(unknown), sum(1 for n in unknown if n))
-
-
-def read_length(vocab: Vocab, text: str, placeholders: str = "off") -> int:
-    """The most symbols the encoder may read for ``text`` with ``placeholders``
-    (``RequestOptions.placeholders``): as it is (``"off"``), its spans masked (``"mask"``), or
-    the longer of the two (``"constrain"``: masked only where the constrained search fails),
-    the EOS it appends not counted."""
-    if placeholders == "off":
-        return source_length(vocab, text)
-    masked = source_length(vocab, mask_source(text).text)
-    return masked if placeholders == "mask" else max(masked, source_length(vocab, text))
-
-
-def _fit_masked(
-    vocab: Vocab, sources: list[str], most: int, placeholders: str, truncate: bool, name: str
-) -> list[int]:
-    """Cut (``truncate``) each of ``sources`` that a location-score model reading at most
-    ``most`` symbols would read more of with ``placeholders`` (``read_length``), in place;
-    return their indices. Without ``truncate``, raise naming the first."""
-    lengths = [read_length(vocab, text, placeholders) for text in sources]
-    over = [i for i, length in enumerate(lengths) if length > most]
-    if over and not truncate:
-        first = over[0]
-        raise LuongError(
-            f"{name}:{first + 1}: {lengths[first]} symbols with its placeholders masked "
-            f"(placeholders {placeholders}), above the {most} a location-score model reads "
-            f"({len(over)} such lines); pass --truncate to cut them"
-        )
-    for i in over:
-        keep = min(most, source_length(vocab, sources[i]))
-        while keep > 0 and read_length(vocab, truncate_source(vocab, sources[i], keep),
-                                       placeholders) > most:  # fmt: skip
-            keep -= 1
-        sources[i] = truncate_source(vocab, sources[i], keep)
-    return over
-
-
 class Translator:
     """A trained model, or an ensemble of them, and the one path from a request to its
     outputs: what ``luong.load`` returns, and what every face calls (``luong translate``,
@@ -655,12 +532,23 @@ class Translator:
         glossary.check_vocab(self.tgt_vocab)
         return glossary
 
-    def source_length(self, text: str, request: RequestOptions | None = None) -> int:
-        """The symbols the encoder reads for ``text`` as ``request`` decodes it (its
-        placeholders masked with ``placeholders="mask"``), the EOS it appends not counted."""
-        if request is not None and request.placeholders == "mask":
-            text = mask_source(text).text
-        return source_length(self.src_vocab, text)
+    @property
+    def max_src_len(self) -> int:
+        """The longest source the model takes, in symbols (the smallest of an ensemble's)."""
+        return source_limit(self.model)
+
+    def admit(
+        self,
+        sources: Sequence[str],
+        request: RequestOptions | None = None,
+        *,
+        max_src_len: int | None = None,
+    ) -> list[Verdict | None]:
+        """The verdict on each source (``luong.admission.admit``): None where the model
+        takes it as ``request`` decodes it; ``max_src_len``: another limit than the
+        model's own (``source_limit``). Every face asks here and maps a refusal to its own
+        error."""
+        return admit(self.model, sources, request, max_src_len=max_src_len)
 
     def source_symbols(self, text: str) -> list[str]:
         """The symbols the model reads for ``text`` (one per attention column), ``"</s>"``

@@ -7,6 +7,7 @@ import json
 from contextlib import ExitStack
 from dataclasses import replace
 
+from luong.admission import fit_sources
 from luong.cli.common import (
     UsageError,
     check_memory_flags,
@@ -29,7 +30,7 @@ from luong.glossary import read_glossary
 from luong.memory import TranslationMemory
 from luong.request_options import RequestOptions
 from luong.search_options import MAX_SEED, OptionError, SearchOptions
-from luong.translator import Translator, fit_sources, load, output_lines
+from luong.translator import Translator, load, output_lines
 
 __all__ = ["main"]
 

@@ -1,0 +1,135 @@
+"""One admission rule (``luong.admission``): a verdict per source (unrepresentable, empty,
+too long as the request decodes it), the limit of an ensemble and of a location-score
+model, and each face mapping the same verdict to its own error: ``fit_sources``' line for
+the command line, the HTTP API's 413 and 422, ``luong po``'s reason to leave an entry,
+``luong plot``'s ``text:`` error."""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+from helpers import SRC_SPACE, small_model
+
+from luong.admission import Verdict, admit, fit_sources, read_length, source_limit
+from luong.catalog import too_long
+from luong.ensemble import Ensemble
+from luong.plot import plot_translation
+from luong.request_options import RequestOptions
+from luong.server import ServedModel, ServeLimits, create_app
+from luong.translator import Translator
+
+MASK = RequestOptions(placeholders="mask")
+CONSTRAIN = RequestOptions(placeholders="constrain")
+
+
+def test_each_kind_of_verdict() -> None:
+    model = small_model(0, SRC_SPACE, max_src_len=6)
+    sources = ["abc", "", "   ", "abcdefgh", "ab\ud800c", "abcdef"]
+    verdicts = admit(model, sources)
+    assert verdicts == [
+        None,
+        Verdict("empty"),
+        Verdict("empty"),
+        Verdict("too_long", 8, 6),
+        Verdict("unrepresentable", 2),
+        None,  # exactly the limit
+    ]
+    assert [v.refused for v in verdicts if v is not None] == [False, False, True, True]
+    assert verdicts[3].detail == "8 symbols, above the maximum source length 6"  # type: ignore[union-attr]
+    assert verdicts[4].detail == "not valid Unicode (a lone surrogate at character 2)"  # type: ignore[union-attr]
+
+
+def test_the_length_is_read_as_the_request_decodes_the_source() -> None:
+    """ "{}{}a" is 5 symbols; masked, "%d %d a" is 7. Off reads it as it is, mask masked,
+    constrain the longer of the two."""
+    model = small_model(0, SRC_SPACE, max_src_len=6)
+    vocab = model.src_vocab
+    text = "{}{}a"
+    assert [read_length(vocab, text, p) for p in ("off", "mask", "constrain")] == [5, 7, 7]
+    assert admit(model, [text]) == [None]
+    for request in (MASK, CONSTRAIN):
+        (verdict,) = admit(model, [text], request)
+        assert verdict == Verdict("too_long", 7, 6, request.placeholders)
+        assert verdict.detail == (
+            f"7 symbols with its placeholders masked (placeholders {request.placeholders}), "
+            "above the maximum source length 6"
+        )
+    # masking that shortens: constrain still reads the text as it is where that is longer
+    assert read_length(vocab, "a %s b", "constrain") == read_length(vocab, "a %s b", "off")
+
+
+def test_the_limit_is_every_members_and_a_location_models_cap() -> None:
+    ensemble = Ensemble([small_model(0, SRC_SPACE, max_src_len=9),
+                         small_model(1, SRC_SPACE, max_src_len=4)])  # fmt: skip
+    assert source_limit(ensemble) == 4 and Translator(ensemble).max_src_len == 4
+    assert admit(ensemble, ["abcde"]) == [Verdict("too_long", 5, 4)]
+    assert admit(ensemble, ["abcde"], max_src_len=20) == [None]  # no location model
+    location = small_model(0, SRC_SPACE, attention="location", max_src_len=5)
+    with pytest.raises(ValueError, match="a location-score model reads at most 5 symbols, got 6"):
+        admit(location, ["a"], max_src_len=6)
+    for bad in (0, True, "5"):
+        with pytest.raises(ValueError, match="max_src_len: expected an int >= 1"):
+            source_limit(location, bad)  # type: ignore[arg-type]
+
+
+def test_fit_sources_names_the_first_refused_line_and_cuts_to_fit() -> None:
+    model = small_model(0, SRC_SPACE, max_src_len=6)
+    sources = ["abc", "abcdefgh", "", "{}{}a", "xyz"]
+    with pytest.raises(
+        ValueError,
+        match=r"^in\.txt:4: 7 symbols with its placeholders masked \(placeholders mask\), "
+        r"above the maximum source length 6 \(1 such lines\); pass --truncate to cut them$",
+    ):
+        fit_sources(model, ["abc", "", "x", "{}{}a"], name="in.txt", request=MASK)
+    message = (
+        r"in\.txt:2: 8 symbols, above the maximum source length 6 \(1 such lines\); pass "
+        r"--truncate to cut them, or --max-src-len"
+    )
+    with pytest.raises(ValueError, match=message):
+        fit_sources(model, sources, name="in.txt")
+    fitted = fit_sources(model, sources, truncate=True, request=MASK)
+    assert fitted.truncated == [1, 3]
+    assert len(fitted.sources) == len(sources)  # N in, N out
+    assert all(v is None or not v.refused for v in admit(model, fitted.sources, MASK))
+    assert fitted.sources[1] == "abcdef"
+    assert fitted.sources[3] == "{}{}"  # masked "%d %d": 5 symbols, "%d %d a" 7
+    with pytest.raises(ValueError, match=r"^<input>:2: not valid Unicode \(a lone surrogate"):
+        fit_sources(model, ["a", "b\udc80"], truncate=True)
+
+
+def test_the_faces_map_the_same_verdict() -> None:
+    """The HTTP API (413 for too long, 422 for not Unicode, the limit the lower of the
+    deployment's and every member's), ``luong po``'s reason, ``luong plot``'s error."""
+    ensemble = Ensemble([small_model(0, SRC_SPACE, max_src_len=9),
+                         small_model(1, SRC_SPACE, max_src_len=5)])  # fmt: skip
+    served = ServedModel("one", Translator(ensemble), {})
+    limits = ServeLimits(max_sources=4, max_source_len=8)
+    with TestClient(create_app([served], limits=limits, max_wait_ms=0)) as client:
+        answer = client.post("/api/translate", json={"sources": ["ab", "abcdef"]})
+        assert answer.status_code == 413
+        assert answer.json()["detail"] == (
+            "max_source_len: source 1 has 6 symbols, above the limit of 5"
+        )  # the smaller member's limit, not the first member's 9
+        assert client.post("/api/translate", json={"sources": ["{}{}a"]}).status_code == 200
+        for mode in ("mask", "constrain"):  # "%d %d a": 7 symbols
+            body = {"sources": ["{}{}a"], "placeholders": mode}
+            masked = client.post("/api/translate", json=body)
+            assert masked.status_code == 413
+            assert masked.json()["detail"] == (
+                "max_source_len: source 0 has 7 symbols, above the limit of 5"
+            )
+        surrogate = client.post("/api/translate", content=b'{"sources": ["a\\ud800"]}',
+                                headers={"content-type": "application/json"})  # fmt: skip
+        assert surrogate.status_code == 422
+        assert "sources: source 0 is not valid Unicode (a lone surrogate at character 1)" in (
+            surrogate.text
+        )
+        answer = client.post("/api/translate", json={"sources": ["ab", "abcde"]})
+        assert answer.status_code == 200
+    reason = too_long(Translator(ensemble), "constrain")
+    assert reason("abcde") is None
+    assert reason("{}{}a") == "7 symbols, above the model's maximum source length 5"
+    with pytest.raises(ValueError, match=r"^text: 6 symbols, above the maximum source length 5$"):
+        plot_translation(Translator(ensemble), "abcdef", "never-written.png")
+    with pytest.raises(ValueError, match=r"^text: expected a non-empty input, got '  '$"):
+        plot_translation(Translator(ensemble), "  ", "never-written.png")
