@@ -11,9 +11,9 @@ import torch
 from helpers import SRC_SPACE, small_model
 
 from luong import Translator, Vocab
+from luong.admission import fit_sources
 from luong.search import Hypothesis, decode, hypothesis_text
 from luong.search_options import SearchOptions
-from luong.admission import fit_sources
 from luong.translator import (
     hypothesis_record,
     output_lines,
