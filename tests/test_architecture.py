@@ -532,6 +532,22 @@ def test_one_admission_rule() -> None:
     assert "fit_sources(" in MODULES["luong.cli.translate"].read_text()
 
 
+def test_the_faces_pass_file_names_and_the_translator_reads_them() -> None:
+    """A face's memory and glossary are the translator's (``Translator.with_resources``,
+    given the files' names): no face reads a memory or a glossary file itself, and the
+    HTTP modules import no memory at all."""
+    readers = [
+        f"{module}:{line}"
+        for module in ("luong.cli.translate", "luong.cli.po", "luong.cli.serve", "luong.server")
+        for line, target, _ in imports(module)
+        if target in ("luong.memory", "luong.glossary")
+    ]
+    assert readers == []
+    assert [t for _, t, _ in imports("luong.libretranslate") if t == "luong.memory"] == []
+    for module in ("luong.cli.translate", "luong.cli.po", "luong.cli.serve"):
+        assert ".with_resources(" in MODULES[module].read_text(), module
+
+
 def test_a_step_rule_is_an_option_and_a_rule_module() -> None:
     """A search option that changes each step's log-probabilities is named where it is
     declared (``luong.search_options``) and where its rule is (``luong.search.rules``),

@@ -213,6 +213,41 @@ def model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+def test_the_translator_owns_its_pairs_memory_and_glossary(model: Path, tmp_path: Path) -> None:
+    """``with_resources`` reads the files once, in the model's pair (a TMX file's en and de
+    units), checks the glossary's targets against the vocabulary, and leaves the translator
+    it came from as it was; ``translations`` consults the owned memory unless told not to."""
+    tmx = tmp_path / "project.tmx"
+    tmx.write_text(
+        '<?xml version="1.0"?><tmx version="1.4"><header srclang="en" datatype="plaintext" '
+        'segtype="sentence" adminlang="en" creationtool="t" creationtoolversion="1" '
+        'o-tmf="t"/><body><tu><tuv xml:lang="fr"><seg>Abc Fr</seg></tuv>'
+        '<tuv xml:lang="de"><seg>Abc Def</seg></tuv><tuv xml:lang="en"><seg>abc def</seg>'
+        "</tuv></tu></body></tmx>",
+        encoding="utf-8",
+    )
+    (tmp_path / "terms.tsv").write_text("abc\t7\n", encoding="utf-8")
+    plain = Translator.from_pretrained(model)
+    owning = plain.with_resources([tmx], tmp_path / "terms.tsv", tm_threshold=80.0)
+    assert owning.model is plain.model and plain.memory is None and plain.glossary is None
+    assert owning.memory is not None and len(owning.memory) == 1
+    assert owning.memory.threshold == 80.0
+    assert owning.glossary is not None and owning.glossary.pairs() == (("abc", "7"),)
+    (first, second) = owning.translations(["abc def", "abc deg"])
+    assert (first.origin, first.texts) == ("memory", ["Abc Def"])  # de, not fr
+    assert second.origin == "model" and second.matches
+    (off,) = owning.translations(["abc def"], request=RequestOptions(memory=False))
+    assert off.origin == "model"
+    assert plain.with_resources().memory is None
+    with pytest.raises(TypeError, match="memory: expected a list of file names"):
+        plain.with_resources(str(tmx))  # type: ignore[arg-type]
+    (tmp_path / "bad.tsv").write_text("abc\tÿ\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="ÿ"):
+        plain.with_resources(glossary=tmp_path / "bad.tsv")  # a target it cannot write
+    with pytest.raises(FileNotFoundError):
+        plain.with_resources([tmp_path / "missing.tsv"])
+
+
 def test_the_translator_decodes_only_what_the_memory_lacks(model: Path) -> None:
     translator = Translator.from_pretrained(model)
     tm = memory(("abc def", "Abc Def"), ("hij %s", "Hij"))
@@ -342,8 +377,8 @@ def test_luong_translate_text_and_jsonl_with_memory(model: Path, tmp_path: Path)
 def test_the_servers_answer_says_its_origin(model: Path, tmp_path: Path) -> None:
     tm = tmp_path / "project.tsv"
     tm.write_text(TSV, encoding="utf-8")
-    translator = Translator.from_pretrained(model)
-    served = ServedModel("tiny", translator, None, TranslationMemory.read([tm], "en", "de"))
+    translator = Translator.from_pretrained(model).with_resources([tm])
+    served = ServedModel("tiny", translator)
     body = {"sources": ["abc def", "j"], "min_len": 3}
     with TestClient(create_app([served], max_wait_ms=0)) as client:
         answer = client.post("/api/translate", json=body).json()

@@ -9,6 +9,7 @@ defaults, server, export and int8."""
 from __future__ import annotations
 
 import asyncio
+import copy
 import io
 import json
 import os
@@ -118,7 +119,9 @@ NEVER = ("\x00", "\\u0000", "\u2028", "\\u2028")  # raw or as JSON escapes
 
 def test_the_servers_routes_reuse_no_hostile_memory_translation(model: Path) -> None:
     translator = Translator.from_pretrained(model)
-    hostile = create_app([ServedModel("tiny", translator, memory=memory(*HOSTILE))], max_wait_ms=0)
+    remembering = copy.copy(translator)
+    remembering.memory = memory(*HOSTILE)  # the attribute with_resources sets from files
+    hostile = create_app([ServedModel("tiny", remembering)], max_wait_ms=0)
     plain = create_app([ServedModel("tiny", translator)], max_wait_ms=0)  # the model alone
     sources = [source for source, _ in HOSTILE]
     libre = [

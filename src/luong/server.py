@@ -10,11 +10,11 @@ attention explorer page.
   [{"source", "source_tokens", "prefix_tokens", "hypotheses": [{"text", "score",
   "confidence", "tokens", "attention"?, "alignment"?, "searched_again"?}], "origin"?,
   "matches"?}]}`` out, one result per source, in order (``confidence``:
-  ``luong.confidence``). With a translation memory (``ServedModel.memory``, ``luong serve
-  --tm``; a request's ``"memory": false`` turns it off), each result says its ``origin``
-  (``"memory"``: its one hypothesis is ``{"text"}``, not decoded; ``"model"``) and the
-  memory's ``matches`` (``luong.translator.memory_record``); LibreTranslate's
-  ``/translate`` takes the memory's translations too. Requests that share
+  ``luong.confidence``). With a translation memory (the translator's, ``luong serve
+  --tm``: ``Translator.with_resources``; a request's ``"memory": false`` turns it off),
+  each result says its ``origin`` (``"memory"``: its one hypothesis is ``{"text"}``, not
+  decoded; ``"model"``) and the memory's ``matches`` (``luong.translator.memory_record``);
+  LibreTranslate's ``/translate`` takes the memory's translations too. Requests that share
   their options are decoded together (``luong.request_batcher``) on a worker thread through
   ``Translator.translations``, the path every face takes, and their answers are written
   there too, so the event loop (``/health``) stays free while a batch decodes.
@@ -91,7 +91,6 @@ from luong.libretranslate import (
     split_lines,
     translate_answer,
 )
-from luong.memory import TranslationMemory
 from luong.request_batcher import Batcher
 from luong.request_options import GlossaryPairs, RequestOptions
 from luong.search_options import OptionError, SearchOptions, option_specs
@@ -126,14 +125,13 @@ EXPLORER_FILES: dict[str, str] = {
 
 @dataclass(frozen=True)
 class ServedModel:
-    """A model the server decodes with: its name in requests, the translator, the
-    metrics of its run folder (``metrics.json``; None when there is none), and the
-    translation memory its requests consult (``luong.memory``; None: none)."""
+    """A model the server decodes with: its name in requests, the translator (with the
+    translation memory its requests consult, ``Translator.with_resources``), and the
+    metrics of its run folder (``metrics.json``; None when there is none)."""
 
     name: str
     translator: Translator
     metrics: Mapping[str, Any] | None = None
-    memory: TranslationMemory | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -141,10 +139,6 @@ class ServedModel:
         if not isinstance(self.translator, Translator):
             raise LuongTypeError(
                 f"translator: expected a Translator, got {type(self.translator).__name__}"
-            )
-        if self.memory is not None and not isinstance(self.memory, TranslationMemory):
-            raise LuongTypeError(
-                f"memory: expected a TranslationMemory, got {type(self.memory).__name__}"
             )
 
 
@@ -341,7 +335,7 @@ class _Service:
             """A batch of requests that share ``key``, on the batcher's worker thread."""
             served = by_name[key.model]
             translations = served.translator.translations(
-                sources, key.search, key.request, batch_size=max_batch, memory=served.memory
+                sources, key.search, key.request, batch_size=max_batch
             )
             return list(translations)
 

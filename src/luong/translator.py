@@ -13,6 +13,7 @@ two APIs; search itself is ``luong.search``, the placeholders' mechanisms
 
 from __future__ import annotations
 
+import copy
 import logging
 import math
 from collections.abc import Iterator, Mapping, Sequence
@@ -40,9 +41,9 @@ from luong.devices import (
 from luong.ensemble import Decodable, Ensemble, members_of
 from luong.errors import LuongError, LuongTypeError
 from luong.files import folder_list
-from luong.glossary import Glossary, Term, enforced_terms, glossary_of
+from luong.glossary import Glossary, Term, enforced_terms, glossary_of, read_glossary
 from luong.lines import json_line
-from luong.memory import Match, Recall, TranslationMemory
+from luong.memory import DEFAULT_THRESHOLD, Match, Recall, TranslationMemory
 from luong.model import Seq2Seq
 from luong.placeholders import (
     MaskedSource,
@@ -392,6 +393,41 @@ class Translator:
         self.model = model
         self.precision = precision
         self.search = SearchOptions() if search is None else search
+        self.memory: TranslationMemory | None = None  # with_resources
+        self.glossary: Glossary | None = None
+
+    def with_resources(
+        self,
+        memory: Sequence[str | Path] = (),
+        glossary: str | Path | None = None,
+        *,
+        tm_threshold: float = DEFAULT_THRESHOLD,
+        tgt_lang: str | None = None,
+    ) -> Translator:
+        """This translator (the same model) with its language pair's translation memory
+        and glossary, each read once from its files: ``memory``'s files as one memory
+        (``TranslationMemory.read``: a TMX file's units chosen by the pair, a catalog's
+        language checked; fuzzy matches from ``tm_threshold``), and ``glossary``'s file
+        (``read_glossary`` in the pair, every target term checked against the target
+        vocabulary: ``check_glossary``). ``translations`` consults this memory unless a
+        call gives its own; the faces hold this glossary's terms (``glossary.pairs()``).
+        ``tgt_lang``: the target they are read in (default the model's; ``luong po``: the
+        catalog's language). The faces pass file names here, and build neither.
+
+        Raises:
+            FileNotFoundError: a file that does not exist.
+            ValueError: a file that does not read (as ``TranslationMemory.read`` and
+                ``read_glossary``), a term the target vocabulary cannot write.
+        """
+        if isinstance(memory, str | Path):
+            raise LuongTypeError(f"memory: expected a list of file names, got {memory!r:.60}")
+        pair = (self.src_lang, self.tgt_lang if tgt_lang is None else tgt_lang)
+        other = copy.copy(self)
+        other.memory = TranslationMemory.read(memory, *pair, tm_threshold) if memory else None
+        other.glossary = None
+        if glossary is not None:
+            other.glossary = self.check_glossary(read_glossary(glossary, *pair))
+        return other
 
     @classmethod
     def from_pretrained(
@@ -606,7 +642,8 @@ class Translator:
             batch_size: sentences per search call.
             window: sources decoded (and sorted by length) together before their
                 translations are handed out; None: all at once (``luong.search.decode``).
-            memory: a translation memory, or None.
+            memory: a translation memory; None: the translator's own (``with_resources``),
+                or none.
             progress: advanced by each source as its first search (or the memory) is done.
 
         Raises:
@@ -630,6 +667,7 @@ class Translator:
                 f"constraints: expected one list per source ({len(sources)}), "
                 f"got {len(constraints)}"
             )
+        memory = self.memory if memory is None else memory
         if memory is not None and not isinstance(memory, TranslationMemory):
             raise LuongTypeError(
                 f"memory: expected a TranslationMemory, got {type(memory).__name__}"

@@ -28,9 +28,7 @@ from luong.cli.common import (
 )
 from luong.errors import LuongError
 from luong.files import atomic_write, read_bounded
-from luong.glossary import read_glossary
 from luong.languages import check_language as check_language_code
-from luong.memory import TranslationMemory
 from luong.po_file import decode_catalog
 from luong.progress import WorkProgress
 from luong.translator import Translator, load
@@ -164,16 +162,13 @@ def main(args: argparse.Namespace) -> int:
     translator = load(model_folders(folders), **device_options(args))
     target = _target(translator, args.tgt_lang)
     warnings = [line for line in [_pair_warning(translator, folders, target)] if line]
-    memory = None
-    if args.tm:
-        memory = TranslationMemory.read(args.tm, translator.src_lang, target, args.tm_threshold)
-    terms: tuple[tuple[str, str], ...] = ()
-    glossary = None
-    if args.glossary_file is not None:
-        glossary = translator.check_glossary(
-            read_glossary(args.glossary_file, translator.src_lang, target)
-        )
-        terms = glossary.pairs()
+    # Read in the catalog's language; the catalog consults the memory itself (a plural
+    # entry's forms are one unit), so the translator that fills the rest carries none.
+    resources = translator.with_resources(
+        args.tm or (), args.glossary_file, tm_threshold=args.tm_threshold, tgt_lang=target
+    )
+    memory, glossary = resources.memory, resources.glossary
+    terms = () if glossary is None else glossary.pairs()
     name = "+".join(Path(folder).resolve().name for folder in folders)
 
     def translate(texts: list[str]) -> list[MachineText]:

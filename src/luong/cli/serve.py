@@ -21,10 +21,8 @@ from luong.cli.common import (
 from luong.config.faces import ServeLimits
 from luong.files import read_json, read_text_lines
 from luong.folder_files import METRICS
-from luong.glossary import read_glossary
-from luong.memory import TranslationMemory
 from luong.server import ServedModel, create_app
-from luong.translator import load
+from luong.translator import Translator, load
 
 __all__ = ["main", "model_names", "read_api_keys", "server_config"]
 
@@ -100,19 +98,20 @@ def main(args: argparse.Namespace) -> int:
     api_keys = read_api_keys(args.api_keys) if args.api_keys is not None else None
     check_port(args.host, args.port)
     log_to_stderr(quiet=True)  # the loader's warnings: a stopped run's checkpoint, bf16
+    translators = [load(folder, **device_options(args)) for folder in args.models]
+    if args.glossary_file is not None:
+        _one_target(translators)
     models = []
-    memories: dict[tuple[str | None, str | None], TranslationMemory] = {}  # one a pair
-    for name, folder in zip(model_names(args.models), args.models, strict=True):
+    for name, folder, translator in zip(
+        model_names(args.models), args.models, translators, strict=True
+    ):
         metrics = read_json(folder / METRICS) if (folder / METRICS).is_file() else None
-        translator = load(folder, **device_options(args))
-        memory = None
-        if args.tm:
-            pair = translator.src_lang, translator.tgt_lang
-            if pair not in memories:
-                memories[pair] = TranslationMemory.read(args.tm, *pair, args.tm_threshold)
-            memory = memories[pair]
-        models.append(ServedModel(name, translator, metrics, memory))
-    terms = _glossary(args, models) if args.glossary_file is not None else ()
+        # each model's memory and glossary read in its own pair (a TMX file's units)
+        translator = translator.with_resources(
+            args.tm or (), args.glossary_file, tm_threshold=args.tm_threshold
+        )
+        models.append(ServedModel(name, translator, metrics))
+    terms = _glossary(models) if args.glossary_file is not None else ()
     limits = ServeLimits(
         max_sources=args.max_sources,
         max_beam=args.max_beam,
@@ -143,21 +142,25 @@ def main(args: argparse.Namespace) -> int:
     return 0
 
 
-def _glossary(args: argparse.Namespace, models: list[ServedModel]) -> tuple[tuple[str, str], ...]:
-    """``--glossary FILE``'s pairs (a TBX file read in the served pair), each target term
-    checked against every model's vocabulary; one target language among the models."""
-    targets = {m.translator.tgt_lang for m in models} - {None}
+def _one_target(translators: list[Translator]) -> None:
+    """Raise unless the models translate into one target language (or record none): a
+    glossary is for one."""
+    targets = {t.tgt_lang for t in translators} - {None}
     if len(targets) > 1:
         raise UsageError(
             f"--glossary: the models translate into {', '.join(sorted(map(str, targets)))}; "
             "a glossary is for one target language: serve them apart"
         )
+
+
+def _glossary(models: list[ServedModel]) -> tuple[tuple[str, str], ...]:
+    """``--glossary FILE``'s pairs as the first model that records its pair read them
+    (``with_resources``: a TBX file in its pair, each target term checked against its
+    vocabulary; every model read and checked its own): the default glossary of every
+    request."""
     recorded = [m.translator for m in models if m.translator.tgt_lang is not None]
-    source = recorded[0].src_lang if recorded else None
-    target = recorded[0].tgt_lang if recorded else None
-    glossary = read_glossary(args.glossary_file, source, target)
-    for served in models:
-        served.translator.check_glossary(glossary)
+    glossary = (recorded or [models[0].translator])[0].glossary
+    assert glossary is not None  # read by with_resources
     return glossary.pairs()
 
 

@@ -26,8 +26,6 @@ from luong.cli.common import (
 )
 from luong.errors import LuongError
 from luong.files import read_text_lines, text_lines
-from luong.glossary import read_glossary
-from luong.memory import TranslationMemory
 from luong.request_options import RequestOptions
 from luong.search_options import MAX_SEED, OptionError, SearchOptions
 from luong.translator import Translator, load, output_lines
@@ -61,17 +59,13 @@ def _check(args: argparse.Namespace) -> tuple[SearchOptions, RequestOptions]:
 def main(args: argparse.Namespace) -> int:
     options, request = _check(args)
     log_to_stderr(quiet=True)  # the loader's warnings: a stopped run's checkpoint, bf16
-    translator = load(model_folders(args.model), **device_options(args))
-    memory = None
-    if args.tm:
-        memory = TranslationMemory.read(
-            args.tm, translator.src_lang, translator.tgt_lang, args.tm_threshold
-        )
-    if args.glossary_file is not None:
-        glossary = read_glossary(args.glossary_file, translator.src_lang, translator.tgt_lang)
-        request = replace(request, glossary=translator.check_glossary(glossary).pairs())
+    translator = load(model_folders(args.model), **device_options(args)).with_resources(
+        args.tm or (), args.glossary_file, tm_threshold=args.tm_threshold
+    )
+    if translator.glossary is not None:
+        request = replace(request, glossary=translator.glossary.pairs())
     if args.stream:
-        return _stream(args, translator, options, request, memory)
+        return _stream(args, translator, options, request)
     fitted = fit_sources(
         translator.model,
         read_lines(args.input),
@@ -101,7 +95,6 @@ def main(args: argparse.Namespace) -> int:
         format=args.format,
         batch_size=args.batch_size,
         constraints=constraints,
-        memory=memory,
     )
     # Each window of lines is written as soon as it is done: memory does not grow with the
     # input (every line was checked above, so nothing stops half-way).
@@ -116,7 +109,6 @@ def _stream(
     translator: Translator,
     options: SearchOptions,
     request: RequestOptions,
-    memory: TranslationMemory | None = None,
 ) -> int:
     """One line at a time: read it, translate it, write its output and flush, before the
     next line is read (so a pipe or a person typing sees each output at once)."""
@@ -147,7 +139,6 @@ def _stream(
                 line_options,
                 request=request,
                 format=args.format,
-                memory=memory,
             )
             for output in outputs:
                 write_line(output)
