@@ -5,7 +5,7 @@ Table 6.
     python benchmarks/alignment.py LABEL=MODEL [LABEL=MODEL ...] [--data DIR]
         [--out docs/alignment.json] [--batch-size 64] [--threads 1]
 
-e.g. ``global=/work/runs/translation local-m=runs/align/monotonic local-p=runs/align/predictive``.
+e.g. ``global=runs/translation local-m=runs/align/monotonic local-p=runs/align/predictive``.
 
 The reference: eflomal 2.0 (``eflomal.Aligner``, its default settings, ``EFLOMAL``) trained
 on train + devtest together (an unsupervised aligner needs the data; devtest is in it so that

@@ -45,7 +45,7 @@ from luong import RequestOptions, Translator, load
 from luong.confidence import confidence
 from luong.tasks.tsv import read_pairs
 
-DATA = Path("/work/shared/data/gettext-en-de")
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "gettext-en-de"  # ../shared
 BUCKETS = [i / 10 for i in range(11)]  # [0, 0.1), ..., [0.9, 1.0]
 LEFT_TO_PEOPLE = 0.2
 

@@ -7,7 +7,7 @@ kept, and the package is deleted. Resumable: a second run skips what is fetched.
 this is committed: the catalogs carry their packages' licences and are benchmark data, like
 gettext-en-de.
 
-    python benchmarks/debian_catalogs.py --lang de --dest /work/cache/debian-de
+    python benchmarks/debian_catalogs.py --lang de --dest cache/debian-de
 
 The catalogs land as ``DEST/PACKAGE/NAME.mo`` beside each package's record
 (``luong-fetched.json``); ``DEST/packages.tsv`` lists each package, its version and its

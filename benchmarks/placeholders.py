@@ -2,7 +2,7 @@
 BLEU, chrF, the share of outputs that keep every placeholder, and the time, on gettext-en-de's
 dev and devtest and on the messages of the test catalogs (nano, wdiff).
 
-    OMP_NUM_THREADS=2 .venv/bin/python benchmarks/placeholders.py /work/runs/translation \\
+    OMP_NUM_THREADS=2 .venv/bin/python benchmarks/placeholders.py runs/translation \\
         [--data ../shared/data/gettext-en-de] [--beam 5] [--out docs/placeholders.json]
 
 Each set is decoded four ways with the library's functions: ``off`` (``translate``, the

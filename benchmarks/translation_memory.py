@@ -22,7 +22,8 @@ from luong.memory import MemoryEntry, TranslationMemory, read_entries
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=Path("/work/shared/data/gettext-en-de"))
+    shared = Path(__file__).resolve().parents[2] / "shared"  # ../shared beside the checkout
+    parser.add_argument("--data", type=Path, default=shared / "data" / "gettext-en-de")
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 5000, 33993])
     args = parser.parse_args()
     start = time.perf_counter()

@@ -6,7 +6,7 @@ fill: a project catalog holds the first half translated and the second empty, ``
 fills it as a translator runs it, and BLEU and chrF (sacrebleu, through ``luong.metrics``)
 score the second half's outputs against the package's own translations.
 
-    python benchmarks/unseen.py runs/de runs/de-large --catalogs /work/cache/debian-de \
+    python benchmarks/unseen.py runs/de runs/de-large --catalogs cache/debian-de \
         [--adapt] [--tm] [--glossary] [--out docs/unseen.json]
 
 ``--adapt``: ``luong po --adapt DIR`` (each model fine-tuned on the project's first half, then
@@ -49,7 +49,7 @@ UNSEEN = {
 """Package -> its catalog: six programs of different kinds, picked by hand before any model
 decoded them (their terms are the issue's: queue, job, secret, keyring)."""
 
-GETTEXT = Path("/work/shared/data/gettext-en-de")
+GETTEXT = Path(__file__).resolve().parents[2] / "shared" / "data" / "gettext-en-de"  # ../shared
 
 
 def first_half(source: str) -> bool:

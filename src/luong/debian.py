@@ -1,8 +1,8 @@
 """The gettext catalogs of one language from every Debian (or Ubuntu) package that ships
 some (``luong corpus --debian DIR``, which then builds its corpus from them).
 
-    report = fetch_catalogs("de", "/work/cache/debian-de", FetchOptions(jobs=4))
-    folders = catalog_folders("/work/cache/debian-de", exclude={"nano"})
+    report = fetch_catalogs("de", "cache/debian-de", FetchOptions(jobs=4))
+    folders = catalog_folders("cache/debian-de", exclude={"nano"})
     corpus = build_corpus(catalog_files(folders, "de"), CorpusOptions(), "de")
 
 The steps (``FetchOptions`` holds the settings):
