@@ -562,7 +562,7 @@ class _pool:
     def __enter__(self) -> Callable[..., Iterator[Any]]:
         if self.workers == 1:
             return map
-        self.pool = multiprocessing.get_context().Pool(self.workers, initializer=_worker_signals)
+        self.pool = _context().Pool(self.workers, initializer=_worker_signals)
         return self._map
 
     def _map(self, function: Callable[[Any], Any], jobs: Iterable[Any]) -> Iterator[Any]:
@@ -582,6 +582,18 @@ class _pool:
         else:
             self.pool.terminate()
         self.pool.join()
+
+
+def _context() -> Any:
+    """The workers' start method: forkserver where the platform has it (a worker forks from
+    a server process of one thread that has imported this module once, not from the
+    caller, whose other threads may hold a lock at the fork: a worker forked from a process
+    with threads once hung in a lock it inherited held), else spawn."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([__name__])
+    return context
 
 
 def _worker_signals() -> None:
