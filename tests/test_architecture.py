@@ -77,8 +77,10 @@ FLOORS: list[tuple[str, set[str]]] = [
     ("word alignments, confidence, lexical tables", {
         "luong.alignment", "luong.confidence", "luong.lexicon",
     }),
-    ("placeholders", {"luong.placeholders"}),
-    ("which sources a model takes", {"luong.admission"}),
+    ("placeholders: the text", {"luong.placeholders"}),
+    ("placeholders kept through the search, which sources a model takes", {
+        "luong.placeholder_search", "luong.admission",
+    }),
     ("the translation memory's index", {"luong.memory_index"}),
     ("glossaries, translation memory", {"luong.glossary", "luong.memory"}),
     ("translation of strings, the tasks, averaging, int8", {
@@ -438,7 +440,7 @@ def test_the_faces_decode_through_the_translator_alone(face: str) -> None:
     reached = sorted(
         f"{name} from {source}"
         for source, name in imported_names(face)
-        if source.startswith(("luong.search", "luong.placeholders"))
+        if source.startswith(("luong.search", "luong.placeholders", "luong.placeholder_search"))
         and source != "luong.search_options"
     )
     assert reached == []
@@ -505,8 +507,17 @@ def test_one_beam_loop() -> None:
     assert shared_blocks(search / "beam.py", search / "beam.py") != []
 
 
-FACES = ["luong.server", "luong.libretranslate", "luong.catalog", "luong.plot",
-         "luong.cli.translate", "luong.cli.po", "luong.cli.serve"]  # fmt: skip
+ADMITTING = ["luong.server", "luong.libretranslate", "luong.catalog", "luong.plot",
+             "luong.cli.translate", "luong.cli.po", "luong.cli.serve"]  # fmt: skip
+
+
+def test_the_placeholders_text_imports_no_search() -> None:
+    """``luong.placeholders`` is text in, text out (find, mask, restore, check); the
+    searches that keep placeholders are ``luong.placeholder_search``'s."""
+    reached = [t for _, t, _ in imports("luong.placeholders") if t.startswith("luong.search")]
+    assert reached == []
+    assert {t for _, t, _ in imports("luong.placeholders")} <= {"luong.directives", "luong.errors"}
+    assert "luong.search" in {t for _, t, _ in imports("luong.placeholder_search")}
 
 
 def test_one_admission_rule() -> None:
@@ -515,7 +526,7 @@ def test_one_admission_rule() -> None:
     sources ask ``Translator.admit`` (or ``fit_sources``, built on it)."""
     measuring = [
         f"{module}:{node.lineno}"
-        for module in FACES
+        for module in ADMITTING
         for node in ast.walk(TREES[module])
         if isinstance(node, ast.Attribute) and node.attr == "max_src_len"
         and isinstance(node.value, ast.Attribute) and node.value.attr == "config"

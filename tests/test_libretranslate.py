@@ -30,7 +30,7 @@ from luong.cli import main as cli_main
 from luong.config.faces import ServeLimits
 from luong.ensemble import Ensemble
 from luong.model import Seq2Seq, record_language_pair
-from luong.placeholders import translate_masked
+from luong.placeholder_search import translate_masked
 from luong.quantize import quantize_folder
 from luong.run_folders import compare, read_run
 from luong.search_options import SearchOptions

@@ -12,16 +12,13 @@ from helpers import SRC_SPACE, luong, small_model
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from luong.placeholders import (
+from luong.placeholder_search import (
     CONSTRAINED_BEAM,
-    find_placeholders,
-    keeps_placeholders,
-    mask_source,
-    restore,
     spellable_spans,
     translate_constrained,
     translate_masked,
 )
+from luong.placeholders import find_placeholders, keeps_placeholders, mask_source, restore
 from luong.request_options import RequestOptions
 from luong.search import decode, hypothesis_text
 from luong.search_options import SearchOptions

@@ -24,15 +24,13 @@ from luong.admission import fit_sources
 from luong.batching import bucketed_batches, token_batches
 from luong.config.train import TrainConfig
 from luong.distributed import World
+from luong.placeholder_search import spellable_spans, translate_constrained, written_phrases
 from luong.placeholders import (
     find_placeholders,
     holds_phrases,
     keeps_placeholders,
     mask_source,
     restore,
-    spellable_spans,
-    translate_constrained,
-    written_phrases,
 )
 from luong.request_options import RequestOptions
 from luong.search import decode, hypothesis_text

@@ -34,7 +34,7 @@ from luong.libretranslate import (
     translate_answer,
 )
 from luong.model import Seq2Seq
-from luong.placeholders import translate_masked
+from luong.placeholder_search import translate_masked
 from luong.search_options import SearchOptions
 from luong.server import ServedModel, create_app
 from luong.translator import Translator, translate, translate_nbest

@@ -45,14 +45,8 @@ from luong.glossary import Glossary, Term, enforced_terms, glossary_of, read_glo
 from luong.lines import json_line
 from luong.memory import DEFAULT_THRESHOLD, Match, Recall, TranslationMemory
 from luong.model import Seq2Seq
-from luong.placeholders import (
-    MaskedSource,
-    check_phrases,
-    mask_source,
-    restore_hypothesis,
-    with_placeholders,
-    written_phrases,
-)
+from luong.placeholder_search import restore_hypothesis, with_placeholders, written_phrases
+from luong.placeholders import MaskedSource, check_phrases, mask_source
 from luong.progress import WorkProgress
 from luong.request_options import RequestOptions
 from luong.search import (
