@@ -12,11 +12,14 @@ from helpers import SRC_SPACE, luong, small_model
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import luong.placeholder_search as placeholder_search
 from luong.placeholder_search import (
     CONSTRAINED_BEAM,
+    keep_placeholders,
     spellable_spans,
     translate_constrained,
     translate_masked,
+    with_placeholders,
 )
 from luong.placeholders import find_placeholders, keeps_placeholders, mask_source, restore
 from luong.request_options import RequestOptions
@@ -199,6 +202,39 @@ def test_constraints_search_again_only_where_the_beam_missed_a_span() -> None:
     assert keeps_placeholders(texts[3], masked)
     with pytest.raises(ValueError, match="sample: placeholders are kept by beam search"):
         translate_constrained(MODEL, texts, SearchOptions(sample=True))
+
+
+def test_the_misses_of_a_search_call_are_searched_again_together(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The Translator keeps placeholders for a whole search call at once: one constrained
+    search for the sources whose outputs missed a span, one masked search for those that
+    still miss one (not a search a source); each source's outputs are those it gets
+    alone."""
+    texts = ["ab cd", "ab %s cd", "{} e <b>f", "ab %1$s", "e %s <b>f", "ab %1$s cd"]
+    options = SearchOptions(beam=4, nbest=2)
+    alone = [
+        with_placeholders(MODEL, t, [hypothesis_text(MODEL, h) for h in hyps], options)
+        for t, hyps in zip(texts, decode(MODEL, texts, options), strict=True)
+    ]
+    calls: list[int] = []
+    search = placeholder_search.decode
+
+    def counted(model: object, sources: list[str], *args: object, **kwargs: object) -> object:
+        calls.append(len(sources))
+        return search(model, sources, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(placeholder_search, "decode", counted)
+    request = RequestOptions(placeholders="constrain")
+    got = list(Translator(MODEL).translations(texts, options, request, batch_size=len(texts)))
+    assert [t.texts for t in got] == alone
+    assert len(calls) == 2 and sum(calls) < 2 * (len(texts) - 1)  # one pass each, not a source
+    assert any(any(t.searched_again) for t in got) and not any(got[0].searched_again)
+    calls.clear()
+    assert translate_constrained(MODEL, texts, options) == alone
+    assert len(calls) == 3 and calls[0] == len(texts)  # its own first search, then the two
+    with pytest.raises(ValueError, match="expected one per source"):
+        keep_placeholders(MODEL, texts, [[]], options)
 
 
 def test_spellable_spans_are_the_sources_spans_or_none() -> None:

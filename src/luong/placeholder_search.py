@@ -36,6 +36,7 @@ from luong.search_options import SearchOptions
 
 __all__ = [
     "CONSTRAINED_BEAM",
+    "keep_placeholders",
     "kept_or_masked",
     "restore_hypothesis",
     "spellable_spans",
@@ -134,7 +135,8 @@ def translate_constrained(
 ) -> list[list[str]]:
     """Translate with every placeholder kept, by constrained beam search where it is needed
     (the module docstring): each input's ``options.nbest`` outputs, best first, each carrying
-    each of its source's spans exactly as often as the source (``with_placeholders``).
+    each of its source's spans exactly as often as the source (``keep_placeholders``: the
+    outputs that miss a span searched again together).
 
     Args:
         model: the model, or an ``Ensemble``.
@@ -158,11 +160,8 @@ def translate_constrained(
     if constraints is not None:
         check_phrases(constraints)
     lists = decode(model, texts, options, batch_size=batch_size, constraints=constraints)
-    given = constraints if constraints is not None else [[] for _ in texts]
-    return [
-        with_placeholders(model, text, [hypothesis_text(model, h) for h in hyps], options, phrases)
-        for text, hyps, phrases in zip(texts, lists, given, strict=True)
-    ]
+    outputs = [[hypothesis_text(model, h) for h in hyps] for hyps in lists]
+    return keep_placeholders(model, texts, outputs, options, constraints)
 
 
 def spellable_spans(model: Decodable, source: str) -> list[str] | None:
@@ -197,29 +196,83 @@ def with_placeholders(
     constrained beam search with ``constraints`` (held as ``exact`` says) and its spans (each
     exactly as often as the source holds it), and an output that still misses one masked
     (``kept_or_masked``: decoded with ``constraints`` and ``exact`` too). A span the target
-    vocabulary cannot spell goes straight to masking.
+    vocabulary cannot spell goes straight to masking. ``keep_placeholders`` for one source.
 
     Raises:
         TypeError: ``source`` or an output is not a str; as ``luong.search.decode``.
         ValueError: sampling ``options``; a phrase of ``constraints`` that holds a
             placeholder (``check_phrases``).
     """
+    return keep_placeholders(model, [source], [outputs], options, [constraints], [exact])[0]
+
+
+def keep_placeholders(
+    model: Decodable,
+    sources: Sequence[str],
+    outputs: Sequence[Sequence[str]],
+    options: SearchOptions,
+    constraints: Sequence[Sequence[str]] | None = None,
+    exact: Sequence[bool | Sequence[bool]] | bool = False,
+) -> list[list[str]]:
+    """``with_placeholders`` for many sources at once, each with its ``outputs``, its
+    ``constraints`` and its ``exact`` (one flag for all, or per source one flag or one per
+    phrase): the sources with an output that misses a span are searched again together, in
+    one batched constrained search, and those that still miss one are masked together, in
+    one batched masked search (``translate_masked``). A sentence's outputs do not depend on
+    its batch, so each source's are those ``with_placeholders`` gives it alone.
+
+    Raises:
+        TypeError: a source or an output is not a str; as ``luong.search.decode``.
+        ValueError: sampling ``options``; lists that do not fit ``sources``; a phrase that
+            holds a placeholder (``check_phrases``).
+    """
     if options.sample:  # its second search widens the beam: no sampling
         raise LuongError("sample: placeholders are kept by beam search, not sampling")
-    check_phrases([constraints])
-    written = written_phrases(model, constraints)
-    if all(_holds(source, output, written) for output in outputs):
-        return list(outputs)
-    spans = spellable_spans(model, source)
-    held = _flags(exact, constraints)
-    if spans is None or not _fits(model, [*constraints, *spans]):
-        return kept_or_masked(model, source, outputs, options, constraints, held)
-    phrases = [[*constraints, *spans]]
-    flags = [[*held, *[True] * len(spans)]]
-    wider = replace(options, beam=max(options.beam, CONSTRAINED_BEAM))
-    hyps = decode(model, [source], wider, constraints=phrases, exact=flags)[0]
-    searched = [hypothesis_text(model, h) for h in hyps]
-    return kept_or_masked(model, source, searched, options, constraints, held)
+    given = [[] for _ in sources] if constraints is None else [list(c) for c in constraints]
+    exacts = [exact] * len(sources) if isinstance(exact, bool) else list(exact)
+    if not len(outputs) == len(given) == len(exacts) == len(sources):
+        raise LuongError(
+            f"outputs, constraints and exact: expected one per source ({len(sources)}), got "
+            f"{len(outputs)}, {len(given)} and {len(exacts)}"
+        )
+    check_phrases(given)
+    written = [written_phrases(model, phrases) for phrases in given]
+    held = [_flags(flags, phrases) for flags, phrases in zip(exacts, given, strict=True)]
+    result = [list(texts) for texts in outputs]
+
+    def missing(i: int) -> bool:
+        return not all(_holds(sources[i], output, written[i]) for output in result[i])
+
+    again: list[tuple[int, list[str]]] = []  # searched again, with the source's spans
+    for i in [i for i in range(len(sources)) if missing(i)]:
+        spans = spellable_spans(model, sources[i])
+        if spans is not None and _fits(model, [*given[i], *spans]):
+            again.append((i, spans))
+    if again:
+        wider = replace(options, beam=max(options.beam, CONSTRAINED_BEAM))
+        phrases = [[*given[i], *spans] for i, spans in again]
+        flags = [[*held[i], *[True] * len(spans)] for i, spans in again]
+        texts = [sources[i] for i, _ in again]
+        lists = decode(model, texts, wider, constraints=phrases, exact=flags)
+        for (i, _), hyps in zip(again, lists, strict=True):
+            result[i] = [hypothesis_text(model, h) for h in hyps]
+    masking = [i for i in range(len(sources)) if missing(i)]
+    if masking:
+        masked = translate_masked(
+            model,
+            [sources[i] for i in masking],
+            options,
+            constraints=[given[i] for i in masking],
+            exact=[held[i] for i in masking],
+        )
+        for i, alternatives in zip(masking, masked, strict=True):
+            result[i] = [
+                output
+                if _holds(sources[i], output, written[i])
+                else alternatives[min(k, len(alternatives) - 1)]
+                for k, output in enumerate(result[i])
+            ]
+    return result
 
 
 def _flags(exact: bool | Sequence[bool], constraints: Sequence[str]) -> list[bool]:

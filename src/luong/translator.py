@@ -45,7 +45,7 @@ from luong.glossary import Glossary, Term, enforced_terms, glossary_of, read_glo
 from luong.lines import json_line
 from luong.memory import DEFAULT_THRESHOLD, Match, Recall, TranslationMemory
 from luong.model import Seq2Seq
-from luong.placeholder_search import restore_hypothesis, with_placeholders, written_phrases
+from luong.placeholder_search import keep_placeholders, restore_hypothesis, written_phrases
 from luong.placeholders import MaskedSource, check_phrases, mask_source
 from luong.progress import WorkProgress
 from luong.request_options import RequestOptions
@@ -614,7 +614,8 @@ class Translator:
         source's spans masked before the search and put back after, where the attention
         aligns them; ``"constrain"``: an output that misses one of its source's spans is
         searched again by constrained beam search holding each exactly as often
-        (``with_placeholders``; masked where that fails too), the ``constraints`` of its
+        (``keep_placeholders``, for a search call's misses together; masked where that
+        fails too), the ``constraints`` of its
         source held too, at least as often as listed (in the masked search as well); not
         with sampling. With placeholders kept, no phrase of ``constraints`` may hold a
         placeholder of its own (``luong.placeholders.check_phrases``); with ``"mask"``, the
@@ -812,14 +813,36 @@ class _Job:
                 batch = next(batches, None)
                 if batch is None:
                     break
-                for i, hyps in zip(*batch, strict=True):
-                    done[i] = self.translation(i, hyps)
+                done.update(self.call_translations(*batch))
             while next_index in done:
                 yield done.pop(next_index)
                 next_index += 1
 
+    def call_translations(
+        self, indices: list[int], lists: list[list[Hypothesis]]
+    ) -> dict[int, Translation]:
+        """One search call's sources (``indices``) and their hypotheses as their
+        ``Translation``s. With placeholders ``"constrain"``, the call's outputs that miss
+        a span are searched again together (``keep_placeholders``: one batched constrained
+        search, then one batched masked search for what still misses one)."""
+        done = {i: self.translation(i, hyps) for i, hyps in zip(indices, lists, strict=True)}
+        if self.masked is not None or self.request.placeholders != "constrain":
+            return done
+        model = self.translator.model
+        given = [self.constraints[i] if self.constraints is not None else () for i in indices]
+        held = [self.exact if isinstance(self.exact, bool) else self.exact[i] for i in indices]
+        texts = [done[i].texts for i in indices]
+        kept = keep_placeholders(
+            model, [self.sources[i] for i in indices], texts, self.search, given, held
+        )
+        for i, old, new in zip(indices, texts, kept, strict=True):
+            again = [a != b for a, b in zip(new, old, strict=True)]
+            done[i] = replace(done[i], texts=new, searched_again=again)
+        return done
+
     def translation(self, index: int, hyps: list[Hypothesis]) -> Translation:
-        """Source ``index``'s hypotheses as its ``Translation``."""
+        """Source ``index``'s hypotheses as its ``Translation`` (placeholders ``"constrain"``:
+        before its outputs are searched again, ``call_translations``)."""
         model, source = self.translator.model, self.sources[index]
         copy_from = source if self.search.replace_unk else None
         given = self.constraints[index] if self.constraints is not None else ()
@@ -832,11 +855,6 @@ class _Job:
             )
         texts = [hypothesis_text(model, h, copy_from) for h in hyps]
         searched_again = [False] * len(hyps)
-        if self.request.placeholders == "constrain":
-            held = self.exact if isinstance(self.exact, bool) else self.exact[index]
-            kept = with_placeholders(model, source, texts, self.search, given, held)
-            searched_again = [new != old for new, old in zip(kept, texts, strict=True)]
-            texts = kept
         alignments = None
         if self.request.align:
             vocabs = model.src_vocab, model.tgt_vocab
