@@ -74,7 +74,9 @@ def test_padding_rows_count_for_nothing() -> None:
     x = bigger.requires_grad_()
     loss = cross_entropy(x, padded, PAD, 0.1)
     loss.backward()
-    assert float(loss.detach()) == pytest.approx(float(cross_entropy(logits, targets, PAD, 0.1)), rel=1e-12)
+    assert float(loss.detach()) == pytest.approx(
+        float(cross_entropy(logits, targets, PAD, 0.1)), rel=1e-12
+    )
     assert x.grad is not None and torch.equal(x.grad[9:], torch.zeros(3, 6, dtype=torch.float64))
     assert targets.eq(PAD).any()  # the case has padding of its own too
 
