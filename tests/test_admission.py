@@ -15,7 +15,9 @@ from luong.catalog import too_long
 from luong.ensemble import Ensemble
 from luong.plot import plot_translation
 from luong.request_options import RequestOptions
+from luong.search_options import SearchOptions
 from luong.server import ServedModel, ServeLimits, create_app
+from luong.service_limits import LimitError, check_request
 from luong.translator import Translator
 
 MASK = RequestOptions(placeholders="mask")
@@ -133,3 +135,23 @@ def test_the_faces_map_the_same_verdict() -> None:
         plot_translation(Translator(ensemble), "abcdef", "never-written.png")
     with pytest.raises(ValueError, match=r"^text: expected a non-empty input, got '  '$"):
         plot_translation(Translator(ensemble), "  ", "never-written.png")
+
+
+def test_a_requests_limits_need_no_transport() -> None:
+    """``check_request`` raises ``LimitError``s that say too large (413) or invalid (422),
+    with the messages the HTTP API answers; nothing of HTTP in them."""
+    translator = Translator(small_model(0, SRC_SPACE, max_src_len=9))
+    limits = ServeLimits(max_sources=2, max_source_len=4, max_beam=3)
+    cases = [
+        (["a", "b", "c"], SearchOptions(), True, "max_sources: 3 sources, above the limit of 2"),
+        (["abcdef"], SearchOptions(), True, "max_source_len: source 0 has 6 symbols, above "
+         "the limit of 4"),
+        (["a\ud800"], SearchOptions(), False, "sources: source 0 is not valid Unicode (a "
+         "lone surrogate at character 1)"),
+        (["ab"], SearchOptions(beam=5), False, "max_beam: beam 5, above the limit of 3"),
+    ]  # fmt: skip
+    for sources, search, too_large, message in cases:
+        with pytest.raises(LimitError) as caught:
+            check_request(sources, search, translator, limits, RequestOptions())
+        assert (caught.value.too_large, str(caught.value)) == (too_large, message)
+    check_request(["ab", "abcd"], SearchOptions(beam=3), translator, limits, RequestOptions())

@@ -87,7 +87,9 @@ FLOORS: list[tuple[str, set[str]]] = [
         "luong.translator", "luong.tasks.dates", "luong.tasks.g2p", "luong.tasks.tsv",
         "luong.tasks.translation", "luong.averaging", "luong.quantize",
     }),
-    ("evaluation, task dispatch, catalogs", {"luong.evaluation", "luong.tasks", "luong.catalog"}),
+    ("evaluation, task dispatch, catalogs, a request's limits", {
+        "luong.evaluation", "luong.tasks", "luong.catalog", "luong.service_limits",
+    }),
     ("prepared corpora, corpora from catalogs, Debian's catalogs", {
         "luong.prepared", "luong.corpus", "luong.debian",
     }),
@@ -507,8 +509,8 @@ def test_one_beam_loop() -> None:
     assert shared_blocks(search / "beam.py", search / "beam.py") != []
 
 
-ADMITTING = ["luong.server", "luong.libretranslate", "luong.catalog", "luong.plot",
-             "luong.cli.translate", "luong.cli.po", "luong.cli.serve"]  # fmt: skip
+ADMITTING = ["luong.server", "luong.service_limits", "luong.libretranslate", "luong.catalog",
+             "luong.plot", "luong.cli.translate", "luong.cli.po", "luong.cli.serve"]  # fmt: skip
 
 
 def test_the_placeholders_text_imports_no_search() -> None:
@@ -538,8 +540,9 @@ def test_one_admission_rule() -> None:
         if isinstance(node, ast.FunctionDef) and node.name in ("read_length", "admit")
     )  # fmt: skip
     assert lengths == ["luong.admission", "luong.admission", "luong.translator"]
-    for module in ("luong.server", "luong.catalog", "luong.plot"):
+    for module in ("luong.service_limits", "luong.catalog", "luong.plot"):
         assert ".admit(" in MODULES[module].read_text(), module
+    assert "check_request(" in MODULES["luong.server"].read_text()  # the server's limits
     assert "fit_sources(" in MODULES["luong.cli.translate"].read_text()
 
 

@@ -94,6 +94,7 @@ from luong.libretranslate import (
 from luong.request_batcher import Batcher
 from luong.request_options import GlossaryPairs, RequestOptions
 from luong.search_options import OptionError, SearchOptions, option_specs
+from luong.service_limits import LimitError, check_request
 from luong.translator import (
     Translation,
     Translator,
@@ -744,50 +745,9 @@ def _check_request(
     request: RequestOptions,
     names: Sequence[str] | None = None,
 ) -> None:
-    """The limits, as HTTP errors that name them (each source's verdict from
-    ``Translator.admit``: unrepresentable 422, too long as the request decodes it 413);
-    ``names`` name each source in them (default ``source I``)."""
-    if names is None:
-        names = [f"source {i}" for i in range(len(sources))]
-    if len(sources) > limits.max_sources:
-        raise HTTPException(
-            413, f"max_sources: {len(sources)} sources, above the limit of {limits.max_sources}"
-        )
-    longest = min(limits.max_source_len, served.translator.max_src_len)
-    verdicts = served.translator.admit(sources, request, max_src_len=longest)
-    for name, verdict in zip(names, verdicts, strict=True):
-        if verdict is not None and verdict.kind == "unrepresentable":
-            raise HTTPException(422, f"sources: {name} is {verdict.detail}")
-    for name, verdict in zip(names, verdicts, strict=True):
-        if verdict is not None and verdict.kind == "too_long":
-            raise HTTPException(
-                413,
-                f"max_source_len: {name} has {verdict.length} symbols, above the limit of "
-                f"{longest}",
-            )
-    if search.beam > limits.max_beam:
-        raise HTTPException(
-            422, f"max_beam: beam {search.beam}, above the limit of {limits.max_beam}"
-        )
-    if request.glossary:
-        try:
-            served.translator.check_glossary(request.glossary)
-        except LuongError as error:
-            raise HTTPException(422, str(error)) from None
-    if search.nbest > limits.max_nbest:
-        raise HTTPException(
-            422, f"max_nbest: nbest {search.nbest}, above the limit of {limits.max_nbest}"
-        )
-    if len(search.prefix) > limits.max_prefix_len:
-        raise HTTPException(
-            422,
-            f"max_prefix_len: the prefix has {len(search.prefix)} characters, above the limit "
-            f"of {limits.max_prefix_len}",
-        )
-    for name in ("max_len", "min_len"):
-        value = getattr(search, name)
-        if value is not None and value > limits.max_output_len:
-            raise HTTPException(
-                422,
-                f"max_output_len: {name} {value}, above the limit of {limits.max_output_len}",
-            )
+    """``luong.service_limits.check_request``, its ``LimitError`` as the HTTP error that
+    names the limit: 413 for a request too large, 422 for one invalid."""
+    try:
+        check_request(sources, search, served.translator, limits, request, names)
+    except LimitError as error:
+        raise HTTPException(413 if error.too_large else 422, str(error)) from None
