@@ -544,12 +544,18 @@ def _add_libretranslate_routes(app: FastAPI, service: _Service) -> None:
                 beam = max(n, min(served.translator.search.beam, limits.max_beam))
                 search = served.translator.options({"beam": beam, "nbest": n}, service.options)
                 await asyncio.to_thread(
-                    _check_request, split.lines, search, served, limits, wanted, split.names
+                    check_request,
+                    split.lines,
+                    search,
+                    served.translator,
+                    limits,
+                    wanted,
+                    split.names,
                 )
             except OptionError as error:
                 raise LibreError(400, f"Invalid request: {error}") from None
-            except HTTPException as error:  # a limit, as /api/translate words it
-                raise LibreError(400, f"Invalid request: {error.detail}") from None
+            except LimitError as error:  # a limit, as /api/translate words it
+                raise LibreError(400, f"Invalid request: {error}") from None
             try:
                 future = service.batcher.submit(DecodeOptions(name, search, wanted), split.lines)
             except RuntimeError as error:  # closed: the server is shutting down
