@@ -256,22 +256,43 @@ def keep_placeholders(
         lists = decode(model, texts, wider, constraints=phrases, exact=flags)
         for (i, _), hyps in zip(again, lists, strict=True):
             result[i] = [hypothesis_text(model, h) for h in hyps]
-    masking = [i for i in range(len(sources)) if missing(i)]
-    if masking:
-        masked = translate_masked(
-            model,
-            [sources[i] for i in masking],
-            options,
-            constraints=[given[i] for i in masking],
-            exact=[held[i] for i in masking],
-        )
-        for i, alternatives in zip(masking, masked, strict=True):
-            result[i] = [
-                output
-                if _holds(sources[i], output, written[i])
-                else alternatives[min(k, len(alternatives) - 1)]
-                for k, output in enumerate(result[i])
-            ]
+    return _masked_where_missing(model, sources, result, options, given, held, written)
+
+
+def _masked_where_missing(
+    model: Decodable,
+    sources: Sequence[str],
+    outputs: list[list[str]],
+    options: SearchOptions,
+    given: Sequence[Sequence[str]],
+    held: Sequence[list[bool]],
+    written: Sequence[Sequence[str]],
+) -> list[list[str]]:
+    """``outputs``, each that misses its source's spans or its ``written`` phrases replaced
+    by the masked translation of the same rank: the sources that need one masked together,
+    in one search (``translate_masked``, with ``given`` held as ``held`` says)."""
+    masking = [
+        i
+        for i, texts in enumerate(outputs)
+        if not all(_holds(sources[i], output, written[i]) for output in texts)
+    ]
+    if not masking:
+        return outputs
+    masked = translate_masked(
+        model,
+        [sources[i] for i in masking],
+        options,
+        constraints=[given[i] for i in masking],
+        exact=[held[i] for i in masking],
+    )
+    result = list(outputs)
+    for i, alternatives in zip(masking, masked, strict=True):
+        result[i] = [
+            output
+            if _holds(sources[i], output, written[i])
+            else alternatives[min(k, len(alternatives) - 1)]
+            for k, output in enumerate(outputs[i])
+        ]
     return result
 
 
@@ -318,12 +339,10 @@ def kept_or_masked(
     Raises:
         TypeError: ``source`` or an output is not a str; as ``translate_masked``.
     """
-    written = written_phrases(model, constraints)
-    if all(_holds(source, output, written) for output in outputs):
+    written = [written_phrases(model, constraints)]
+    if all(_holds(source, output, written[0]) for output in outputs):
         return list(outputs)
     held = [_flags(exact, constraints)]
-    masked = translate_masked(model, [source], options, constraints=[constraints], exact=held)[0]
-    return [
-        output if _holds(source, output, written) else masked[min(k, len(masked) - 1)]
-        for k, output in enumerate(outputs)
-    ]
+    return _masked_where_missing(
+        model, [source], [list(outputs)], options, [constraints], held, written
+    )[0]
