@@ -7,6 +7,7 @@ The machine's devices are stood in for by patching ``torch.cuda`` and ``torch.ba
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +18,16 @@ from helpers import small_model
 import luong.cli.serve as serve_command
 from luong import devices
 from luong.cli import main
-from luong.devices import autocast, check_precision, resolve_device
+from luong.devices import (
+    KERNEL_CACHE,
+    KERNEL_CACHE_VARIABLE,
+    autocast,
+    check_precision,
+    keep_compiled_kernels,
+    resolve_device,
+)
 from luong.distributed import World, pick_device
+from luong.translator import Translator
 
 FORMS = "expected auto, cpu, cuda, cuda:N (N a device index, from 0) or mps"
 NO_CUDA = "no CUDA device here (torch.cuda.is_available() is False)"
@@ -234,3 +243,32 @@ def test_device_cpu_works_on_every_command(
     monkeypatch.setattr(serve_command.uvicorn.Server, "run", lambda self: None)
     assert main([*lines["serve"], "--device", "cpu"]) == 0
     assert [m.translator.model.device for m in served] == [torch.device("cpu")]
+
+
+# -- oneDNN's kernels kept (issue 50) ---------------------------------------------------------
+
+
+def test_keep_compiled_kernels_asks_onednn_to_keep_more_than_its_default() -> None:
+    environ: dict[str, str] = {}
+    keep_compiled_kernels(environ)
+    assert environ == {KERNEL_CACHE_VARIABLE: "16384"}
+    assert KERNEL_CACHE_VARIABLE == "ONEDNN_PRIMITIVE_CACHE_CAPACITY"
+
+
+def test_keep_compiled_kernels_leaves_a_users_setting() -> None:
+    environ = {KERNEL_CACHE_VARIABLE: "64", "OTHER": "x"}
+    keep_compiled_kernels(environ)
+    assert environ == {KERNEL_CACHE_VARIABLE: "64", "OTHER": "x"}
+
+
+def test_keep_compiled_kernels_refuses_what_is_no_mapping() -> None:
+    with pytest.raises(TypeError, match="environ: expected a mutable mapping, got list"):
+        keep_compiled_kernels([])  # type: ignore[arg-type]
+
+
+def test_a_translator_sets_the_kernel_cache_before_it_decodes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(KERNEL_CACHE_VARIABLE, raising=False)
+    Translator(small_model())
+    assert os.environ[KERNEL_CACHE_VARIABLE] == str(KERNEL_CACHE)

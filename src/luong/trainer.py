@@ -24,7 +24,12 @@ from torch.nn.parallel import DistributedDataParallel
 from luong.batching import Batch, ParallelData
 from luong.checkpoint import find_latest
 from luong.config.train import TrainConfig
-from luong.devices import check_precision, precision_note, reuse_freed_memory
+from luong.devices import (
+    check_precision,
+    keep_compiled_kernels,
+    precision_note,
+    reuse_freed_memory,
+)
 from luong.distributed import World
 from luong.errors import LuongError, LuongTypeError
 from luong.folder_files import CHECKPOINTS
@@ -114,6 +119,7 @@ class Trainer:
         if note and self.world.main:
             LOGGER.warning(note)
         reuse_freed_memory()  # every step's large buffers: no page faults
+        keep_compiled_kernels()  # oneDNN's kernels of each shape, compiled once
         # fp16: the loss scaled up before its backward, so that small gradients do not
         # underflow float16; a step whose scaled gradient overflows is skipped and the scale
         # halves (torch.amp.GradScaler). Disabled, it changes nothing.

@@ -34,6 +34,7 @@ from luong.decoding_defaults import decoding_defaults, with_defaults
 from luong.devices import (
     autocast,
     check_precision,
+    keep_compiled_kernels,
     precision_note,
     resolve_device,
     reuse_freed_memory,
@@ -384,6 +385,7 @@ class Translator:
         if note:
             logging.getLogger("luong").warning(note)
         reuse_freed_memory()  # a search's per-step buffers: no page faults
+        keep_compiled_kernels()  # oneDNN's kernels of each shape, compiled once
         self.model = model
         self.precision = precision
         self.search = SearchOptions() if search is None else search
