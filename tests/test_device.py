@@ -272,3 +272,13 @@ def test_a_translator_sets_the_kernel_cache_before_it_decodes(
     monkeypatch.delenv(KERNEL_CACHE_VARIABLE, raising=False)
     Translator(small_model())
     assert os.environ[KERNEL_CACHE_VARIABLE] == str(KERNEL_CACHE)
+
+
+def test_use_threads_sets_the_kernel_cache_before_a_command_computes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # oneDNN reads the variable at its first kernel only: every computing command's first
+    # call (luong.cli's main) is use_threads.
+    monkeypatch.delenv(KERNEL_CACHE_VARIABLE, raising=False)
+    devices.use_threads(1)
+    assert os.environ[KERNEL_CACHE_VARIABLE] == str(KERNEL_CACHE)

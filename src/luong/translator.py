@@ -897,6 +897,7 @@ def load_model(folder: str | Path, device: str | torch.device = "cpu") -> Seq2Se
     """
     if not isinstance(folder, str | Path):
         raise LuongTypeError(f"folder: expected a model folder, got {type(folder).__name__}")
+    keep_compiled_kernels()  # before an int8 folder's weights are prepacked by oneDNN
     if not is_stopped_run(folder):
         return Seq2Seq.from_pretrained(folder, device=device)
     model, note = stopped_run_model(folder, device)
