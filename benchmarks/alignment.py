@@ -19,7 +19,7 @@ first, shows how much the reference itself moves.
 A model: each devtest reference is *force-decoded*: the model reads the source and is fed
 the reference (teacher forcing, ``Seq2Seq.encode`` and the decoder's teacher-forced pass), and
 the attention ``[T + 1, S + 1]`` of the reference's tokens and EOS over the source's symbols
-and EOS is kept. ``luong.alignment.hypothesis_alignment`` turns it into word links, each
+and EOS is kept. ``luong.translation.alignment.hypothesis_alignment`` turns it into word links, each
 reference word to the source word with the most attention mass. Words are ``str.split()`` of
 each side, for eflomal and for the model alike; a pair whose words the vocabularies'
 normalisation changes (a different count) is left out of every score, and counted.
@@ -53,10 +53,10 @@ from typing import Any
 import torch
 
 from luong import Seq2Seq, __version__
-from luong.alignment import hypothesis_alignment, parse_pharaoh, word_groups
-from luong.batching import pad_batch
+from luong.data.batching import pad_batch
+from luong.data.vocab import Vocab
 from luong.search.hypothesis import Hypothesis
-from luong.vocab import Vocab
+from luong.translation.alignment import hypothesis_alignment, parse_pharaoh, word_groups
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "gettext-en-de"
@@ -178,7 +178,7 @@ def force_decode(
 
 
 def word_count(vocab: Vocab, text: str) -> int:
-    """The words ``luong.alignment`` finds in ``text`` as ``vocab`` encodes it."""
+    """The words ``luong.translation.alignment`` finds in ``text`` as ``vocab`` encodes it."""
     symbols = vocab.symbols_of(vocab.encode(text, eos=False), strip=False)
     return len(word_groups(symbols, vocab.tokens))
 

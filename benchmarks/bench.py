@@ -41,13 +41,13 @@ from pathlib import Path
 import torch
 
 from luong import Ensemble, Seq2Seq, Seq2SeqConfig, TrainConfig, Vocab
-from luong.batching import Batch, ParallelData, bucketed_batches, encode_sources, token_batches
-from luong.devices import autocast, computes_in, keep_compiled_kernels, reuse_freed_memory
-from luong.int8 import Int8Matrix, activation_levels
-from luong.search_options import SearchOptions
+from luong.common.devices import autocast, computes_in, keep_compiled_kernels, reuse_freed_memory
+from luong.config.search import SearchOptions
+from luong.data.batching import Batch, ParallelData, bucketed_batches, encode_sources, token_batches
+from luong.model.int8 import Int8Matrix, activation_levels
 from luong.tasks import load_task, translation
 from luong.training.objective import loss_of
-from luong.translator import translate
+from luong.translation.translator import translate
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from reference import ReferenceSeq2Seq  # noqa: E402

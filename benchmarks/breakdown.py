@@ -27,7 +27,7 @@ from torch.profiler import ProfilerActivity, profile
 from luong import Seq2Seq
 from luong.tasks import load_task, translation
 from luong.training.objective import loss_of
-from luong.translator import translate
+from luong.translation.translator import translate
 
 
 def matmul_rate(m: int, k: int, n: int, repeats: int = 200) -> float:

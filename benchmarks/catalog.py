@@ -4,8 +4,8 @@ po`` does, scored against the packages' own German.
     python benchmarks/catalog.py MODEL [MODEL ...] [--out docs/catalog.json] [--beam 5]
         [--tgt-lang de] [--placeholders off mask constrain]
 
-For each catalog: BLEU and chrF (sacrebleu, through ``luong.metrics``) of every filled msgstr
-(a plural entry's forms each count) against the package's msgstr; the share of filled format
+For each catalog: BLEU and chrF (sacrebleu, through ``luong.evaluation.metrics``) of every filled
+msgstr (a plural entry's forms each count) against the package's msgstr; the share of filled format
 entries (``c-format``) whose placeholders all match the msgid's (``FillSummary``); and the
 errors of ``msgfmt --check-format --use-fuzzy`` (the filled entries are fuzzy, which msgfmt
 otherwise leaves unchecked) on the filled file; for each way of keeping placeholders
@@ -27,9 +27,9 @@ from pathlib import Path
 import polib
 
 from luong import SearchOptions, load
-from luong.catalog import fill_catalog, translate_messages
+from luong.catalogs.fill import fill_catalog, translate_messages
 from luong.config.faces import PLACEHOLDER_MODES
-from luong.metrics import bleu_chrf
+from luong.evaluation.metrics import bleu_chrf
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "catalogs"
 CATALOGS = ("nano", "wdiff")

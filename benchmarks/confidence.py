@@ -1,5 +1,5 @@
-"""How well a model's confidence in its outputs ranks them (``luong.confidence``), and what a
-value means: on gettext-en-de, each output's confidence against its sentence chrF.
+"""How well a model's confidence in its outputs ranks them (``luong.translation.confidence``), and
+what a value means: on gettext-en-de, each output's confidence against its sentence chrF.
 
     python benchmarks/confidence.py MODEL [--dev dev.tsv] [--devtest devtest.tsv]
         [--out docs/confidence.json] [--beam 5] [--nbest 5] [--batch-size 64]
@@ -11,7 +11,7 @@ outputs), to compare two measures of the best output's confidence; and as ``luon
 decodes (one output, placeholders ``constrain``), for what its comment and
 ``--min-confidence`` give. The measures:
 
-- ``geometric_mean``: ``luong.confidence.confidence``, exp(mean log-probability of its
+- ``geometric_mean``: ``luong.translation.confidence.confidence``, exp(mean log-probability of its
   tokens, EOS included), what luong writes;
 - ``nbest_share``: the best output's share of the n-best list's probability mass, a softmax
   over the outputs' summed log-probabilities (agreement across the n-best).
@@ -42,8 +42,8 @@ import sacrebleu
 from scipy.stats import spearmanr
 
 from luong import RequestOptions, Translator, load
-from luong.confidence import confidence
 from luong.tasks.tsv import read_pairs
+from luong.translation.confidence import confidence
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "gettext-en-de"  # ../shared
 BUCKETS = [i / 10 for i in range(11)]  # [0, 0.1), ..., [0.9, 1.0]

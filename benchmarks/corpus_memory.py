@@ -19,9 +19,9 @@ import time
 from pathlib import Path
 
 from luong import Seq2Seq, Seq2SeqConfig, TrainConfig
-from luong.prepared import PreparedData
+from luong.data.prepared import PreparedData
 from luong.tasks.tsv import read_pairs
-from luong.trainer import Trainer
+from luong.training.trainer import Trainer
 
 FIELDS = ("VmRSS", "VmHWM", "RssAnon", "RssFile")
 

@@ -1,5 +1,5 @@
 """Fetch the compiled gettext catalogs of one language from Debian's packages, for the larger
-general model of issues 40 and 51: ``luong.debian.fetch_catalogs``, the fetch of ``luong
+general model of issues 40 and 51: ``luong.catalogs.debian.fetch_catalogs``, the fetch of ``luong
 corpus --debian DEST`` without the corpus. Every package of the machine's Debian release
 that installs a ``/usr/share/locale/LANG/LC_MESSAGES/*.mo`` (apt's Contents index) is
 downloaded by ``--jobs`` parallel ``apt-get download`` workers, only its catalogs of LANG are
@@ -12,7 +12,7 @@ gettext-en-de.
 The catalogs land as ``DEST/PACKAGE/NAME.mo`` beside each package's record
 (``luong-fetched.json``); ``DEST/packages.tsv`` lists each package, its version and its
 catalogs. Packages over ``--max-mb`` (data, games' artwork) are skipped and counted. A folder
-written by this script before it called ``luong.debian`` (no record) is fetched again once.
+written by this script before it called ``luong.catalogs.debian`` (no record) is fetched again once.
 ``luong corpus --tgt-lang LANG --debian DEST --exclude-packages ...`` then builds the corpus
 from them (the command of docs/results.md's "The larger general model"; the six packages of
 benchmarks/unseen.py's ``UNSEEN`` are left out of it).
@@ -24,8 +24,8 @@ import argparse
 import logging
 import sys
 
+from luong.catalogs.debian import fetch_catalogs
 from luong.config.faces import FetchOptions
-from luong.debian import fetch_catalogs
 
 
 def main() -> None:

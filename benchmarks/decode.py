@@ -20,9 +20,9 @@ import time
 
 import torch
 
-from luong.model import Seq2Seq
+from luong.config.search import SearchOptions
+from luong.model.seq2seq import Seq2Seq
 from luong.search import Hypothesis, decode, hypothesis_text
-from luong.search_options import SearchOptions
 from luong.tasks import load_task
 
 

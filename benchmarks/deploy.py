@@ -52,10 +52,10 @@ def worker(args: argparse.Namespace) -> None:
     else:
         import torch
 
-        from luong.devices import autocast
-        from luong.model import Seq2Seq
-        from luong.search_options import SearchOptions
-        from luong.translator import translate
+        from luong.common.devices import autocast
+        from luong.config.search import SearchOptions
+        from luong.model.seq2seq import Seq2Seq
+        from luong.translation.translator import translate
 
         torch.set_num_threads(args.threads)
         model = Seq2Seq.from_pretrained(args.model).eval()
@@ -109,9 +109,9 @@ def main() -> None:
     import onnxruntime
     import torch
 
-    from luong.metrics import bleu_chrf
-    from luong.model import Seq2Seq
-    from luong.vocab import one_line
+    from luong.data.vocab import one_line
+    from luong.evaluation.metrics import bleu_chrf
+    from luong.model.seq2seq import Seq2Seq
 
     lines = args.data.read_text(encoding="utf-8").splitlines()
     pairs = [line.split("\t") for line in lines if line.strip()]

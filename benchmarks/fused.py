@@ -1,4 +1,4 @@
-"""What the fused decoder recurrence (``luong.recurrence``) buys a training step, measured in
+"""What the fused decoder recurrence (``luong.model.recurrence``) buys a training step, measured in
 one process so that the machine's drifting speed hits both sides alike:
 
     .venv/bin/python benchmarks/fused.py              # shapes a, b, c of bench.py, 30 batches
@@ -23,8 +23,8 @@ import torch
 from bench import CONFIGS, dates_batches, train_step, vocabularies
 
 from luong import Seq2Seq
-from luong.batching import Batch
-from luong.decoder import Decoder
+from luong.data.batching import Batch
+from luong.model.decoder import Decoder
 
 WARMUP = 3
 

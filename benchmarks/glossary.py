@@ -1,4 +1,4 @@
-"""How fast a large glossary loads and matches (``luong.glossary``, issue 54's finding 7): a
+"""How fast a large glossary loads and matches (``luong.memory.glossary``, issue 54's finding 7): a
 TSV of N generated terms (half of them starting with a sign, as ``.w5``: the terms the old
 index searched through every text) read by ``read_glossary``, then ``Glossary.find`` over
 1,000 lines of 12 words that hold some of the terms, on one thread.
@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from luong.glossary import read_glossary
+from luong.memory.glossary import read_glossary
 
 
 def main() -> None:

@@ -27,12 +27,12 @@ from pathlib import Path
 
 import torch
 
-from luong.devices import autocast, resolve_device
-from luong.metrics import bleu_chrf
-from luong.model import Seq2Seq
-from luong.search_options import SearchOptions
-from luong.translator import translate
-from luong.vocab import one_line
+from luong.common.devices import autocast, resolve_device
+from luong.config.search import SearchOptions
+from luong.data.vocab import one_line
+from luong.evaluation.metrics import bleu_chrf
+from luong.model.seq2seq import Seq2Seq
+from luong.translation.translator import translate
 
 ROOT = Path(__file__).resolve().parent.parent
 BEGIN, END = "<!-- gpu:begin -->", "<!-- gpu:end -->"

@@ -23,7 +23,7 @@ the data, ``training.json`` and ``decoding.json``; give each peer its own WORK):
    importlib-metadata (JoeyNMT imports it and does not declare it).
 2. Cuts the corpus's TSV files into the one-sentence-a-line files JoeyNMT reads, and writes the
    sentencepiece model both tools use: the one ``luong train --preset translation`` learns
-   (``luong.run.build_vocabularies``, 4,000 joint unigram pieces), so the two read the same
+   (``luong.training.run.build_vocabularies``, 4,000 joint unigram pieces), so the two read the same
    subwords (checked against the luong run's own model at the end); and its pieces as one
    joint vocabulary (``spm4k.vocab``, the Transformers' ``voc_file``: tied embeddings need one
    vocabulary for both languages; the LSTM builds one a language from the data).
@@ -69,9 +69,9 @@ import sacrebleu
 import sentencepiece
 import torch
 
-from luong.model import Seq2Seq
-from luong.run import build_vocabularies
+from luong.model.seq2seq import Seq2Seq
 from luong.tasks import load_task, translation
+from luong.training.run import build_vocabularies
 
 ROOT = Path(__file__).resolve().parent.parent
 PEERS = ROOT.parent / "shared" / "peers" / "joeynmt_gettext_en_de.yaml"  # the LSTM, the default

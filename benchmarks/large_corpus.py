@@ -37,10 +37,10 @@ import json, resource, sys, time
 launched = float(sys.argv[4])
 from luong import Seq2Seq, Seq2SeqConfig, TrainConfig
 from luong.config.vocab import VocabConfig
-from luong.prepared import PreparedData, build_vocabularies
+from luong.data.prepared import PreparedData, build_vocabularies
 from luong.tasks.data import TaskData
 from luong.tasks.tsv import read_pairs
-from luong.trainer import Trainer
+from luong.training.trainer import Trainer
 
 mode, data_path, steps = sys.argv[1], sys.argv[2], int(sys.argv[3])
 dev = read_pairs(sys.argv[5]).pairs

@@ -1,5 +1,5 @@
 """A translation memory of half a million entries (issue 51, item 4): how fast a source is
-looked up through the memory's trigram index (``luong.memory_index``), how long the index
+looked up through the memory's trigram index (``luong.memory.index``), how long the index
 takes to build and to read back from its cache, and whether its fuzzy matches are those of
 the exhaustive scan, on one thread.
 
@@ -35,8 +35,8 @@ from pathlib import Path
 
 import polib
 
-from luong.memory import TranslationMemory, read_entries
-from luong.memory_index import INDEX_SUFFIX
+from luong.memory.index import INDEX_SUFFIX
+from luong.memory.translation_memory import TranslationMemory, read_entries
 
 KEYS = 500_000
 

@@ -42,16 +42,16 @@ from pathlib import Path
 import onnxruntime
 import torch
 
+from luong.common.files import read_text_lines
+from luong.common.folder_files import WEIGHTS
+from luong.config.search import SearchOptions
+from luong.data.vocab import one_line
+from luong.evaluation.metrics import bleu_chrf
 from luong.export import runtime
 from luong.export.exporter import export_onnx
-from luong.files import read_text_lines
-from luong.folder_files import WEIGHTS
-from luong.metrics import bleu_chrf
-from luong.model import Seq2Seq
+from luong.model.seq2seq import Seq2Seq
 from luong.search import decode, hypothesis_text
 from luong.search.text import SEARCH_ROWS
-from luong.search_options import SearchOptions
-from luong.vocab import one_line
 
 
 def load_average() -> list[float]:

@@ -6,9 +6,10 @@ dev and devtest and on the messages of the test catalogs (nano, wdiff).
         [--data ../shared/data/gettext-en-de] [--beam 5] [--out docs/placeholders.json]
 
 Each set is decoded four ways with the library's functions: ``off`` (``translate``, the
-source as it is), ``mask`` (``luong.placeholder_search.translate_masked``), ``constrain``
-(``translate_constrained``: beam search, then, where an output misses a span, constrained
-beam search with the source's spans as exact constraints, masking where that fails too) and
+source as it is), ``mask`` (``luong.translation.placeholder_search.translate_masked``),
+``constrain`` (``translate_constrained``: beam search, then, where an output misses a span,
+constrained beam search with the source's spans as exact constraints, masking where that fails too)
+and
 ``constrain-all`` (every source decoded by constrained beam search, whether or not beam
 search alone kept its spans). "Kept" counts the
 outputs whose placeholders (``find_placeholders``: printf, Python, braces, tags, options,
@@ -32,18 +33,18 @@ import polib
 import torch
 
 import luong
-from luong.ensemble import Decodable
-from luong.metrics import bleu_chrf
-from luong.placeholder_search import (
+from luong.config.search import SearchOptions
+from luong.evaluation.metrics import bleu_chrf
+from luong.model.ensemble import Decodable
+from luong.search import decode, hypothesis_text
+from luong.translation.placeholder_search import (
     kept_or_masked,
     spellable_spans,
     translate_constrained,
     translate_masked,
 )
-from luong.placeholders import find_placeholders, keeps_placeholders
-from luong.search import decode, hypothesis_text
-from luong.search_options import SearchOptions
-from luong.translator import translate
+from luong.translation.placeholders import find_placeholders, keeps_placeholders
+from luong.translation.translator import translate
 from luong.version import __version__
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -31,13 +31,13 @@ from pathlib import Path
 
 import torch
 
-from luong.evaluation import comparable, group_references
-from luong.metrics import bleu_chrf
-from luong.model import Seq2Seq
-from luong.quantize import quantize
-from luong.search_options import SearchOptions
+from luong.config.search import SearchOptions
+from luong.evaluation.evaluate import comparable, group_references
+from luong.evaluation.metrics import bleu_chrf
+from luong.model.quantize import quantize
+from luong.model.seq2seq import Seq2Seq
 from luong.tasks.tsv import read_split
-from luong.translator import Translator
+from luong.translation.translator import Translator
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench import peaks, roofline  # noqa: E402

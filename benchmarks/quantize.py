@@ -3,7 +3,7 @@
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/quantize.py --dates runs/dates \\
         --translation runs/translation --data data/gettext-en-de/devtest.tsv [--repeats 3]
 
-Each model folder is decoded as it is (float32) and in int8 (``luong.quantize.quantize``, in
+Each model folder is decoded as it is (float32) and in int8 (``luong.model.quantize.quantize``, in
 memory; the same weights ``luong quantize`` writes), the runs of every variant interleaved so
 that the machine's state falls on all alike, and every time a median of ``--repeats``:
 
@@ -37,16 +37,16 @@ from pathlib import Path
 
 import torch
 
+from luong.common.folder_files import WEIGHTS
 from luong.config.choices import INT8_PARTS
-from luong.evaluation import comparable, group_references
-from luong.folder_files import WEIGHTS
-from luong.metrics import bleu_chrf
-from luong.model import Seq2Seq
-from luong.quantize import quantize, quantize_folder
-from luong.search_options import SearchOptions
+from luong.config.search import SearchOptions
+from luong.evaluation.evaluate import comparable, group_references
+from luong.evaluation.metrics import bleu_chrf
+from luong.model.quantize import quantize, quantize_folder
+from luong.model.seq2seq import Seq2Seq
 from luong.tasks import load_task
 from luong.tasks.tsv import read_split
-from luong.translator import translate
+from luong.translation.translator import translate
 
 SEARCHES = {"greedy": SearchOptions(), "beam 5": SearchOptions(beam=5)}
 
@@ -55,10 +55,10 @@ import sys
 status = lambda key: next(
     int(line.split()[1]) for line in open("/proc/self/status") if line.startswith(key)
 )
-from luong.model import Seq2Seq
-from luong.search_options import SearchOptions
+from luong.model.seq2seq import Seq2Seq
+from luong.config.search import SearchOptions
 from luong.tasks.tsv import read_split
-from luong.translator import translate
+from luong.translation.translator import translate
 sources = [s for s, _ in read_split(sys.argv[2]).pairs]
 start = status("VmRSS:")
 model = Seq2Seq.from_pretrained(sys.argv[1])

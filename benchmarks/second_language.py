@@ -9,8 +9,8 @@ For each catalog the corpus dealt to devtest (its manifest; whole catalogs, neve
 on): its singular entries become a template (each msgstr emptied, the header's Language
 kept), ``luong po --to-utf8`` fills it as a translator would run it (the model's decoding
 defaults; in UTF-8, since a model may write what a catalog's older charset cannot hold),
-and BLEU and chrF (sacrebleu, through ``luong.metrics``) score every filled msgstr against the
-catalog's own. Also ``luong eval MODEL --data CORPUS/devtest.tsv``: the devtest split's
+and BLEU and chrF (sacrebleu, through ``luong.evaluation.metrics``) score every filled msgstr
+against the catalog's own. Also ``luong eval MODEL --data CORPUS/devtest.tsv``: the devtest split's
 figures. One JSON object out.
 """
 
@@ -26,7 +26,7 @@ from pathlib import Path
 
 import polib
 
-from luong.metrics import bleu_chrf
+from luong.evaluation.metrics import bleu_chrf
 
 
 def luong(*args: str) -> subprocess.CompletedProcess[str]:

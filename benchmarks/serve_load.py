@@ -52,7 +52,7 @@ from libretranslatepy import LibreTranslateAPI
 
 import luong
 from luong.tasks import load_task
-from luong.translator import Translator
+from luong.translation.translator import Translator
 
 
 def free_port() -> int:

@@ -44,12 +44,12 @@ from pathlib import Path
 
 import torch
 
-import luong.ensemble as ensemble  # the module: an older luong (--before) lacks its names
-from luong.metrics import bleu_chrf
-from luong.model import Seq2Seq
-from luong.search_options import SearchOptions
-from luong.translator import translate
-from luong.vocab import one_line
+import luong.model.ensemble as ensemble  # the module: an older luong (--before) lacks its names
+from luong.config.search import SearchOptions
+from luong.data.vocab import one_line
+from luong.evaluation.metrics import bleu_chrf
+from luong.model.seq2seq import Seq2Seq
+from luong.translation.translator import translate
 
 
 def load_average() -> str:

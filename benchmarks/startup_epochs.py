@@ -34,8 +34,8 @@ CHILD = """
 import json, sys, time
 launched = float(sys.argv[3])
 from luong import Seq2Seq, Seq2SeqConfig, TrainConfig
-from luong.prepared import PreparedData
-from luong.trainer import Trainer
+from luong.data.prepared import PreparedData
+from luong.training.trainer import Trainer
 
 data = PreparedData(sys.argv[1])
 epochs = int(sys.argv[2])

@@ -1,6 +1,6 @@
-"""How fast a translation memory answers (``luong.memory``): gettext-en-de's train split as
-the memory (its TSV read and indexed once), every source of its devtest recalled (exact,
-then fuzzy by rapidfuzz's ratio over all the memory's keys), on one thread.
+"""How fast a translation memory answers (``luong.memory.translation_memory``): gettext-en-de's
+train split as the memory (its TSV read and indexed once), every source of its devtest recalled
+(exact, then fuzzy by rapidfuzz's ratio over all the memory's keys), on one thread.
 
     PYTHONPATH=src python benchmarks/translation_memory.py [--data DIR] [--sizes 1000 ...]
 
@@ -16,8 +16,8 @@ import statistics
 import time
 from pathlib import Path
 
-from luong.files import read_text_lines
-from luong.memory import MemoryEntry, TranslationMemory, read_entries
+from luong.common.files import read_text_lines
+from luong.memory.translation_memory import MemoryEntry, TranslationMemory, read_entries
 
 
 def main() -> None:

@@ -3,8 +3,9 @@ of six Debian packages' German catalogs (none in gettext-en-de, none in the larg
 benchmarks/debian_catalogs.py) has its translated singular entries split into halves by a hash
 of the source. The first half plays the project's own translations, the second the entries to
 fill: a project catalog holds the first half translated and the second empty, ``luong po``
-fills it as a translator runs it, and BLEU and chrF (sacrebleu, through ``luong.metrics``)
-score the second half's outputs against the package's own translations.
+fills it as a translator runs it, and BLEU and chrF (sacrebleu, through
+``luong.evaluation.metrics``) score the second half's outputs against the package's own
+translations.
 
     python benchmarks/unseen.py runs/de runs/de-large --catalogs cache/debian-de \
         [--adapt] [--tm] [--glossary] [--out docs/unseen.json]
@@ -13,7 +14,7 @@ score the second half's outputs against the package's own translations.
 the second filled), and each adapted model's devtest BLEU (what adaptation costs the general
 model). ``--adapt --mix FILE``: the same fine-tuning with general pairs mixed in, as ``luong
 train --preset adapt --init-from MODEL --mix FILE --mix-ratio R`` on the split ``luong po
---adapt`` makes (``luong.adapt.catalog_splits``), then ``luong po`` with the adapted model.
+--adapt`` makes (``luong.catalogs.adapt.catalog_splits``), then ``luong po`` with the adapted model.
 ``--tm``: a translation memory of the first half and gettext-en-de's train. With
 ``--glossary``: the glossary of ``glossary_terms`` (the method is its docstring). Each
 configuration is one row per model; the catalogs come from benchmarks/debian_catalogs.py.
@@ -34,9 +35,9 @@ from pathlib import Path
 
 import polib
 
-from luong.adapt import catalog_splits
-from luong.metrics import bleu_chrf
-from luong.placeholders import keeps_placeholders
+from luong.catalogs.adapt import catalog_splits
+from luong.evaluation.metrics import bleu_chrf
+from luong.translation.placeholders import keeps_placeholders
 
 UNSEEN = {
     "system-config-printer-common": "system-config-printer.mo",  # printers, queues, jobs
@@ -145,7 +146,7 @@ def glossary_terms(projects: list[Project], least: int = 1) -> list[tuple[str, s
     at least 80 % of them hold the target term as written (case kept: German writes its nouns
     with a capital anywhere, so a label's verb, "Öffnen", written small in a sentence, is
     not kept). A term of one capitalised word is listed in lower case (so that it matches in
-    any case, ``luong.glossary``'s rule), an all-capitals one as written."""
+    any case, ``luong.memory.glossary``'s rule), an all-capitals one as written."""
     pairs = [pair for p in projects for pair in p.first]
     terms: dict[str, str] = {}
     for p in projects:

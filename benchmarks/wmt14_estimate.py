@@ -4,7 +4,7 @@ throughput, not a measurement (no GPU has run it yet; ``scripts/wmt14.md``).
     python benchmarks/wmt14_estimate.py [--peak-tflops 989] [--mfu 0.1 0.3 0.5] [--json]
 
 The FLOPs of a training step are ``bench.model_flops`` (the matrix multiplies, forward and
-backward = 3 x forward) for the preset's shape (``luong.presets.WMT14``) on one sentence pair
+backward = 3 x forward) for the preset's shape (``luong.config.presets.WMT14``) on one sentence pair
 of the corpus's mean lengths, plus the local-p position predictor (eq. 9), which
 ``model_flops`` does not count; its global-attention terms over the S source positions stand
 in for the window of 2D + 1 = 21 (S is about 27 here). Padding is not counted: the batches
@@ -29,8 +29,8 @@ from pathlib import Path
 
 import torch
 
-from luong.batching import Batch
-from luong.presets import WMT14
+from luong.config.presets import WMT14
+from luong.data.batching import Batch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench import model_flops  # noqa: E402

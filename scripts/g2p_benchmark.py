@@ -33,9 +33,9 @@ import torch
 
 from luong import __version__
 from luong.cli import main as luong_main
-from luong.evaluation import evaluate_references
-from luong.model import Seq2Seq
-from luong.search_options import SearchOptions
+from luong.config.search import SearchOptions
+from luong.evaluation.evaluate import evaluate_references
+from luong.model.seq2seq import Seq2Seq
 from luong.tasks.g2p import carve_dev, read_references
 from luong.tasks.tsv import read_pairs
 

@@ -27,11 +27,11 @@ from typing import Any
 
 import torch
 
-from luong.averaging import average_models, run_checkpoints
-from luong.ensemble import Decodable, Ensemble
-from luong.evaluation import evaluate_references
-from luong.model import Seq2Seq
-from luong.search_options import SearchOptions
+from luong.config.search import SearchOptions
+from luong.evaluation.evaluate import evaluate_references
+from luong.model.averaging import average_models, run_checkpoints
+from luong.model.ensemble import Decodable, Ensemble
+from luong.model.seq2seq import Seq2Seq
 from luong.tasks.g2p import read_references
 from luong.tasks.tsv import read_pairs
 

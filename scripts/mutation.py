@@ -1,6 +1,6 @@
 """Mutation testing of the attention core (``make mutation``).
 
-1. mutmut 2.5.1 mutates ``src/luong/attention.py`` and runs the attention tests against each
+1. mutmut 2.5.1 mutates ``src/luong/model/attention.py`` and runs the attention tests against each
    mutant. The score is killed / (total - survivors judged equivalent); the bar is 0.90. The raw
    killed / total is printed too, with every survivor.
 2. Each pitfall of the specification (section 5 of the first seed) is applied to the source as
@@ -174,7 +174,7 @@ def pytest_command(*extra: str) -> list[str]:
 
 
 def check_imports_the_copy(work: Path) -> None:
-    code = "import luong.attention as a; print(a.__file__)"
+    code = "import luong.model.attention as a; print(a.__file__)"
     out = subprocess.run(
         [sys.executable, "-c", code],
         cwd=work,

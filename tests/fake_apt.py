@@ -1,5 +1,6 @@
-"""A fake apt for the tests of ``luong.debian``: ``apt-get``, ``apt-cache`` and ``dpkg-deb``
-as one small Python script on PATH, over an archive of packages in a folder (no network).
+"""A fake apt for the tests of ``luong.catalogs.debian``: ``apt-get``, ``apt-cache`` and
+``dpkg-deb`` as one small Python script on PATH, over an archive of packages in a folder (no
+network).
 
     apt = FakeApt(tmp_path, {"nano": {"de": {"nano.mo": [("Open", "Öffnen")]}}})
     apt.path  # PATH with the fake first

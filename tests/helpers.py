@@ -215,7 +215,7 @@ def output_lines(result: subprocess.CompletedProcess[bytes]) -> list[str]:
 # holds once luong (and torch) are imported: a case that needs more fails with MemoryError.
 _LIMIT = """
 import resource, sys
-import luong.cli, luong.plot
+import luong.cli, luong.evaluation.plot
 size = next(int(line.split()[1]) * 1024 for line in open("/proc/self/status")
             if line.startswith("VmSize"))
 limit = size + int(sys.argv[1])
@@ -234,7 +234,7 @@ _LIMITED = _LIMIT + "sys.exit(luong.cli.main(sys.argv[2:]))\n"
 # memory limit here reaches: a limit's room above the child's size stays the budget.
 _FORK_SERVER = """
 import json, os, sys, traceback
-import luong.cli, luong.plot
+import luong.cli, luong.evaluation.plot
 import torch._dynamo
 
 def run(request):

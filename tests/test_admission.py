@@ -1,5 +1,5 @@
-"""One admission rule (``luong.admission``): a verdict per source (unrepresentable, empty,
-too long as the request decodes it), the limit of an ensemble and of a location-score
+"""One admission rule (``luong.translation.admission``): a verdict per source (unrepresentable,
+empty, too long as the request decodes it), the limit of an ensemble and of a location-score
 model, and each face mapping the same verdict to its own error: ``fit_sources``' line for
 the command line, the HTTP API's 413 and 422, ``luong po``'s reason to leave an entry,
 ``luong plot``'s ``text:`` error."""
@@ -10,15 +10,15 @@ import pytest
 from fastapi.testclient import TestClient
 from helpers import SRC_SPACE, small_model
 
-from luong.admission import Verdict, admit, fit_sources, read_length, source_limit
-from luong.catalog import too_long
-from luong.ensemble import Ensemble
-from luong.plot import plot_translation
-from luong.request_options import RequestOptions
-from luong.search_options import SearchOptions
-from luong.server import ServedModel, ServeLimits, create_app
-from luong.service_limits import LimitError, check_request
-from luong.translator import Translator
+from luong.catalogs.fill import too_long
+from luong.config.request import RequestOptions
+from luong.config.search import SearchOptions
+from luong.evaluation.plot import plot_translation
+from luong.model.ensemble import Ensemble
+from luong.server.app import ServedModel, ServeLimits, create_app
+from luong.service.limits import LimitError, check_request
+from luong.translation.admission import Verdict, admit, fit_sources, read_length, source_limit
+from luong.translation.translator import Translator
 
 MASK = RequestOptions(placeholders="mask")
 CONSTRAIN = RequestOptions(placeholders="constrain")

@@ -1,5 +1,5 @@
-"""Word alignments from attention (``luong.alignment``): symbols merged into words for each
-kind of vocabulary, each output word linked to the source word with the most attention mass,
+"""Word alignments from attention (``luong.translation.alignment``): symbols merged into words for
+each kind of vocabulary, each output word linked to the source word with the most attention mass,
 Pharaoh lines."""
 
 from __future__ import annotations
@@ -8,12 +8,18 @@ import pytest
 import torch
 from helpers import SRC_SPACE, TGT, small_model
 
-from luong.alignment import align_words, hypothesis_alignment, parse_pharaoh, pharaoh, word_groups
+from luong.config.search import SearchOptions
+from luong.data.vocab import Vocab
 from luong.search import decode
 from luong.search.hypothesis import Hypothesis
 from luong.search.symbols import hypothesis_text
-from luong.search_options import SearchOptions
-from luong.vocab import Vocab
+from luong.translation.alignment import (
+    align_words,
+    hypothesis_alignment,
+    parse_pharaoh,
+    pharaoh,
+    word_groups,
+)
 
 W = "\u2581"
 

@@ -13,10 +13,10 @@ import pytest
 import torch
 from helpers import SRC_SPACE, small_model
 
-from luong.alignment import hypothesis_alignment
+from luong.config.search import SearchOptions
+from luong.data.vocab import Vocab
 from luong.search import decode
-from luong.search_options import SearchOptions
-from luong.vocab import Vocab
+from luong.translation.alignment import hypothesis_alignment
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "alignment.py"
 TGT_SPACE = Vocab(list("0123456789- "))

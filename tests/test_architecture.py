@@ -25,19 +25,23 @@ PACKAGE = SRC / "luong"
 # floor, never a higher one). docs/architecture.md says what each floor is for; a new module
 # goes onto a floor here and there.
 FLOORS: list[tuple[str, set[str]]] = [
-    ("the ONNX runtime", {"luong.export", "luong.export.runtime"}),
-    ("folder files, line breaks", {"luong.folder_files", "luong.lines"}),
-    ("errors", {"luong.errors"}),
-    ("files", {
-        "luong.version", "luong.files", "luong.request_batcher", "luong.languages",
-        "luong.progress",
+    ("the parts' packages, whose __init__ imports nothing", {
+        "luong.catalogs", "luong.common", "luong.data", "luong.evaluation", "luong.memory",
+        "luong.model", "luong.server", "luong.service", "luong.translation",
     }),
-    (
-        "format directives, PO and MO files",
-        {"luong.directives", "luong.po_file", "luong.mo_file", "luong.plural_table"},
-    ),
-    ("search options", {"luong.search_options"}),
-    ("vocabulary", {"luong.vocab"}),
+    ("the ONNX runtime", {"luong.export", "luong.export.runtime"}),
+    ("folder files, line breaks", {"luong.common.folder_files", "luong.common.lines"}),
+    ("errors", {"luong.common.errors"}),
+    ("files", {
+        "luong.common.files", "luong.common.languages", "luong.common.progress",
+        "luong.service.batcher", "luong.version",
+    }),
+    ("format directives, PO and MO files", {
+        "luong.catalogs.directives", "luong.catalogs.mo_file", "luong.catalogs.plural_table",
+        "luong.catalogs.po_file",
+    }),
+    ("search options", {"luong.config.search"}),
+    ("vocabulary", {"luong.data.vocab"}),
     ("configs: choices, faces' settings, fields", {
         "luong.config.choices", "luong.config.faces", "luong.config.fields",
     }),
@@ -46,27 +50,30 @@ FLOORS: list[tuple[str, set[str]]] = [
     }),
     ("configs: a run and its TOML", {"luong.config.run"}),
     ("configs", {"luong.config"}),
-    ("request options, decoding defaults", {"luong.request_options", "luong.decoding_defaults"}),
-    ("presets", {"luong.presets"}),
-    ("int8 weights", {"luong.int8"}),
+    ("request options, decoding defaults", {"luong.config.decoding", "luong.config.request"}),
+    ("presets", {"luong.config.presets"}),
+    ("int8 weights", {"luong.model.int8"}),
     ("attention, encoder, tensor files", {
-        "luong.attention", "luong.encoder", "luong.tensor_files",
+        "luong.common.tensor_files", "luong.model.attention", "luong.model.encoder",
     }),
-    ("the decoder's fused recurrence, the fused loss", {"luong.recurrence", "luong.loss"}),
+    ("the decoder's fused recurrence, the fused loss", {
+        "luong.model.recurrence", "luong.training.loss",
+    }),
     ("decoder, metrics, subwords, shortlists", {
-        "luong.decoder", "luong.metrics", "luong.subword", "luong.shortlist",
+        "luong.data.shortlist", "luong.data.subword", "luong.evaluation.metrics",
+        "luong.model.decoder",
     }),
-    ("devices", {"luong.devices"}),
-    ("batching, processes", {"luong.batching", "luong.distributed"}),
-    ("model", {"luong.model"}),
-    ("ensemble", {"luong.ensemble"}),
+    ("devices", {"luong.common.devices"}),
+    ("batching, processes", {"luong.data.batching", "luong.training.distributed"}),
+    ("model", {"luong.model.seq2seq"}),
+    ("ensemble", {"luong.model.ensemble"}),
     ("ONNX export", {"luong.export.exporter"}),
     ("search: hypotheses, checkpoints, task data", {
-        "luong.search.hypothesis", "luong.checkpoint", "luong.tasks.data",
+        "luong.search.hypothesis", "luong.tasks.data", "luong.training.checkpoint",
     }),
     ("search: penalties, step rules, greedy search, prefixes", {
-        "luong.search.penalties", "luong.search.rules", "luong.search.greedy",
-        "luong.search.prefix",
+        "luong.search.greedy", "luong.search.penalties", "luong.search.prefix",
+        "luong.search.rules",
     }),
     ("search: beam search, sampling, symbols", {
         "luong.search.beam", "luong.search.sampling", "luong.search.symbols",
@@ -75,44 +82,49 @@ FLOORS: list[tuple[str, set[str]]] = [
     ("search: text in", {"luong.search.text"}),
     ("search", {"luong.search"}),
     ("word alignments, confidence, lexical tables", {
-        "luong.alignment", "luong.confidence", "luong.lexicon",
+        "luong.translation.alignment", "luong.translation.confidence", "luong.translation.lexicon",
     }),
-    ("placeholders: the text", {"luong.placeholders"}),
+    ("placeholders: the text", {"luong.translation.placeholders"}),
     ("placeholders kept through the search, which sources a model takes", {
-        "luong.placeholder_search", "luong.admission",
+        "luong.translation.admission", "luong.translation.placeholder_search",
     }),
-    ("the translation memory's index", {"luong.memory_index"}),
-    ("glossaries, translation memory", {"luong.glossary", "luong.memory"}),
+    ("the translation memory's index", {"luong.memory.index"}),
+    ("glossaries, translation memory", {
+        "luong.memory.glossary", "luong.memory.translation_memory",
+    }),
     ("translation of strings, the tasks, averaging, int8", {
-        "luong.translator", "luong.tasks.dates", "luong.tasks.g2p", "luong.tasks.tsv",
-        "luong.tasks.translation", "luong.averaging", "luong.quantize",
+        "luong.model.averaging", "luong.model.quantize", "luong.tasks.dates", "luong.tasks.g2p",
+        "luong.tasks.translation", "luong.tasks.tsv", "luong.translation.translator",
     }),
     ("evaluation, task dispatch, catalogs, a request's limits", {
-        "luong.evaluation", "luong.tasks", "luong.catalog", "luong.service_limits",
+        "luong.catalogs.fill", "luong.evaluation.evaluate", "luong.service.limits", "luong.tasks",
     }),
     ("prepared corpora, corpora from catalogs, Debian's catalogs", {
-        "luong.prepared", "luong.corpus", "luong.debian",
+        "luong.catalogs.corpus", "luong.catalogs.debian", "luong.data.prepared",
     }),
     ("training: the loss and the schedule, signals, records, data", {
-        "luong.training", "luong.training.objective", "luong.training.signals",
-        "luong.training.records", "luong.training.data",
+        "luong.training", "luong.training.data", "luong.training.objective",
+        "luong.training.records", "luong.training.signals",
     }),
     ("training: checkpoints and resume, dev evaluation", {
-        "luong.training.state", "luong.training.dev",
+        "luong.training.dev", "luong.training.state",
     }),
-    ("trainer, the model a fine-tuning run starts from", {"luong.trainer", "luong.fine_tuning"}),
-    ("run", {"luong.run"}),
+    ("trainer, the model a fine-tuning run starts from", {
+        "luong.training.fine_tuning", "luong.training.trainer",
+    }),
+    ("run", {"luong.training.run"}),
     ("plot, zoo, run folders, catalog adaptation", {
-        "luong.plot", "luong.zoo", "luong.run_folders", "luong.libretranslate", "luong.adapt",
+        "luong.catalogs.adapt", "luong.evaluation.plot", "luong.server.libretranslate",
+        "luong.training.run_folders", "luong.training.zoo",
     }),
-    ("server", {"luong.server"}),
+    ("server", {"luong.server.app"}),
     ("command line: shared", {"luong.cli.common"}),
     ("command line: grammar", {"luong.cli.parsers"}),
     ("command line: commands", {
-        "luong.cli.train", "luong.cli.evaluate", "luong.cli.translate", "luong.cli.plot",
-        "luong.cli.zoo", "luong.cli.runs", "luong.cli.average", "luong.cli.serve",
-        "luong.cli.export", "luong.cli.quantize", "luong.cli.po", "luong.cli.pair",
-        "luong.cli.prepare", "luong.cli.corpus", "luong.cli.shortlist",
+        "luong.cli.average", "luong.cli.corpus", "luong.cli.evaluate", "luong.cli.export",
+        "luong.cli.pair", "luong.cli.plot", "luong.cli.po", "luong.cli.prepare",
+        "luong.cli.quantize", "luong.cli.runs", "luong.cli.serve", "luong.cli.shortlist",
+        "luong.cli.train", "luong.cli.translate", "luong.cli.zoo",
     }),
     ("command line", {"luong.cli"}),
     ("the package", {"luong", "luong.__main__"}),
@@ -133,7 +145,8 @@ TREES = {name: ast.parse(path.read_text(encoding="utf-8")) for name, path in MOD
 
 def imported(node: ast.Import | ast.ImportFrom) -> list[str]:
     """The luong modules an import statement reads (``from luong.cli import train`` reads the
-    module ``luong.cli.train``; ``from luong.model import Seq2Seq`` reads ``luong.model``)."""
+    module ``luong.cli.train``; ``from luong.model.seq2seq import Seq2Seq`` reads
+    ``luong.model.seq2seq``)."""
     if isinstance(node, ast.Import):
         return [alias.name for alias in node.names if alias.name.split(".")[0] == "luong"]
     if node.level or not node.module or node.module.split(".")[0] != "luong":
@@ -254,7 +267,7 @@ def test_no_private_name_crosses_files() -> None:
 @pytest.mark.parametrize(
     ("source", "expected"),
     [
-        ("from luong.model import Seq2Seq", ["luong.model"]),
+        ("from luong.model.seq2seq import Seq2Seq", ["luong.model.seq2seq"]),
         ("from luong.cli import train, zoo", ["luong.cli.train", "luong.cli.zoo"]),
         ("from luong import Seq2Seq", ["luong"]),
         ("import luong.search", ["luong.search"]),
@@ -270,16 +283,16 @@ def test_imports_are_read_as_the_modules_they_load(source: str, expected: list[s
 def test_the_checks_catch_what_they_are_for() -> None:
     # An upward import, a late import and a private name, in a module that has none.
     tree = ast.parse(
-        "from luong.run import train\n"
+        "from luong.training.run import train\n"
         "def f():\n"
         "    from luong.search import _hypotheses\n"
         "    return x._advance()\n"
     )
     statements = [n for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom)]
     found = [(node.lineno, target) for node in statements for target in imported(node)]
-    assert found == [(1, "luong.run"), (3, "luong.search")]
-    assert FLOOR["luong.run"] > FLOOR["luong.attention"]
-    assert "_advance" in private_names(TREES["luong.decoder"])
+    assert found == [(1, "luong.training.run"), (3, "luong.search")]
+    assert FLOOR["luong.training.run"] > FLOOR["luong.model.attention"]
+    assert "_advance" in private_names(TREES["luong.model.decoder"])
     assert "_advance" not in private_names(TREES["luong.search"])
 
 
@@ -321,7 +334,7 @@ def outside_imports(module: str) -> set[str]:
 
 def test_import_luong_and_the_command_lines_grammar_load_only_plain_modules() -> None:
     loaded = loaded_by({"luong", "luong.cli"})
-    assert {"luong.config", "luong.presets", "luong.cli.parsers"} <= loaded
+    assert {"luong.config", "luong.config.presets", "luong.cli.parsers"} <= loaded
     heavy = {
         module: sorted(outside_imports(module) - set(sys.stdlib_module_names) - PLAIN_DEPENDENCIES)
         for module in sorted(loaded)
@@ -332,8 +345,8 @@ def test_import_luong_and_the_command_lines_grammar_load_only_plain_modules() ->
 
 
 def test_the_plain_check_sees_torch() -> None:
-    assert "torch" in outside_imports("luong.attention")
-    assert "luong.attention" in loaded_by({"luong.model"})
+    assert "torch" in outside_imports("luong.model.attention")
+    assert "luong.model.attention" in loaded_by({"luong.model.seq2seq"})
     assert "luong" in loaded_by({"luong.cli.train"})  # the packages above a module run first
 
 
@@ -422,9 +435,9 @@ def test_the_extras_are_the_packages_extras() -> None:
 # -- one path from a request to its outputs (docs/architecture.md) ------------------------------
 
 # What the faces may read of the search and the placeholders: the options types alone. All
-# decoding goes through luong.translator.Translator (translations: mask, constrain, restore,
-# align, autocast), so a request field added to RequestOptions reaches every face there.
-FACES = ("luong.server", "luong.catalog")
+# decoding goes through luong.translation.translator.Translator (translations: mask, constrain,
+# restore, align, autocast), so a request field added to RequestOptions reaches every face there.
+FACES = ("luong.server.app", "luong.catalogs.fill")
 
 
 def imported_names(module: str) -> set[tuple[str, str]]:
@@ -442,8 +455,14 @@ def test_the_faces_decode_through_the_translator_alone(face: str) -> None:
     reached = sorted(
         f"{name} from {source}"
         for source, name in imported_names(face)
-        if source.startswith(("luong.search", "luong.placeholders", "luong.placeholder_search"))
-        and source != "luong.search_options"
+        if source.startswith(
+            (
+                "luong.search",
+                "luong.translation.placeholders",
+                "luong.translation.placeholder_search",
+            )
+        )
+        and source != "luong.config.search"
     )
     assert reached == []
 
@@ -462,7 +481,7 @@ def test_no_command_resolves_a_device_or_enters_autocast_itself() -> None:
         f"{m} imports {name}"
         for m in handlers
         for s, name in imported_names(m)
-        if s == "luong.devices"
+        if s == "luong.common.devices"
     ]
     assert calls == [] and devices == []
 
@@ -509,21 +528,29 @@ def test_one_beam_loop() -> None:
     assert shared_blocks(search / "beam.py", search / "beam.py") != []
 
 
-ADMITTING = ["luong.server", "luong.service_limits", "luong.libretranslate", "luong.catalog",
-             "luong.plot", "luong.cli.translate", "luong.cli.po", "luong.cli.serve"]  # fmt: skip
+ADMITTING = [
+    "luong.server.app", "luong.service.limits", "luong.server.libretranslate",
+    "luong.catalogs.fill", "luong.evaluation.plot", "luong.cli.translate", "luong.cli.po",
+    "luong.cli.serve",
+]  # fmt: skip
 
 
 def test_the_placeholders_text_imports_no_search() -> None:
-    """``luong.placeholders`` is text in, text out (find, mask, restore, check); the
-    searches that keep placeholders are ``luong.placeholder_search``'s."""
-    reached = [t for _, t, _ in imports("luong.placeholders") if t.startswith("luong.search")]
+    """``luong.translation.placeholders`` is text in, text out (find, mask, restore, check); the
+    searches that keep placeholders are ``luong.translation.placeholder_search``'s."""
+    reached = [
+        t for _, t, _ in imports("luong.translation.placeholders") if t.startswith("luong.search")
+    ]
     assert reached == []
-    assert {t for _, t, _ in imports("luong.placeholders")} <= {"luong.directives", "luong.errors"}
-    assert "luong.search" in {t for _, t, _ in imports("luong.placeholder_search")}
+    assert {t for _, t, _ in imports("luong.translation.placeholders")} <= {
+        "luong.catalogs.directives",
+        "luong.common.errors",
+    }
+    assert "luong.search" in {t for _, t, _ in imports("luong.translation.placeholder_search")}
 
 
 def test_one_admission_rule() -> None:
-    """Whether a model takes a source is decided in ``luong.admission`` alone: no face
+    """Whether a model takes a source is decided in ``luong.translation.admission`` alone: no face
     measures a source against a model's ``max_src_len`` itself, and the faces that refuse
     sources ask ``Translator.admit`` (or ``fit_sources``, built on it)."""
     measuring = [
@@ -539,10 +566,14 @@ def test_one_admission_rule() -> None:
         for node in ast.walk(tree)
         if isinstance(node, ast.FunctionDef) and node.name in ("read_length", "admit")
     )  # fmt: skip
-    assert lengths == ["luong.admission", "luong.admission", "luong.translator"]
-    for module in ("luong.service_limits", "luong.catalog", "luong.plot"):
+    assert lengths == [
+        "luong.translation.admission",
+        "luong.translation.admission",
+        "luong.translation.translator",
+    ]
+    for module in ("luong.service.limits", "luong.catalogs.fill", "luong.evaluation.plot"):
         assert ".admit(" in MODULES[module].read_text(), module
-    assert "check_request(" in MODULES["luong.server"].read_text()  # the server's limits
+    assert "check_request(" in MODULES["luong.server.app"].read_text()  # the server's limits
     assert "fit_sources(" in MODULES["luong.cli.translate"].read_text()
 
 
@@ -552,25 +583,29 @@ def test_the_faces_pass_file_names_and_the_translator_reads_them() -> None:
     HTTP modules import no memory at all."""
     readers = [
         f"{module}:{line}"
-        for module in ("luong.cli.translate", "luong.cli.po", "luong.cli.serve", "luong.server")
+        for module in ("luong.cli.translate", "luong.cli.po", "luong.cli.serve", "luong.server.app")
         for line, target, _ in imports(module)
-        if target in ("luong.memory", "luong.glossary")
+        if target in ("luong.memory.translation_memory", "luong.memory.glossary")
     ]
     assert readers == []
-    assert [t for _, t, _ in imports("luong.libretranslate") if t == "luong.memory"] == []
+    assert [
+        t
+        for _, t, _ in imports("luong.server.libretranslate")
+        if t == "luong.memory.translation_memory"
+    ] == []
     for module in ("luong.cli.translate", "luong.cli.po", "luong.cli.serve"):
         assert ".with_resources(" in MODULES[module].read_text(), module
 
 
 def test_a_step_rule_is_an_option_and_a_rule_module() -> None:
     """A search option that changes each step's log-probabilities is named where it is
-    declared (``luong.search_options``) and where its rule is (``luong.search.rules``),
+    declared (``luong.config.search``) and where its rule is (``luong.search.rules``),
     nowhere else: every loop applies the rules through ``StepRules``, and the faces' flags,
     schema and controls come from the options' fields."""
     naming = sorted(
         module for module, path in MODULES.items() if "no_repeat_ngram" in path.read_text()
     )
-    assert naming == ["luong.search.rules", "luong.search_options"]
+    assert naming == ["luong.config.search", "luong.search.rules"]
     loops = [PACKAGE / "search" / name for name in ("beam.py", "sampling.py")]
     assert all("StepRules" in path.read_text() for path in loops)
 
@@ -579,9 +614,15 @@ def test_a_step_rule_is_an_option_and_a_rule_module() -> None:
 
 # (module, module it must not import): what each reads lives on a floor below them both.
 NOT_IMPORTED = [
-    ("luong.vocab", "luong.search_options"),  # LINE_BREAKS: luong.lines
-    ("luong.prepared", "luong.model"),  # the vocabularies' file names: luong.folder_files
-    ("luong.run_folders", "luong.trainer"),  # log.jsonl's name: luong.folder_files
+    ("luong.data.vocab", "luong.config.search"),  # LINE_BREAKS: luong.common.lines
+    (
+        "luong.data.prepared",
+        "luong.model.seq2seq",
+    ),  # the vocabularies' file names: luong.common.folder_files
+    (
+        "luong.training.run_folders",
+        "luong.training.trainer",
+    ),  # log.jsonl's name: luong.common.folder_files
 ]
 
 
@@ -609,12 +650,12 @@ def strings(tree: ast.Module) -> list[ast.Constant]:
     ]  # fmt: skip
 
 
-# The file names of luong.folder_files that have a dot (the others, "checkpoints",
+# The file names of luong.common.folder_files that have a dot (the others, "checkpoints",
 # "tensorboard", "latest", are words other strings mean too: a setting, a package).
 FILE_NAMES = {
     value
-    for name in assigned("luong.folder_files", "__all__")  # type: ignore[union-attr]
-    if isinstance(value := assigned("luong.folder_files", name), str) and "." in value
+    for name in assigned("luong.common.folder_files", "__all__")  # type: ignore[union-attr]
+    if isinstance(value := assigned("luong.common.folder_files", name), str) and "." in value
 }
 
 
@@ -623,7 +664,7 @@ def test_the_names_of_folder_files_are_spelled_in_luong_folder_files_alone() -> 
     spelled = [
         f"{module}:{node.lineno} spells {node.value!r}"
         for module, tree in TREES.items()
-        if module != "luong.folder_files"
+        if module != "luong.common.folder_files"
         for node in strings(tree)
         if node.value in FILE_NAMES
     ]

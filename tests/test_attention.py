@@ -1,4 +1,4 @@
-"""Tests of ``luong.attention``.
+"""Tests of ``luong.model.attention``.
 
 Three layers, as in STYLE.md: the specification's worked example by hand; golden values and
 gradients against an oracle written here, in numpy float64, from each module's own
@@ -19,8 +19,8 @@ import torch
 from torch import Tensor, nn
 
 import luong
-from luong import attention
-from luong.attention import BahdanauAttention, LuongAttention, length_mask, masked_softmax
+from luong.model import attention
+from luong.model.attention import BahdanauAttention, LuongAttention, length_mask, masked_softmax
 
 KINDS = ("dot", "general", "concat", "bahdanau")
 # (kind, key_dim) with d = 3: every score, and a key width other than d where it is allowed.

@@ -26,7 +26,12 @@ from hypothesis import strategies as st
 from torch import Tensor, nn
 
 import luong
-from luong.attention import (
+from luong.cli import build_parser
+from luong.config.choices import ATTENTIONS, LOCALS
+from luong.config.model import Seq2SeqConfig
+from luong.config.search import SearchOptions
+from luong.data.batching import ParallelData
+from luong.model.attention import (
     GLOBAL_SCORES,
     LOCAL_MODES,
     LOCAL_SCORES,
@@ -35,14 +40,9 @@ from luong.attention import (
     length_mask,
     masked_softmax,
 )
-from luong.batching import ParallelData
-from luong.cli import build_parser
-from luong.config.choices import ATTENTIONS, LOCALS
-from luong.config.model import Seq2SeqConfig
-from luong.model import Seq2Seq
-from luong.search_options import SearchOptions
+from luong.model.seq2seq import Seq2Seq
 from luong.training.objective import loss_of
-from luong.translator import translate
+from luong.translation.translator import translate
 
 D = 3  # query width of the module tests
 # scripts/mutation.py runs these once per mutant: fewer property examples, drawn the same way.

@@ -1,4 +1,4 @@
-"""Property tests of ``luong.attention`` over random shapes and lengths (hypothesis).
+"""Property tests of ``luong.model.attention`` over random shapes and lengths (hypothesis).
 
 For any batch B, source length S, query width d, key width K and lengths in [0, S], every
 score reads a distribution over the real positions only: weights are non-negative, padded ones
@@ -18,7 +18,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from luong.attention import BahdanauAttention, LuongAttention, length_mask
+from luong.model.attention import BahdanauAttention, LuongAttention, length_mask
 
 MUTATION_RUN = os.environ.get("LUONG_MUTATION") == "1"
 PROPERTY_SETTINGS = settings(

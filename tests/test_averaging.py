@@ -12,8 +12,8 @@ import torch
 from helpers import assert_one_line_error, output_lines, small_model
 from helpers import luong as run_luong
 
-from luong.averaging import average_checkpoints, average_models, run_of
-from luong.model import Seq2Seq
+from luong.model.averaging import average_checkpoints, average_models, run_of
+from luong.model.seq2seq import Seq2Seq
 
 
 def checkpoints(run: Path, seeds: list[int]) -> list[Path]:

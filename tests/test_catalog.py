@@ -1,4 +1,4 @@
-"""Gettext catalogs filled by a model (``luong.catalog``, ``luong po``), on real catalogs of
+"""Gettext catalogs filled by a model (``luong.catalogs.fill``, ``luong po``), on real catalogs of
 Debian packages (tests/data/catalogs, from scripts/test_catalogs.sh) and small hand-written
 ones. The catalog machinery is tested with stand-in translations (the identity, upper case),
 which keep placeholders, so msgfmt --check-format checks the catalog and not a model."""
@@ -15,7 +15,7 @@ import polib
 import pytest
 from helpers import SRC_SPACE, assert_one_line_error, luong, small_model, with_pair
 
-from luong.catalog import (
+from luong.catalogs.fill import (
     check_language,
     detect_accelerator,
     fill_catalog,
@@ -24,10 +24,10 @@ from luong.catalog import (
     plural_forms,
     translate_messages,
 )
-from luong.plural_table import GETTEXT_PLURAL_FORMS, gettext_plural_forms
-from luong.search_options import SearchOptions
-from luong.translator import Translator
-from luong.vocab import Vocab
+from luong.catalogs.plural_table import GETTEXT_PLURAL_FORMS, gettext_plural_forms
+from luong.config.search import SearchOptions
+from luong.data.vocab import Vocab
+from luong.translation.translator import Translator
 
 DATA = Path(__file__).parent / "data" / "catalogs"
 COMMENT = "luong: machine translation by m, review it"

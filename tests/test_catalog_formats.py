@@ -1,5 +1,5 @@
-"""Catalogs read as gettext reads them (``luong.po_file``, ``luong.catalog``, ``luong po``):
-every charset a header may declare, every header layout msgfmt accepts, the one table of
+"""Catalogs read as gettext reads them (``luong.catalogs.po_file``, ``luong.catalogs.fill``, ``luong
+po``): every charset a header may declare, every header layout msgfmt accepts, the one table of
 format directives, catalogs msgfmt rejects, over-long entries and ``--out``. Stand-in
 translations (the identity, upper case) test the catalog machinery; a tiny untrained model
 tests the command. msgfmt (gettext) is the oracle where it is installed."""
@@ -16,8 +16,8 @@ import polib
 import pytest
 from helpers import SRC_SPACE, assert_one_line_error, luong, small_model, with_pair
 
-from luong.catalog import catalog_language, fill_catalog, format_placeholders
-from luong.placeholders import find_placeholders, keeps_placeholders
+from luong.catalogs.fill import catalog_language, fill_catalog, format_placeholders
+from luong.translation.placeholders import find_placeholders, keeps_placeholders
 
 msgfmt = pytest.mark.skipif(shutil.which("msgfmt") is None, reason="needs gettext's msgfmt")
 MATCH_ALL = "placeholders checked: {} of {} format entries match"

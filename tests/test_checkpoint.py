@@ -26,11 +26,16 @@ from helpers import TINY_DATES_FLAGS, assert_one_line_error, luong, small_model,
 from safetensors.torch import load_file, save_file
 
 from luong import Seq2Seq, Seq2SeqConfig, TrainConfig
-from luong.checkpoint import find_latest, read_checkpoint, stopped_run_model, write_checkpoint
-from luong.ensemble import Ensemble
-from luong.run import train
-from luong.trainer import Trainer, TrainingDiverged
-from luong.translator import load as luong_load
+from luong.model.ensemble import Ensemble
+from luong.training.checkpoint import (
+    find_latest,
+    read_checkpoint,
+    stopped_run_model,
+    write_checkpoint,
+)
+from luong.training.run import train
+from luong.training.trainer import Trainer, TrainingDiverged
+from luong.translation.translator import load as luong_load
 
 # Dropout above zero: a resumed run is exact only if the random generator is restored too.
 MODEL = {
@@ -59,7 +64,7 @@ DATA = {"seed": 0, "n_train": 320, "n_dev": 30, "n_test": 30}
 CHILD = textwrap.dedent(
     """
     import os, signal, sys
-    import luong.files as files
+    import luong.common.files as files
     from luong import Seq2SeqConfig, TrainConfig, train
 
     kill_at = int(os.environ.get("KILL_AT_REPLACE", "0"))
@@ -86,10 +91,11 @@ CHILD = textwrap.dedent(
 CHILD_FP32 = CHILD.format(model=MODEL, train=TRAIN, data=DATA)
 # The same run in bf16: products in bfloat16 (the fused recurrence's too), float32 master
 # weights, optimizer and loss (docs/performance.md, "Mixed precision").
-# On a CPU without bfloat16 units bf16 would compute in fp32 (luong.devices.computes_in): the
+# On a CPU without bfloat16 units bf16 would compute in fp32 (luong.common.devices.computes_in): the
 # child takes the bf16 path all the same, so that the test means the same on every CPU.
-CHILD_BF16 = "import luong.devices\nluong.devices.bf16_units = lambda: True\n" + CHILD.format(
-    model=MODEL, train={**TRAIN, "precision": "bf16"}, data=DATA
+CHILD_BF16 = (
+    "import luong.common.devices\nluong.common.devices.bf16_units = lambda: True\n"
+    + CHILD.format(model=MODEL, train={**TRAIN, "precision": "bf16"}, data=DATA)
 )
 
 

@@ -22,8 +22,8 @@ from helpers import SRC_SPACE, assert_one_line_error, luong, small_model
 
 from luong.cli import build_parser
 from luong.cli.serve import model_names, server_config
+from luong.config.search import SearchOptions
 from luong.search import decode, hypothesis_text
-from luong.search_options import SearchOptions
 
 SOURCES = ["abc de", "j", "hij a bc", "ff gg"]
 

@@ -1,4 +1,4 @@
-"""The confidence of an output (``luong.confidence``): its value against a model whose
+"""The confidence of an output (``luong.translation.confidence``): its value against a model whose
 probabilities are set by hand, and the faces that carry it: ``luong translate --format
 jsonl``, ``POST /api/translate``, ``luong po`` (its comment and ``--min-confidence``)."""
 
@@ -24,13 +24,13 @@ from helpers import (
 )
 
 from luong import Seq2Seq, Translator
-from luong.catalog import MachineText, fill_catalog, translate_messages
-from luong.confidence import confidence
-from luong.errors import LuongError, LuongTypeError
+from luong.catalogs.fill import MachineText, fill_catalog, translate_messages
+from luong.common.errors import LuongError, LuongTypeError
+from luong.config.search import SearchOptions
 from luong.search import Hypothesis, decode
-from luong.search_options import SearchOptions
-from luong.server import ServedModel, create_app
-from luong.translator import output_lines as translated_lines
+from luong.server.app import ServedModel, create_app
+from luong.translation.confidence import confidence
+from luong.translation.translator import output_lines as translated_lines
 
 # The oracle's next-token distribution, whatever the source and the output so far (ids:
 # pad 0, bos 1, eos 2, unk 3, "x" 4, "y" 5): pad and bos never come.

@@ -18,14 +18,14 @@ import pytest
 from helpers import small_config
 
 import luong.config
+from luong.common.files import MAX_TEXT_BYTES
 from luong.config.choices import ATTENTIONS
 from luong.config.fields import config_from_dict
 from luong.config.model import MAX_LAYERS, MAX_SRC_LEN, MAX_WIDTH, Seq2SeqConfig
 from luong.config.run import RunConfig, read_toml_tables, run_toml
+from luong.config.search import MAX_ALPHA, MAX_BEAM, MAX_OUTPUT_LEN, SearchOptions
 from luong.config.train import TrainConfig
 from luong.config.vocab import VocabConfig
-from luong.files import MAX_TEXT_BYTES
-from luong.search_options import MAX_ALPHA, MAX_BEAM, MAX_OUTPUT_LEN, SearchOptions
 
 # --- Seq2SeqConfig -------------------------------------------------------------------------------
 

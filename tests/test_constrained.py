@@ -14,7 +14,9 @@ import torch
 from helpers import TGT, assert_one_line_error, output_lines, small_model
 from helpers import luong as run_luong
 
-from luong.ensemble import Decodable, Ensemble, encode_texts
+from luong.config.search import OptionError, SearchOptions
+from luong.data.subword import train_subword
+from luong.model.ensemble import Decodable, Ensemble, encode_texts
 from luong.search import Hypothesis, decode, default_max_len, search_beams
 from luong.search.constrained import (
     constrained_search,
@@ -22,9 +24,7 @@ from luong.search.constrained import (
     count_occurrences,
     first_alternatives,
 )
-from luong.search_options import OptionError, SearchOptions
-from luong.subword import train_subword
-from luong.translator import translate
+from luong.translation.translator import translate
 
 TEXTS = ["abc", "jihgfe", "a", "bbbbbbbbb", "cafe", "dig", "hhajb"]
 

@@ -1,4 +1,4 @@
-"""``luong corpus``: parallel data from gettext catalogs (``luong.corpus``): the rules a
+"""``luong corpus``: parallel data from gettext catalogs (``luong.catalogs.corpus``): the rules a
 careful corpus builder follows, charsets, malformed catalogs, splits and exclusions."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from helpers import assert_one_line_error, luong
 from test_mo_file import HEADER as MO_HEADER
 from test_mo_file import by_hand
 
+from luong.catalogs.corpus import build_corpus, catalog_files, excluded_sources
+from luong.common.files import write_folder
 from luong.config.faces import CorpusOptions
-from luong.corpus import build_corpus, catalog_files, excluded_sources
-from luong.files import write_folder
 
 HEADER = {"Language": "de", "Content-Type": "text/plain; charset=UTF-8"}
 

@@ -1,4 +1,4 @@
-"""``luong corpus --debian DIR`` (``luong.debian``) against a fake apt (``fake_apt.py``: no
+"""``luong corpus --debian DIR`` (``luong.catalogs.debian``) against a fake apt (``fake_apt.py``: no
 network): a second run skips what is fetched, a killed run resumes, a package that fails
 is named and the rest go on, exclusions by package and by source, and the one line of a
 machine without apt."""
@@ -14,9 +14,9 @@ import pytest
 from fake_apt import FakeApt
 from helpers import assert_one_line_error, luong
 
-from luong import debian
+from luong.catalogs import debian
+from luong.catalogs.debian import FETCHED, PACKAGES, FetchProgress, fetch_catalogs
 from luong.config.faces import FetchOptions
-from luong.debian import FETCHED, PACKAGES, FetchProgress, fetch_catalogs
 
 ARCHIVE = {
     "nano": {"de": {"nano.mo": [("Open", "Öffnen"), ("Save", "Speichern")]}},
@@ -93,7 +93,8 @@ def test_a_killed_fetch_resumes_where_it_stopped(apt: FakeApt, tmp_path: Path) -
     dest = tmp_path / "debian-de"
     apt.set("printer", fail=False, kill="extract")  # killed with its folder half written
     code = (
-        "from luong.debian import fetch_catalogs; from luong.config.faces import FetchOptions;"
+        "from luong.catalogs.debian import fetch_catalogs;"
+        "from luong.config.faces import FetchOptions;"
         f"fetch_catalogs('de', {str(dest)!r}, FetchOptions(jobs=1, chunk=1), shown=False)"
     )
     killed = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)

@@ -1,4 +1,5 @@
-"""Tests of ``luong.decoder``: the order of a step, input feeding, and the three ways to unroll.
+"""Tests of ``luong.model.decoder``: the order of a step, input feeding, and the three ways to
+unroll.
 
 Oracles: one step computed here by stepping the decoder's own ``nn.GRU`` / ``nn.LSTM`` module
 (not the decoder's cell code) with its weights, then the attention's public ``scores``,
@@ -22,7 +23,7 @@ from helpers import SRC, TGT, small_batch, small_model
 from torch import Tensor, nn
 
 from luong import DecoderState, Seq2Seq, Vocab
-from luong.attention import length_mask, masked_softmax
+from luong.model.attention import length_mask, masked_softmax
 
 TOL = 1e-6
 SRC_LENGTHS = (5, 3, 1)
@@ -355,7 +356,7 @@ def test_steps_of_a_batch_wider_than_the_vocabulary(cell: str) -> None:
 def test_gate_table_gives_the_same_gradients_in_training(monkeypatch: pytest.MonkeyPatch) -> None:
     """Training without dropout takes the per-symbol table too; its gradients (the embedding
     and the first layer's input weights included) equal those of the per-token path."""
-    from luong.decoder import Decoder
+    from luong.model.decoder import Decoder
 
     model = small_model().double().train()
     g = torch.Generator().manual_seed(4)

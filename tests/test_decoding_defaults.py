@@ -1,4 +1,4 @@
-"""One default search per model (``luong.decoding_defaults``): a model folder decodes as its
+"""One default search per model (``luong.config.decoding``): a model folder decodes as its
 training decoded its test split on every face (``luong translate``, ``eval``, ``po``, the
 Python API, ``/api/translate``, LibreTranslate's ``/translate``) unless told otherwise."""
 
@@ -15,10 +15,10 @@ from helpers import TGT, assert_one_line_error, luong, output_lines, small_confi
 
 import luong as luong_package
 from luong import Seq2Seq, Vocab
+from luong.config.decoding import decoding_defaults, with_defaults
 from luong.config.run import read_toml_tables
-from luong.decoding_defaults import decoding_defaults, with_defaults
-from luong.search_options import OptionError, SearchOptions
-from luong.server import ServedModel, create_app
+from luong.config.search import OptionError, SearchOptions
+from luong.server.app import ServedModel, create_app
 
 SOURCES = ["3 May 1979", "Tuesday, March 6, 1979", "12.10.21", "August 17, 2031"]
 DEFAULTS = SearchOptions(beam=3, alpha=0.6)

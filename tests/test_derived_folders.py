@@ -27,20 +27,20 @@ from helpers import SRC_SPACE, TGT, TINY_MODEL_FLAGS, assert_one_line_error, luo
 from helpers import toy_pairs as pairs_of
 
 from luong import Vocab
-from luong.config.run import RunConfig, read_toml_tables, run_toml
-from luong.export import runtime
-from luong.export.exporter import export_onnx
-from luong.files import (
+from luong.common.files import (
     MAX_LINE_BYTES,
     atomic_write,
     clear_stale_partials,
     write_folder,
     write_text,
 )
-from luong.model import record_language_pair
-from luong.prepared import PreparedData, prepare_corpus
-from luong.run import configure
-from luong.subword import train_subword
+from luong.config.run import RunConfig, read_toml_tables, run_toml
+from luong.data.prepared import PreparedData, prepare_corpus
+from luong.data.subword import train_subword
+from luong.export import runtime
+from luong.export.exporter import export_onnx
+from luong.model.seq2seq import record_language_pair
+from luong.training.run import configure
 from luong.training.state import clear_leftovers
 
 
@@ -254,7 +254,7 @@ def test_a_carried_config_names_your_own_files_from_its_new_folder(tmp_path: Pat
 
 KILLED_WRITER = """
 import os, sys, time
-from luong.files import write_folder
+from luong.common.files import write_folder
 
 def fill(tmp):
     (tmp / "half").write_text("x")

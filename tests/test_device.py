@@ -1,4 +1,4 @@
-"""``--device``: a device name resolved and checked on this machine (``luong.devices``), and
+"""``--device``: a device name resolved and checked on this machine (``luong.common.devices``), and
 the flag on every command that loads a model.
 
 The machine's devices are stood in for by patching ``torch.cuda`` and ``torch.backends.mps``
@@ -16,9 +16,9 @@ import torch
 from helpers import small_model
 
 import luong.cli.serve as serve_command
-from luong import devices
 from luong.cli import main
-from luong.devices import (
+from luong.common import devices
+from luong.common.devices import (
     KERNEL_CACHE,
     KERNEL_CACHE_VARIABLE,
     autocast,
@@ -26,8 +26,8 @@ from luong.devices import (
     keep_compiled_kernels,
     resolve_device,
 )
-from luong.distributed import World, pick_device
-from luong.translator import Translator
+from luong.training.distributed import World, pick_device
+from luong.translation.translator import Translator
 
 FORMS = "expected auto, cpu, cuda, cuda:N (N a device index, from 0) or mps"
 NO_CUDA = "no CUDA device here (torch.cuda.is_available() is False)"
@@ -177,7 +177,7 @@ def test_a_missing_device_is_one_line_before_the_models_load(
     gpus(monkeypatch, 0)
     loaded: list[Any] = []
     monkeypatch.setattr(
-        "luong.model.Seq2Seq.from_pretrained", lambda *args, **kwargs: loaded.append(args)
+        "luong.model.seq2seq.Seq2Seq.from_pretrained", lambda *args, **kwargs: loaded.append(args)
     )
     args = command_lines(tmp_path, *folders)[command]
     assert main([*args, "--device", "cuda"]) == 1

@@ -14,7 +14,7 @@ import torch
 from safetensors.torch import load_file
 
 from luong import Seq2Seq
-from luong.distributed import World, setup, shard
+from luong.training.distributed import World, setup, shard
 
 TINY_MODEL = {"emb_dim": 8, "enc_hidden": 16, "enc_layers": 1, "dec_hidden": 32}
 TINY_TRAIN = {

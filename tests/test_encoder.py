@@ -1,4 +1,4 @@
-"""Tests of ``luong.encoder``: the encoder over real lengths only, and the bridge.
+"""Tests of ``luong.model.encoder``: the encoder over real lengths only, and the bridge.
 
 Oracles: the same sentence alone and unpadded (padding invariance); the encoder's own
 ``nn.LSTM`` / ``nn.GRU`` weights copied into one single-layer module per layer and run by hand
@@ -17,7 +17,7 @@ from helpers import SRC, small_model, source_batch
 from torch import Tensor, nn
 
 from luong import Seq2Seq, Vocab
-from luong.encoder import Bridge, Encoder
+from luong.model.encoder import Bridge, Encoder
 
 TOL = 1e-6
 # A batch whose rows have lengths 5, 2, 1 and 4: one full row, one short, one of a single token.

@@ -1,5 +1,5 @@
-"""Ensembles (luong.ensemble) and checkpoint averaging (luong.averaging), in the library and
-on the command line."""
+"""Ensembles (luong.model.ensemble) and checkpoint averaging (luong.model.averaging), in the library
+and on the command line."""
 
 from __future__ import annotations
 
@@ -15,15 +15,15 @@ from helpers import TGT, assert_one_line_error, output_lines, small_model
 from helpers import luong as run_luong
 
 import luong
-from luong.admission import fit_sources
-from luong.averaging import average_checkpoints, average_models, run_checkpoints
-from luong.decoder import DecoderState
-from luong.ensemble import Ensemble
-from luong.model import Seq2Seq
+from luong.config.search import SearchOptions
+from luong.data.vocab import Vocab
+from luong.model.averaging import average_checkpoints, average_models, run_checkpoints
+from luong.model.decoder import DecoderState
+from luong.model.ensemble import Ensemble
+from luong.model.seq2seq import Seq2Seq
 from luong.search import Hypothesis, decode
-from luong.search_options import SearchOptions
-from luong.translator import Translator, translate
-from luong.vocab import Vocab
+from luong.translation.admission import fit_sources
+from luong.translation.translator import Translator, translate
 
 TEXTS = ["abc", "jihgfe", "a", "", "bbbbbbbbb", "cafe", "dig"]
 

@@ -1,5 +1,5 @@
-"""Tests of ``luong.evaluation``: what ``evaluate`` scores (BLEU and chrF on the detokenized
-outputs against the raw references, normalised alike, several references per source) and
+"""Tests of ``luong.evaluation.evaluate``: what ``evaluate`` scores (BLEU and chrF on the
+detokenized outputs against the raw references, normalised alike, several references per source) and
 ``dev_loss``.
 
 Oracles: sacreBLEU itself, called here on the texts; a model that writes given outputs, so
@@ -28,10 +28,10 @@ from torch.nn.utils.rnn import pad_sequence
 
 from luong import Seq2Seq, Seq2SeqConfig, Vocab
 from luong.config.train import TrainConfig
-from luong.evaluation import dev_loss, evaluate
-from luong.subword import SubwordVocab, train_subword
-from luong.trainer import Trainer
-from luong.translator import translate
+from luong.data.subword import SubwordVocab, train_subword
+from luong.evaluation.evaluate import dev_loss, evaluate
+from luong.training.trainer import Trainer
+from luong.translation.translator import translate
 
 # German sources, each starting with its own character (the scripted model tells them apart
 # by it), and their English references: punctuation, digits, quotes, accents, and words that
@@ -204,7 +204,7 @@ def test_references_are_normalised_as_the_outputs_are(references: bool) -> None:
 @pytest.mark.parametrize("references", [False, True], ids=["pairs", "references"])
 def test_references_are_put_on_one_line_as_the_outputs_are(references: bool) -> None:
     # A reference with a line separator (U+2028) and a tab where the output, which can never
-    # hold them (luong.vocab.one_line), has spaces: the same text, so 100.
+    # hold them (luong.data.vocab.one_line), has spaces: the same text, so 100.
     broken = [(s, t.replace(" ", "\u2028", 1).replace(" ", "\t", 1)) for s, t in PAIRS]
     assert sum(t != r for (_, t), r in zip(broken, REFERENCES, strict=True)) >= 5
     model = scripted_model(dict(PAIRS), PIECES)

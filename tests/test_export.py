@@ -19,14 +19,14 @@ from helpers import TGT, assert_one_line_error, output_lines, small_model
 
 from luong import SearchOptions, Seq2Seq, Vocab, decode, translate
 from luong.cli import main
-from luong.decoder import DecoderState, Memory
+from luong.common.lines import LINE_BREAKS
+from luong.config.search import MAX_ALPHA, MAX_BEAM, MAX_BETA, MAX_OUTPUT_LEN
+from luong.config.search import SearchOptions as LuongOptions
+from luong.data.subword import train_subword
 from luong.export import runtime
 from luong.export.exporter import check_export, export_onnx, graph_names
-from luong.lines import LINE_BREAKS
+from luong.model.decoder import DecoderState, Memory
 from luong.search.text import SEARCH_ROWS
-from luong.search_options import MAX_ALPHA, MAX_BEAM, MAX_BETA, MAX_OUTPUT_LEN
-from luong.search_options import SearchOptions as LuongOptions
-from luong.subword import train_subword
 
 # Every attention kind of the family; each with a GRU (input feeding, one layer) and an LSTM
 # (no feeding, two layers, dropout, which export must not apply).

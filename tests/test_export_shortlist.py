@@ -23,13 +23,13 @@ from test_shortlist import every_piece, narrow, with_shortlist
 
 from luong import Seq2Seq, Vocab
 from luong.cli import main
-from luong.ensemble import shortlist_columns
+from luong.common.folder_files import SHORTLIST
+from luong.common.tensor_files import read_tensor_metadata, read_tensors, save_tensors
+from luong.config.search import SearchOptions
 from luong.export import runtime
 from luong.export.exporter import check_export, export_onnx, graph_names
-from luong.folder_files import SHORTLIST
+from luong.model.ensemble import shortlist_columns
 from luong.search import decode
-from luong.search_options import SearchOptions
-from luong.tensor_files import read_tensor_metadata, read_tensors, save_tensors
 
 RANDOM = random.Random(4)
 TEXTS = [

@@ -1,5 +1,5 @@
-"""Tests of ``luong.files`` and ``luong.tensor_files``: files written all or nothing, bounded
-reads, the one rule for lines, JSON and safetensors round trips, the folder lock and
+"""Tests of ``luong.common.files`` and ``luong.common.tensor_files``: files written all or nothing,
+bounded reads, the one rule for lines, JSON and safetensors round trips, the folder lock and
 ``folder_list``.
 
 Oracles: a write that fails (an exception in the middle, a real file-size limit, an
@@ -26,7 +26,7 @@ import pytest
 import torch
 from safetensors import safe_open
 
-from luong.files import (
+from luong.common.files import (
     BOM,
     MAX_JSON_BYTES,
     MAX_LINE_BYTES,
@@ -43,8 +43,8 @@ from luong.files import (
     write_json,
     write_text,
 )
-from luong.folder_files import LOCK
-from luong.tensor_files import read_tensor_shapes, read_tensors, write_tensors
+from luong.common.folder_files import LOCK
+from luong.common.tensor_files import read_tensor_shapes, read_tensors, write_tensors
 
 
 @contextmanager

@@ -1,4 +1,4 @@
-"""Glossaries (luong.glossary): TSV, CSV and TBX files read with errors that name their line;
+"""Glossaries (luong.memory.glossary): TSV, CSV and TBX files read with errors that name their line;
 terms found at word boundaries with the case rule, overlaps to the longest then the leftmost,
 none inside a placeholder span; the target terms held by the constrained search on every
 face (``Translator.translations``, ``luong translate``, ``luong po``, ``/api/translate``,
@@ -17,9 +17,10 @@ from helpers import SRC_SPACE, assert_one_line_error, luong, output_lines, small
 
 import luong.cli.serve as serve_command
 from luong.cli import main as cli_main
-from luong.confidence import confidence, joint_confidence
-from luong.errors import LuongError
-from luong.glossary import (
+from luong.common.errors import LuongError
+from luong.config.request import RequestOptions
+from luong.config.search import MAX_CONSTRAINT_PIECES, OptionError, SearchOptions
+from luong.memory.glossary import (
     Glossary,
     Term,
     enforced_terms,
@@ -27,11 +28,10 @@ from luong.glossary import (
     read_glossary,
     tbx_glossary,
 )
-from luong.libretranslate import line_groups, parse_request, split_lines
-from luong.request_options import RequestOptions
-from luong.search_options import MAX_CONSTRAINT_PIECES, OptionError, SearchOptions
-from luong.server import ServedModel, create_app
-from luong.translator import Translator
+from luong.server.app import ServedModel, create_app
+from luong.server.libretranslate import line_groups, parse_request, split_lines
+from luong.translation.confidence import confidence, joint_confidence
+from luong.translation.translator import Translator
 
 # The tiny model's vocabularies: sources of a-j and spaces, outputs of digits and "-". An
 # untrained model writes "" for most sources: whatever a term's target is in its output, the

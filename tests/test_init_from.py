@@ -1,5 +1,5 @@
 """Fine-tuning a trained model (``luong train --init-from MODEL``, ``--preset adapt``, ``--mix``;
-``luong.fine_tuning``): the run starts from the model's weights and vocabularies, a setting
+``luong.training.fine_tuning``): the run starts from the model's weights and vocabularies, a setting
 that conflicts with the model is refused in one line, a folder that is no float model is
 refused, the run resumes bit for bit after a kill, and a run folder from before the field
 still resumes. One test per row of docs/robustness.md ("Fine-tuning a trained model")."""
@@ -25,13 +25,13 @@ from helpers import TINY_DATES_FLAGS, TINY_MODEL_FLAGS, forked_python, luong
 from safetensors.torch import load_file
 
 from luong import Seq2SeqConfig, TrainConfig, train
+from luong.common.errors import LuongError
 from luong.config import VocabConfig
-from luong.errors import LuongError
-from luong.presets import ADAPT
+from luong.config.presets import ADAPT
 from luong.tasks.tsv import mix_pairs, read_split
 
-# The module (luong.run is the function): the test watches the Trainer it builds.
-RUN = importlib.import_module("luong.run")
+# The module (luong.training.run is the function): the test watches the Trainer it builds.
+RUN = importlib.import_module("luong.training.run")
 
 
 def error_line(result: subprocess.CompletedProcess[bytes]) -> str:

@@ -1,4 +1,4 @@
-"""int8 decoding (``luong.int8``, ``Seq2Seq.to_int8``, ``luong quantize``): the int8 product
+"""int8 decoding (``luong.model.int8``, ``Seq2Seq.to_int8``, ``luong quantize``): the int8 product
 against its float32 reference, a trained model's outputs in int8 against float32, the
 folder's exact round trip, ensembles and the server with int8 members, and each bad input as
 one line."""
@@ -17,13 +17,14 @@ from helpers import SRC_SPACE, TINY_DATES_FLAGS, assert_one_line_error, output_l
 from helpers import luong as run_luong
 from safetensors import safe_open
 
-import luong.int8 as int8_module
+import luong.model.int8 as int8_module
 from luong import Seq2SeqConfig, TrainConfig
-from luong.averaging import average_models
 from luong.config.choices import INT8_PARTS
-from luong.ensemble import Ensemble
+from luong.config.search import SearchOptions
 from luong.export.exporter import export_onnx
-from luong.int8 import (
+from luong.model.averaging import average_models
+from luong.model.ensemble import Ensemble
+from luong.model.int8 import (
     Int8Cells,
     Int8Linear,
     Int8Matrix,
@@ -31,15 +32,14 @@ from luong.int8 import (
     quantize_weight,
     reference_linear,
 )
-from luong.model import Seq2Seq
-from luong.quantize import quantize, quantize_folder
-from luong.run import train
+from luong.model.quantize import quantize, quantize_folder
+from luong.model.seq2seq import Seq2Seq
 from luong.search import decode, hypothesis_text
-from luong.search_options import SearchOptions
-from luong.server import ServedModel, create_app
+from luong.server.app import ServedModel, create_app
 from luong.tasks import load_task
-from luong.trainer import Trainer
-from luong.translator import Translator, translate
+from luong.training.run import train
+from luong.training.trainer import Trainer
+from luong.translation.translator import Translator, translate
 
 TEXTS = ["abc", "jihgfe", "a", "", "bbbbbbbbb", "cafe", "dig"]
 

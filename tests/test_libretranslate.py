@@ -25,17 +25,17 @@ from helpers import SRC_SPACE, TINY_MODEL_FLAGS, assert_one_line_error, luong, s
 from libretranslatepy import LibreTranslateAPI
 
 import luong.cli.serve as serve_command
-from luong.averaging import average_checkpoints
 from luong.cli import main as cli_main
 from luong.config.faces import ServeLimits
-from luong.ensemble import Ensemble
-from luong.model import Seq2Seq, record_language_pair
-from luong.placeholder_search import translate_masked
-from luong.quantize import quantize_folder
-from luong.run_folders import compare, read_run
-from luong.search_options import SearchOptions
-from luong.server import ServedModel, create_app
-from luong.translator import Translator, translate, translate_nbest
+from luong.config.search import SearchOptions
+from luong.model.averaging import average_checkpoints
+from luong.model.ensemble import Ensemble
+from luong.model.quantize import quantize_folder
+from luong.model.seq2seq import Seq2Seq, record_language_pair
+from luong.server.app import ServedModel, create_app
+from luong.training.run_folders import compare, read_run
+from luong.translation.placeholder_search import translate_masked
+from luong.translation.translator import Translator, translate, translate_nbest
 
 TEXTS = ["abc de", "j", "hij a bc"]
 LIMITS = ServeLimits(max_sources=4, max_source_len=12)

@@ -1,4 +1,4 @@
-"""Tests of ``luong.loss``: the label-smoothed cross-entropy as one autograd node, against
+"""Tests of ``luong.training.loss``: the label-smoothed cross-entropy as one autograd node, against
 PyTorch's own in float64 (the oracle), with padding rows left out, for float32, bfloat16
 and float64 logits."""
 
@@ -8,7 +8,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from luong.loss import cross_entropy
+from luong.training.loss import cross_entropy
 
 PAD = 0
 

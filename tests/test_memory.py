@@ -1,5 +1,5 @@
-"""The translation memory (``luong.memory``): its readers (TSV, TMX 1.4, .po, .mo), its
-index (exact, whitespace-collapsed and case-sensitive; fuzzy by rapidfuzz's ratio), the
+"""The translation memory (``luong.memory.translation_memory``): its readers (TSV, TMX 1.4, .po,
+.mo), its index (exact, whitespace-collapsed and case-sensitive; fuzzy by rapidfuzz's ratio), the
 placeholder check of a reused translation, and its faces: ``Translator.translations``,
 ``luong po --tm``, ``luong translate --tm`` and ``luong serve --tm``'s ``/api/translate``."""
 
@@ -14,14 +14,20 @@ from fastapi.testclient import TestClient
 from helpers import SRC_SPACE, assert_one_line_error, luong, small_model
 from rapidfuzz import fuzz
 
-from luong.catalog import MachineText, fill_catalog
-from luong.errors import LuongError
-from luong.memory import Match, MemoryEntry, Recall, TranslationMemory, read_entries
-from luong.po_file import decode_catalog
-from luong.request_options import RequestOptions
-from luong.search_options import SearchOptions
-from luong.server import ServedModel, create_app
-from luong.translator import Translator
+from luong.catalogs.fill import MachineText, fill_catalog
+from luong.catalogs.po_file import decode_catalog
+from luong.common.errors import LuongError
+from luong.config.request import RequestOptions
+from luong.config.search import SearchOptions
+from luong.memory.translation_memory import (
+    Match,
+    MemoryEntry,
+    Recall,
+    TranslationMemory,
+    read_entries,
+)
+from luong.server.app import ServedModel, create_app
+from luong.translation.translator import Translator
 
 TMX = """<?xml version="1.0" encoding="UTF-8"?>
 <!DOCTYPE tmx SYSTEM "tmx14.dtd">

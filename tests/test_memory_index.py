@@ -1,4 +1,4 @@
-"""A translation memory's trigram index (``luong.memory_index``): its candidates hold every
+"""A translation memory's trigram index (``luong.memory.index``): its candidates hold every
 key the length band allows and the keys that share the most trigrams, its memory answers
 as the memory without it does, and its cache beside the memory file is rebuilt when the
 file changes."""
@@ -15,9 +15,9 @@ from helpers import luong
 from rapidfuzz import fuzz
 from test_corpus import catalog, entry
 
-from luong import memory_index
-from luong.memory import MemoryEntry, TranslationMemory
-from luong.memory_index import INDEX_SUFFIX, NgramIndex
+from luong.memory import index as memory_index
+from luong.memory.index import INDEX_SUFFIX, NgramIndex
+from luong.memory.translation_memory import MemoryEntry, TranslationMemory
 
 WORDS = (
     *("open", "save", "close", "the", "a", "file", "folder", "printer", "queue", "job"),

@@ -1,4 +1,5 @@
-"""Tests for luong.metrics: hand-made golden cases and an independent edit-distance oracle."""
+"""Tests for luong.evaluation.metrics: hand-made golden cases and an independent edit-distance
+oracle."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from luong.metrics import char_accuracy, exact_match, g2p_scores
+from luong.evaluation.metrics import char_accuracy, exact_match, g2p_scores
 
 
 def _oracle_distance(a: Sequence[object], b: Sequence[object]) -> int:

@@ -1,4 +1,4 @@
-"""Compiled gettext catalogs (``.mo``) checked as msgunfmt checks them (``luong.mo_file``)
+"""Compiled gettext catalogs (``.mo``) checked as msgunfmt checks them (``luong.catalogs.mo_file``)
 wherever luong reads one: ``luong corpus`` and its ``--exclude``, and a translation memory
 (``--tm``). A file cut short, an empty one, a string without its NUL, a table that names one
 string many times are refused naming the file, before polib reads a string of it. Rows of
@@ -17,11 +17,11 @@ import polib
 import pytest
 from helpers import assert_one_line_error, luong, luong_limited
 
+from luong.catalogs.corpus import build_corpus, excluded_sources
+from luong.catalogs.mo_file import MAX_MO_TEXT_BYTES, check_mo
+from luong.common.errors import LuongError
 from luong.config.faces import CorpusOptions
-from luong.corpus import build_corpus, excluded_sources
-from luong.errors import LuongError
-from luong.memory import TranslationMemory
-from luong.mo_file import MAX_MO_TEXT_BYTES, check_mo
+from luong.memory.translation_memory import TranslationMemory
 
 HEADER = "Language: de\nContent-Type: text/plain; charset=UTF-8\n"
 

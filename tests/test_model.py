@@ -1,5 +1,5 @@
-"""Tests of ``luong.model`` and ``luong.search``: the model's arguments, seeding, save and load,
-greedy search and ``translate`` (``Seq2SeqConfig`` itself: ``tests/test_config.py``).
+"""Tests of ``luong.model.seq2seq`` and ``luong.search``: the model's arguments, seeding, save and
+load, greedy search and ``translate`` (``Seq2SeqConfig`` itself: ``tests/test_config.py``).
 
 Oracles: the teacher-forced forward pass (greedy search must pick its argmax at every step);
 the same sentence alone and in batches; a round trip through the saved folder; the error
@@ -21,10 +21,10 @@ from helpers import SMALL, SRC_SPACE, TGT, small_batch, small_config, small_mode
 from safetensors.torch import load_file, save_file
 
 from luong import Seq2Seq, Vocab, greedy_search
-from luong.batching import encode_sources
 from luong.config.model import MAX_PARAMETERS
-from luong.search_options import SearchOptions
-from luong.translator import translate
+from luong.config.search import SearchOptions
+from luong.data.batching import encode_sources
+from luong.translation.translator import translate
 
 FILES = {"model.safetensors", "config.json", "src_vocab.json", "tgt_vocab.json"}
 

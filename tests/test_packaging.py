@@ -27,7 +27,9 @@ from luong.version import __version__
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-EXPLORER = {f"luong/explorer/{name}" for name in ("index.html", "explorer.js", "explorer.css")}
+EXPLORER = {
+    f"luong/server/explorer/{name}" for name in ("index.html", "explorer.js", "explorer.css")
+}
 
 
 def start(

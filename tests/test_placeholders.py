@@ -1,5 +1,5 @@
-"""Placeholders (``luong.placeholders``): each pattern's spans, and translation with masking
-that keeps every source span exactly as often as the source holds it."""
+"""Placeholders (``luong.translation.placeholders``): each pattern's spans, and translation with
+masking that keeps every source span exactly as often as the source holds it."""
 
 from __future__ import annotations
 
@@ -12,8 +12,12 @@ from helpers import SRC_SPACE, luong, small_model
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import luong.placeholder_search as placeholder_search
-from luong.placeholder_search import (
+import luong.translation.placeholder_search as placeholder_search
+from luong.config.request import RequestOptions
+from luong.config.search import SearchOptions
+from luong.data.vocab import Vocab
+from luong.search import decode, hypothesis_text
+from luong.translation.placeholder_search import (
     CONSTRAINED_BEAM,
     keep_placeholders,
     spellable_spans,
@@ -21,12 +25,13 @@ from luong.placeholder_search import (
     translate_masked,
     with_placeholders,
 )
-from luong.placeholders import find_placeholders, keeps_placeholders, mask_source, restore
-from luong.request_options import RequestOptions
-from luong.search import decode, hypothesis_text
-from luong.search_options import SearchOptions
-from luong.translator import Translator, translate
-from luong.vocab import Vocab
+from luong.translation.placeholders import (
+    find_placeholders,
+    keeps_placeholders,
+    mask_source,
+    restore,
+)
+from luong.translation.translator import Translator, translate
 
 
 @pytest.mark.parametrize(

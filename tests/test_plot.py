@@ -1,5 +1,5 @@
-"""Tests of ``luong.plot``: each figure is written as a PNG of the asked pixel size, not blank,
-and the data behind the score charts is right (padding gets weight 0, rows sum to 1)."""
+"""Tests of ``luong.evaluation.plot``: each figure is written as a PNG of the asked pixel size, not
+blank, and the data behind the score charts is right (padding gets weight 0, rows sum to 1)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ import torch
 from helpers import SRC_SPACE, small_model
 from matplotlib.image import imread
 
-from luong.errors import LuongError
-from luong.plot import (
+from luong.common.errors import LuongError
+from luong.config.search import SearchOptions
+from luong.evaluation.plot import (
     CurveRun,
     ScorePanel,
     curves_figure,
@@ -22,8 +23,7 @@ from luong.plot import (
     plot_scores,
     plot_translation,
 )
-from luong.search_options import SearchOptions
-from luong.translator import translate
+from luong.translation.translator import translate
 
 
 def read_png(path: Path) -> np.ndarray:

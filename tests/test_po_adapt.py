@@ -1,4 +1,4 @@
-"""``luong po MODEL CATALOG --adapt RUN`` (``luong.adapt``): the model fine-tuned on the
+"""``luong po MODEL CATALOG --adapt RUN`` (``luong.catalogs.adapt``): the model fine-tuned on the
 catalog's translated entries into the run folder RUN, then the untranslated ones filled by it;
 a catalog with too few translated entries refused. Rows of docs/robustness.md ("Fine-tuning
 a trained model")."""
@@ -13,7 +13,7 @@ import polib
 import pytest
 from helpers import SRC_SPACE, assert_one_line_error, luong, small_model, with_pair
 
-from luong.adapt import catalog_splits
+from luong.catalogs.adapt import catalog_splits
 
 LETTERS = "abcdefghij"
 

@@ -2,7 +2,7 @@
 computing in float32 inside), fp16 with a gradient scaler (its state in every checkpoint),
 and decoding under autocast.
 
-fp16 is refused on the CPU (``luong.devices.check_precision``); torch itself runs float16
+fp16 is refused on the CPU (``luong.common.devices.check_precision``); torch itself runs float16
 autocast and ``GradScaler`` on the CPU, so the tests of the scaler's logic lift that refusal
 (``fp16_here``) rather than skip where there is no GPU.
 """
@@ -20,14 +20,14 @@ import torch
 from helpers import SRC, TGT, small_model, toy_pairs
 from safetensors.torch import load_file
 
-import luong.devices
-import luong.trainer
+import luong.common.devices
+import luong.training.trainer
 from luong import Seq2Seq, Seq2SeqConfig, TrainConfig, train
-from luong.batching import ParallelData
 from luong.cli import main
-from luong.recurrence import Recurrence, recur
-from luong.trainer import Trainer, TrainingDiverged
+from luong.data.batching import ParallelData
+from luong.model.recurrence import Recurrence, recur
 from luong.training.objective import loss_of
+from luong.training.trainer import Trainer, TrainingDiverged
 
 # -- bf16 through the fused recurrence --------------------------------------------------------
 
@@ -43,7 +43,7 @@ def recur_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         calls.append(1)
         return recur(*args)
 
-    monkeypatch.setattr("luong.decoder.recur", counted)
+    monkeypatch.setattr("luong.model.decoder.recur", counted)
     return calls
 
 
@@ -284,8 +284,8 @@ def test_fp16_is_refused_on_the_cpu_in_one_line(
 @pytest.fixture
 def fp16_here(monkeypatch: pytest.MonkeyPatch) -> None:
     """fp16 allowed on the CPU (see the module's docstring)."""
-    monkeypatch.setattr(luong.devices, "check_precision", lambda *args: None)
-    monkeypatch.setattr(luong.trainer, "check_precision", lambda *args: None)
+    monkeypatch.setattr(luong.common.devices, "check_precision", lambda *args: None)
+    monkeypatch.setattr(luong.training.trainer, "check_precision", lambda *args: None)
 
 
 FP16 = TrainConfig(
@@ -366,7 +366,9 @@ def test_decoding_with_precision_bf16_runs_the_model_under_autocast(
         return encode(self, *args)
 
     monkeypatch.setattr(Seq2Seq, "encode", recorded)
-    monkeypatch.setattr(luong.devices, "bf16_units", lambda: True)  # the bf16 path on any CPU
+    monkeypatch.setattr(
+        luong.common.devices, "bf16_units", lambda: True
+    )  # the bf16 path on any CPU
     small_model().save_pretrained(tmp_path / "model")
     (tmp_path / "in.txt").write_text("abc\ncab\n", encoding="utf-8")
     (tmp_path / "pairs.tsv").write_text("abc\t210\ncab\t102\n", encoding="utf-8")
@@ -388,13 +390,13 @@ def test_without_bf16_units_bf16_is_fp32_said_in_one_line(
     """On a CPU without AVX-512 BF16 or AMX, bf16 would convert around float32 products and
     run slower than fp32: a training run and a translator asked for bf16 each say so in one
     line and compute in fp32, bit for bit as an fp32 run."""
-    monkeypatch.setattr(luong.devices, "bf16_units", lambda: False)
+    monkeypatch.setattr(luong.common.devices, "bf16_units", lambda: False)
     cpu = torch.device("cpu")
-    assert luong.devices.computes_in("bf16", cpu) == "fp32"
-    assert luong.devices.computes_in("fp32", cpu) == "fp32"
-    note = luong.devices.precision_note("bf16", cpu)
+    assert luong.common.devices.computes_in("bf16", cpu) == "fp32"
+    assert luong.common.devices.computes_in("fp32", cpu) == "fp32"
+    note = luong.common.devices.precision_note("bf16", cpu)
     assert note is not None and note.startswith("warning: this CPU has no bfloat16 units")
-    assert luong.devices.precision_note("fp32", cpu) is None
+    assert luong.common.devices.precision_note("fp32", cpu) is None
     weights = {}
     for precision in ("fp32", "bf16"):
         model = small_model(attention="dot", enc_hidden=3, dec_hidden=6)
@@ -423,4 +425,4 @@ def test_this_machines_cpu_has_bf16_units_where_its_flags_say_so() -> None:
     if not cpuinfo.is_file():
         pytest.skip("no /proc/cpuinfo to compare with")
     flags = set(cpuinfo.read_text().split())
-    assert luong.devices.bf16_units() == bool(flags & {"avx512_bf16", "amx_bf16"})
+    assert luong.common.devices.bf16_units() == bool(flags & {"avx512_bf16", "amx_bf16"})

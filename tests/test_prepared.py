@@ -1,4 +1,4 @@
-"""Prepared corpora (``luong prepare``, ``luong.prepared``): the same batches and weights as
+"""Prepared corpora (``luong prepare``, ``luong.data.prepared``): the same batches and weights as
 the text path, the same bytes for any number of workers, compressed inputs, the ids' width,
 written all or nothing, damaged corpora refused in one line, a sentencepiece model of the
 user's, and resuming."""
@@ -28,14 +28,13 @@ import sentencepiece as spm
 import torch
 from helpers import TINY_MODEL_FLAGS, toy_pairs
 
-import luong.prepared
+import luong.data.prepared
 import luong.tasks.tsv
 from luong import Seq2Seq, Seq2SeqConfig, TrainConfig, Vocab
-from luong.batching import ParallelData, token_batches
-from luong.checkpoint import find_latest
 from luong.cli import main
 from luong.config.vocab import VocabConfig
-from luong.prepared import (
+from luong.data.batching import ParallelData, token_batches
+from luong.data.prepared import (
     BAD_LINE,
     SOURCE_TOO_LONG,
     TARGET_TOO_LONG,
@@ -45,7 +44,8 @@ from luong.prepared import (
 )
 from luong.tasks.data import TaskData
 from luong.tasks.tsv import read_split
-from luong.trainer import Trainer
+from luong.training.checkpoint import find_latest
+from luong.training.trainer import Trainer
 
 MODEL = {"emb_dim": 8, "enc_hidden": 8, "enc_layers": 1, "dec_hidden": 16, "dropout": 0.1}
 
@@ -122,7 +122,7 @@ def test_the_prepared_corpus_gives_the_text_paths_batches_and_weights_bit_for_bi
 def test_one_and_two_workers_write_the_same_bytes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(luong.prepared, "CHUNK", 7)  # many chunks, dealt to both workers
+    monkeypatch.setattr(luong.data.prepared, "CHUNK", 7)  # many chunks, dealt to both workers
     tsv = write_tsv(tmp_path / "train.tsv", toy_pairs(150, seed=2))
     vocab = VocabConfig("bpe", 300, joint_vocab=True)
     for workers in (1, 2):
@@ -143,7 +143,7 @@ def test_prepare_reads_the_corpus_a_chunk_at_a_time(
     pairs = toy_pairs(50, seed=6)
     tsv = write_tsv(tmp_path / "train.tsv", pairs)
     prepare_corpus(tsv, tmp_path / "expected", vocab=VocabConfig(joint_vocab=True))
-    monkeypatch.setattr(luong.prepared, "CHUNK", 7)
+    monkeypatch.setattr(luong.data.prepared, "CHUNK", 7)
     parsed = [0]
     parse_line = luong.tasks.tsv._parse_line
 
@@ -152,7 +152,7 @@ def test_prepare_reads_the_corpus_a_chunk_at_a_time(
         return parse_line(line)
 
     at_chunk: list[int] = []
-    encode_chunk = luong.prepared._encode_chunk
+    encode_chunk = luong.data.prepared._encode_chunk
 
     def encode(job: tuple[str, str, list[tuple[str, str]]]) -> tuple[object, ...]:
         at_chunk.append(parsed[0])
@@ -162,10 +162,10 @@ def test_prepare_reads_the_corpus_a_chunk_at_a_time(
         raise AssertionError("the whole file read at once")
 
     monkeypatch.setattr(luong.tasks.tsv, "_parse_line", counted)
-    monkeypatch.setattr(luong.prepared, "_encode_chunk", encode)
+    monkeypatch.setattr(luong.data.prepared, "_encode_chunk", encode)
     for name in ("read_split", "read_pairs", "read_parallel", "_parse_lines"):
         monkeypatch.setattr(luong.tasks.tsv, name, whole_file)
-    monkeypatch.setattr(luong.prepared, "read_split", whole_file)
+    monkeypatch.setattr(luong.data.prepared, "read_split", whole_file)
     manifest = prepare_corpus(tsv, tmp_path / "p", vocab=VocabConfig(joint_vocab=True))
     assert manifest["pairs"] == manifest["read"] == 50
     assert [b - a for a, b in itertools.pairwise(at_chunk)] == [7] * 6 + [1]
@@ -181,7 +181,7 @@ def test_the_pool_reads_its_jobs_as_it_gives_results() -> None:
             taken[0] += 1
             yield i
 
-    with luong.prepared._pool(2) as segment:
+    with luong.data.prepared._pool(2) as segment:
         results = segment(operator.neg, jobs())
         assert next(results) == 0 and taken[0] == 4  # two a worker in flight
         assert next(results) == -1 and taken[0] == 5
@@ -546,9 +546,9 @@ def test_a_model_with_other_vocabularies_is_refused(
 RANK_WORKER = """
 import json, os, sys
 from luong import Seq2Seq, Seq2SeqConfig, TrainConfig
-from luong.distributed import setup
-from luong.prepared import PreparedData
-from luong.trainer import Trainer
+from luong.training.distributed import setup
+from luong.data.prepared import PreparedData
+from luong.training.trainer import Trainer
 
 class Recorded(PreparedData):
     def batch(self, indices):

@@ -14,9 +14,9 @@ from helpers import SRC, TGT, small_config, toy_pairs
 
 from luong import Seq2Seq, TrainConfig, Vocab
 from luong.cli import main
-from luong.presets import PRESETS, TRAIN_PRESETS, WMT14, ZOO_PRESETS, task_configs
-from luong.trainer import Trainer
+from luong.config.presets import PRESETS, TRAIN_PRESETS, WMT14, ZOO_PRESETS, task_configs
 from luong.training.objective import lr_factor
+from luong.training.trainer import Trainer
 
 # Section 4.1 of the paper, as the preset's fields say it.
 PAPER_MODEL = {

@@ -1,4 +1,4 @@
-"""The progress of work a person waits for (``luong.progress.WorkProgress``): lines every
+"""The progress of work a person waits for (``luong.common.progress.WorkProgress``): lines every
 interval where stderr is not a terminal, in ``luong corpus``, ``luong po`` and ``luong eval``,
 and training's first lines before its first step (issue 53 item 4)."""
 
@@ -12,8 +12,8 @@ import polib
 import pytest
 from helpers import SRC_SPACE, TINY_DATES_FLAGS, TINY_MODEL_FLAGS, luong, small_model, with_pair
 
-from luong import progress as progress_module
-from luong.progress import WorkProgress, stage
+from luong.common import progress as progress_module
+from luong.common.progress import WorkProgress, stage
 
 
 class Clock:

@@ -1,4 +1,4 @@
-"""Tests of ``luong.recurrence``: the input-fed decoder's steps as one autograd node.
+"""Tests of ``luong.model.recurrence``: the input-fed decoder's steps as one autograd node.
 
 Oracles: ``torch.autograd.gradcheck`` (the written-out backward against finite differences of
 the forward, float64), and the decoder's step-by-step path, which autograd differentiates:
@@ -18,9 +18,9 @@ import pytest
 import torch
 from torch import Tensor
 
-from luong.attention import BahdanauAttention, LocalAttention, LuongAttention
-from luong.decoder import Decoder, DecoderState
-from luong.recurrence import Recurrence, recur
+from luong.model.attention import BahdanauAttention, LocalAttention, LuongAttention
+from luong.model.decoder import Decoder, DecoderState
+from luong.model.recurrence import Recurrence, recur
 
 B, T, S, D, E, V = 4, 5, 6, 8, 5, 11
 
@@ -141,7 +141,7 @@ def recur_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         calls.append(1)
         return recur(*args)
 
-    monkeypatch.setattr("luong.decoder.recur", counted)
+    monkeypatch.setattr("luong.model.decoder.recur", counted)
     return calls
 
 

@@ -1,4 +1,4 @@
-"""The dynamic batcher (``luong.request_batcher``), without HTTP: requests that arrive together run
+"""The dynamic batcher (``luong.service.batcher``), without HTTP: requests that arrive together run
 in one call, each gets its own results in order, keys never mix, close drains.
 
 Every wait has a timeout (``TIMEOUT``): a batcher that packs or waits wrongly fails the test
@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from luong.request_batcher import Batcher, BatcherStats
+from luong.service.batcher import Batcher, BatcherStats
 
 TIMEOUT = 5.0  # seconds; what takes longer has hung (each wait here takes milliseconds)
 

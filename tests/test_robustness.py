@@ -28,12 +28,12 @@ from helpers import (
 from safetensors.torch import load_file, save_file
 
 from luong import LuongAttention, Seq2Seq, Seq2SeqConfig, TrainConfig, train
-from luong.evaluation import evaluate
-from luong.lines import LINE_BREAKS
+from luong.common.lines import LINE_BREAKS
+from luong.config.search import SearchOptions
+from luong.data.subword import train_subword
+from luong.evaluation.evaluate import evaluate
 from luong.search import decode
-from luong.search_options import SearchOptions
-from luong.subword import train_subword
-from luong.translator import translate as translate_texts
+from luong.translation.translator import translate as translate_texts
 
 MODEL = Seq2SeqConfig(emb_dim=8, enc_hidden=8, enc_layers=1, dec_hidden=16, max_src_len=30)
 
@@ -516,7 +516,9 @@ def test_a_figure_above_the_pixel_limit_is_refused(tmp_path: Path) -> None:
 import torch
 path = {str(tmp_path / "a.png")!r}
 try:
-    luong.plot.plot_attention(["a"], ["b"], torch.ones(1, 1), path, size=(30, 30), dpi=1000)
+    luong.evaluation.plot.plot_attention(
+        ["a"], ["b"], torch.ones(1, 1), path, size=(30, 30), dpi=1000
+    )
 except ValueError as error:
     print(error)
 """

@@ -25,8 +25,8 @@ from helpers import TINY_DATES_FLAGS, TINY_MODEL_FLAGS, forked_python
 from safetensors.torch import load_file, save_file
 
 from luong import Seq2Seq, Seq2SeqConfig, TrainConfig, Vocab, train
-from luong.checkpoint import find_latest, write_checkpoint
 from luong.cli import main
+from luong.training.checkpoint import find_latest, write_checkpoint
 
 TINY = Seq2SeqConfig(emb_dim=8, enc_hidden=8, enc_layers=1, dec_hidden=16)
 
@@ -380,7 +380,7 @@ def test_out_at_a_folder_of_other_files_is_refused_and_left_alone(
 # -- item 13: two runs on the same --out -----------------------------------------------------
 
 # The child: another writer holding the run folder's lock (flock on DIR/.lock, its pid in
-# it, as luong.files.locked does) until its stdin closes.
+# it, as luong.common.files.locked does) until its stdin closes.
 HOLD_THE_LOCK = """
     import fcntl, os, sys
 

@@ -18,22 +18,22 @@ from helpers import SRC_SPACE, small_model
 from test_search_reference import SEARCHES, TEXTS, lively, reference
 from test_shortlist import narrow, restricted, with_shortlist
 
+from luong.config.decoding import decoding_defaults
 from luong.config.faces import ServeLimits
+from luong.config.request import RequestOptions
 from luong.config.run import run_toml
-from luong.decoding_defaults import decoding_defaults
-from luong.ensemble import shortlist_columns
+from luong.config.search import MAX_CONSTRAINT_PIECES, SearchOptions
 from luong.export import runtime
 from luong.export.exporter import export_onnx
-from luong.glossary import Glossary, enforced_terms
-from luong.memory import MemoryEntry, TranslationMemory, read_entries
-from luong.request_batcher import Batcher
-from luong.request_options import RequestOptions
-from luong.run import configure
+from luong.memory.glossary import Glossary, enforced_terms
+from luong.memory.translation_memory import MemoryEntry, TranslationMemory, read_entries
+from luong.model.ensemble import shortlist_columns
 from luong.search import decode
 from luong.search.prefix import prefix_ids
-from luong.search_options import MAX_CONSTRAINT_PIECES, SearchOptions
-from luong.server import ServedModel, create_app
-from luong.translator import Translator
+from luong.server.app import ServedModel, create_app
+from luong.service.batcher import Batcher
+from luong.training.run import configure
+from luong.translation.translator import Translator
 
 TIMEOUT = 10.0
 

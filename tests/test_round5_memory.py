@@ -27,23 +27,23 @@ import torch
 from fastapi.testclient import TestClient
 from helpers import SRC_SPACE, TGT, luong, small_model
 
-from luong import shortlist as shortlist_module
-from luong.catalog import fill_catalog
-from luong.devices import available_cpus, use_threads
-from luong.errors import LuongError
+from luong.catalogs.fill import fill_catalog
+from luong.common.devices import available_cpus, use_threads
+from luong.common.errors import LuongError
+from luong.common.folder_files import SHORTLIST
+from luong.common.tensor_files import save_tensors
+from luong.config.request import RequestOptions
+from luong.config.search import SearchOptions
+from luong.data import shortlist as shortlist_module
+from luong.data.shortlist import vocab_fingerprint
 from luong.export import runtime
 from luong.export.exporter import export_onnx
-from luong.folder_files import SHORTLIST
-from luong.glossary import Glossary, Term, read_glossary
-from luong.memory import MemoryEntry, TranslationMemory, read_entries
-from luong.model import Seq2Seq
-from luong.placeholders import find_placeholders
-from luong.request_options import RequestOptions
-from luong.search_options import SearchOptions
-from luong.server import ServedModel, create_app
-from luong.shortlist import vocab_fingerprint
-from luong.tensor_files import save_tensors
-from luong.translator import Translator
+from luong.memory.glossary import Glossary, Term, read_glossary
+from luong.memory.translation_memory import MemoryEntry, TranslationMemory, read_entries
+from luong.model.seq2seq import Seq2Seq
+from luong.server.app import ServedModel, create_app
+from luong.translation.placeholders import find_placeholders
+from luong.translation.translator import Translator
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -74,7 +74,8 @@ def test_a_memory_translation_with_a_break_or_control_is_not_reused(target: str)
     assert recall.exact is None
     [refused] = recall.fuzzy
     assert (refused.target, refused.score) == (target, 100.0)
-    notes = {  # \n and \r are placeholders too (luong.placeholders): the first check says so
+    # \n and \r are placeholders too (luong.translation.placeholders): the first check says so
+    notes = {
         "\n": "adds \\n",
         "\r": "adds \\r",
         "\x00": "holds U+0000 (a NUL), which its source does not",

@@ -15,9 +15,9 @@ from safetensors.torch import load_file
 
 from luong.cli import main
 from luong.config.run import read_toml_tables
-from luong.plot import CurveRun, curves_figure
-from luong.run import configure
-from luong.run_folders import RunFolder, read_run
+from luong.evaluation.plot import CurveRun, curves_figure
+from luong.training.run import configure
+from luong.training.run_folders import RunFolder, read_run
 
 # Two epochs of 7 steps (400 pairs, batches of 64): training records every 3 steps,
 # evaluations every 5 steps and at each epoch's end, a checkpoint every 4 steps.
@@ -173,7 +173,7 @@ def test_without_the_flag_nothing_imports_tensorboard() -> None:
     import sys
 
     code = (
-        "import sys, luong, luong.cli, luong.trainer, luong.run;"
+        "import sys, luong, luong.cli, luong.training.trainer, luong.training.run;"
         "assert not any(m.startswith(('tensorboard', 'torch.utils.tensorboard'))"
         " for m in sys.modules)"
     )

@@ -21,7 +21,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from luong import Seq2Seq, Vocab
-from luong.ensemble import encode_texts
+from luong.config.search import SearchOptions
+from luong.model.ensemble import encode_texts
 from luong.search import (
     Hypothesis,
     beam_search,
@@ -38,8 +39,7 @@ from luong.search import (
     source_symbols,
 )
 from luong.search.beam import Proposal, TopK
-from luong.search_options import SearchOptions
-from luong.translator import translate, translate_nbest
+from luong.translation.translator import translate, translate_nbest
 
 SETTINGS = settings(max_examples=60, deadline=None)
 

@@ -20,32 +20,36 @@ from helpers import luong as run_luong
 from test_search_reference import assert_matches, lively
 
 import luong.training.data
-from luong.admission import fit_sources
-from luong.batching import bucketed_batches, token_batches
+from luong.config.request import RequestOptions
+from luong.config.search import (
+    MAX_CONSTRAINT_PIECES,
+    MAX_PHRASE_PIECES,
+    OptionError,
+    SearchOptions,
+)
 from luong.config.train import TrainConfig
-from luong.distributed import World
-from luong.placeholder_search import spellable_spans, translate_constrained, written_phrases
-from luong.placeholders import (
+from luong.data.batching import bucketed_batches, token_batches
+from luong.data.vocab import Vocab
+from luong.search import decode, hypothesis_text
+from luong.search.constrained import constraint_ids, count_occurrences
+from luong.training.data import StepCounts, epoch_step_count, epoch_steps
+from luong.training.distributed import World
+from luong.training.objective import lr_factor
+from luong.training.trainer import Trainer
+from luong.translation.admission import fit_sources
+from luong.translation.placeholder_search import (
+    spellable_spans,
+    translate_constrained,
+    written_phrases,
+)
+from luong.translation.placeholders import (
     find_placeholders,
     holds_phrases,
     keeps_placeholders,
     mask_source,
     restore,
 )
-from luong.request_options import RequestOptions
-from luong.search import decode, hypothesis_text
-from luong.search.constrained import constraint_ids, count_occurrences
-from luong.search_options import (
-    MAX_CONSTRAINT_PIECES,
-    MAX_PHRASE_PIECES,
-    OptionError,
-    SearchOptions,
-)
-from luong.trainer import Trainer
-from luong.training.data import StepCounts, epoch_step_count, epoch_steps
-from luong.training.objective import lr_factor
-from luong.translator import Translator
-from luong.vocab import Vocab
+from luong.translation.translator import Translator
 
 # A model whose target symbols spell placeholders ({}, %s, <b>) and plain words.
 PLACEHOLDER_TGT = Vocab(list("abcdefghij %s{}<>/-n0$."))

@@ -1,4 +1,4 @@
-"""``luong.search_options``: every decoding option once, checked on construction, and what is
+"""``luong.config.search``: every decoding option once, checked on construction, and what is
 generated from it: the command line's flags, the server's request model. A new option added
 in a subclass reaches the flags, the server's schema and the search with no other edit."""
 
@@ -13,12 +13,11 @@ import pytest
 from fastapi.testclient import TestClient
 from helpers import SRC_SPACE, small_model
 
-import luong.server
-import luong.translator
+import luong.server.app
+import luong.translation.translator
 from luong import Translator
 from luong.cli.common import UsageError, add_search_flags, search_options
-from luong.config.train import TrainConfig
-from luong.search_options import (
+from luong.config.search import (
     MAX_BEAM,
     MAX_SEED,
     OptionError,
@@ -28,7 +27,8 @@ from luong.search_options import (
     option,
     option_specs,
 )
-from luong.server import ServedModel, create_app, request_model
+from luong.config.train import TrainConfig
+from luong.server.app import ServedModel, create_app, request_model
 
 
 def test_the_defaults_are_greedy_search() -> None:
@@ -211,13 +211,15 @@ def test_a_new_option_reaches_the_flags_the_schema_and_the_search(
     assert schema["default"] == 1.0 and schema["description"].startswith("with sample")
 
     seen: list[SearchOptions] = []
-    decode_batches = luong.translator.decode_batches  # the server decodes through Translator
+    decode_batches = (
+        luong.translation.translator.decode_batches
+    )  # the server decodes through Translator
 
     def spy(model: Any, sources: Any, options: SearchOptions, **kwargs: Any) -> Any:
         seen.append(options)
         return decode_batches(model, sources, options, **kwargs)
 
-    monkeypatch.setattr(luong.translator, "decode_batches", spy)
+    monkeypatch.setattr(luong.translation.translator, "decode_batches", spy)
     served = ServedModel("one", Translator(small_model(src=SRC_SPACE)))
     with TestClient(create_app([served], max_wait_ms=0, options=WithTopP)) as client:
         body = {"sources": ["abc"], "sample": True, "seed": 1, "top_p": 0.5}

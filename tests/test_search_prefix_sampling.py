@@ -8,8 +8,9 @@ import torch
 from helpers import SRC_SPACE, TGT, small_model, source_batch
 
 from luong import Vocab
-from luong.batching import encode_sources
-from luong.ensemble import Ensemble
+from luong.config.search import SearchOptions
+from luong.data.batching import encode_sources
+from luong.model.ensemble import Ensemble
 from luong.search import (
     beam_search,
     decode,
@@ -18,8 +19,7 @@ from luong.search import (
     length_penalty,
     sample_search,
 )
-from luong.search_options import SearchOptions
-from luong.translator import Translator, translate, translate_nbest
+from luong.translation.translator import Translator, translate, translate_nbest
 
 
 def as_text(ids: list[int]) -> str:

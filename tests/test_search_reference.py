@@ -23,9 +23,9 @@ import torch
 from helpers import SRC_SPACE, small_model
 
 from luong import Vocab
-from luong.ensemble import Decodable, Ensemble, decoder_step, encode_texts
+from luong.config.search import SearchOptions
+from luong.model.ensemble import Decodable, Ensemble, decoder_step, encode_texts
 from luong.search import decode, hypothesis_score
-from luong.search_options import SearchOptions
 
 TEXTS = ["abc de", "j", "hij a bc", "ff gg hh ii", "gif", "a b c d e", "jjj"]
 

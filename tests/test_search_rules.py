@@ -15,13 +15,13 @@ import torch
 from fastapi.testclient import TestClient
 from helpers import SRC_SPACE, TINY_DATES_FLAGS, luong, small_model
 
+from luong.config.search import OptionError, SearchOptions
+from luong.data.shortlist import Shortlist
+from luong.data.vocab import Vocab
 from luong.search import decode
 from luong.search.rules import StepRules, ban_repeats
-from luong.search_options import OptionError, SearchOptions
-from luong.server import ServedModel, create_app
-from luong.shortlist import Shortlist
-from luong.translator import Translator, hypothesis_record
-from luong.vocab import Vocab
+from luong.server.app import ServedModel, create_app
+from luong.translation.translator import Translator, hypothesis_record
 
 TEXTS = ["abc de", "j", "hij a bc", "ff gg hh ii", "gif", "a b c d e", "jjj", "aaaa bbbb"]
 INF = float("-inf")

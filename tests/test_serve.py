@@ -1,4 +1,4 @@
-"""``luong.server``: the API through FastAPI's test client, every field and every error, and
+"""``luong.server.app``: the API through FastAPI's test client, every field and every error, and
 the dynamic batching under 64 concurrent clients (answers identical to offline decoding)."""
 
 from __future__ import annotations
@@ -20,12 +20,12 @@ import torch
 from fastapi.testclient import TestClient
 from helpers import SRC_SPACE, small_model
 
-import luong.server
+import luong.server.app
 from luong import RequestOptions, Translator
+from luong.config.search import SearchOptions
 from luong.search import decode, source_symbols
-from luong.search_options import SearchOptions
-from luong.server import EXPLORER_FILES, ServedModel, ServeLimits, create_app
-from luong.translator import hypothesis_record, translate
+from luong.server.app import EXPLORER_FILES, ServedModel, ServeLimits, create_app
+from luong.translation.translator import hypothesis_record, translate
 
 SOURCES = ["abc de", "j", "hij a bc", "", "ff gg hh ii"]
 
@@ -470,12 +470,12 @@ def test_health_answers_while_a_request_waits_and_closing_finishes_it(
 
 
 def test_the_explorer_ships_as_package_data() -> None:
-    """Every file the server reads is in luong/explorer/, which pyproject ships with the
+    """Every file the server reads is in luong/server/explorer/, which pyproject ships with the
     package (a wheel without it would serve a 500 at /)."""
     pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
     data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-    assert "explorer/*" in data["tool"]["setuptools"]["package-data"]["luong"]
-    folder = resources.files("luong") / "explorer"
+    assert "server/explorer/*" in data["tool"]["setuptools"]["package-data"]["luong"]
+    folder = resources.files("luong.server") / "explorer"
     assert sorted(p.name for p in folder.iterdir()) == sorted(["index.html", *EXPLORER_FILES])
 
 
@@ -517,7 +517,7 @@ def test_health_answers_while_an_answer_is_written(monkeypatch: pytest.MonkeyPat
     1.3 s on the event loop, and /health waited: they are written on a worker thread."""
     model = served("one", 0)
     entered, release = threading.Event(), threading.Event()
-    records = luong.server.translation_records
+    records = luong.server.app.translation_records
 
     on_the_loop: list[bool] = []
 
@@ -531,7 +531,7 @@ def test_health_answers_while_an_answer_is_written(monkeypatch: pytest.MonkeyPat
         release.wait(timeout=5)  # (on the event loop, /health would wait this long)
         return records(*args)
 
-    monkeypatch.setattr(luong.server, "translation_records", held_records)
+    monkeypatch.setattr(luong.server.app, "translation_records", held_records)
     answers: list[Any] = []
     with TestClient(create_app([model], max_wait_ms=0)) as client:
         asking = threading.Thread(

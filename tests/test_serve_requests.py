@@ -26,18 +26,18 @@ from helpers import SRC_SPACE, small_model
 from libretranslatepy import LibreTranslateAPI
 
 from luong.config.faces import ServeLimits
-from luong.libretranslate import (
+from luong.config.search import SearchOptions
+from luong.model.seq2seq import Seq2Seq
+from luong.server.app import ServedModel, create_app
+from luong.server.libretranslate import (
     LibreRequest,
     join_lines,
     parse_request,
     split_lines,
     translate_answer,
 )
-from luong.model import Seq2Seq
-from luong.placeholder_search import translate_masked
-from luong.search_options import SearchOptions
-from luong.server import ServedModel, create_app
-from luong.translator import Translator, translate, translate_nbest
+from luong.translation.placeholder_search import translate_masked
+from luong.translation.translator import Translator, translate, translate_nbest
 
 KEY = "k1"
 LIMITS = ServeLimits(max_sources=4, max_source_len=12)

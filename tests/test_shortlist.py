@@ -1,4 +1,4 @@
-"""Lexical shortlists (``luong.shortlist``, ``luong.lexicon``, ``luong shortlist``,
+"""Lexical shortlists (``luong.data.shortlist``, ``luong.translation.lexicon``, ``luong shortlist``,
 ``SearchOptions.shortlist``): a shortlist of every piece is the full search bit for bit, a
 smaller one is the reference beam search over its columns, the file is checked on load,
 ensembles take the union of their members' candidates, constraints are still met."""
@@ -17,17 +17,17 @@ from test_search_reference import SEARCHES, TEXTS, lively, reference
 from torch import Tensor
 
 from luong import Vocab
-from luong.ensemble import Ensemble, shortlist_columns
-from luong.errors import LuongError
-from luong.folder_files import SHORTLIST
-from luong.lexicon import lexical_counts
-from luong.model import Seq2Seq
-from luong.quantize import quantize_folder
+from luong.common.errors import LuongError
+from luong.common.folder_files import SHORTLIST
+from luong.common.tensor_files import read_tensors, save_tensors
+from luong.config.search import OptionError, SearchOptions
+from luong.data.shortlist import Shortlist, vocab_fingerprint
+from luong.model.ensemble import Ensemble, shortlist_columns
+from luong.model.quantize import quantize_folder
+from luong.model.seq2seq import Seq2Seq
 from luong.search import decode
 from luong.search.prefix import prefix_ids
-from luong.search_options import OptionError, SearchOptions
-from luong.shortlist import Shortlist, vocab_fingerprint
-from luong.tensor_files import read_tensors, save_tensors
+from luong.translation.lexicon import lexical_counts
 
 GREEDY, BEAM = SearchOptions(), SearchOptions(beam=3, nbest=2, alpha=0.6)
 

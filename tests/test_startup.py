@@ -6,7 +6,7 @@ whose extra is missing says so in one line.
 
 Oracles: ``sys.modules`` of a child process after the command line ran (and ``python -X
 importtime -m luong``'s own list of what it imported); the presets' values from
-``luong.presets.task_configs``; the exact message of a missing extra.
+``luong.config.presets.task_configs``; the exact message of a missing extra.
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ import luong.cli
 from luong.cli import COMMANDS, build_parser, main
 from luong.config.fields import setting
 from luong.config.model import Seq2SeqConfig
+from luong.config.presets import PRESETS, TASKS, task_configs
+from luong.config.search import option_specs
 from luong.config.train import TrainConfig
 from luong.config.vocab import VocabConfig
-from luong.presets import PRESETS, TASKS, task_configs
-from luong.search_options import option_specs
 from luong.version import __version__, install_extra
 
 # What a help must not load: torch and the packages that only commands need (each takes from
@@ -109,7 +109,7 @@ def test_import_luong_imports_torch_only_when_a_name_needs_it() -> None:
     child = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
     )
-    assert child.stdout.split() == ["False", "False", "True", "luong.model"]
+    assert child.stdout.split() == ["False", "False", "True", "luong.model.seq2seq"]
 
 
 def test_every_public_name_is_its_modules() -> None:
@@ -123,11 +123,15 @@ def test_every_public_name_is_its_modules() -> None:
         _ = luong.Seq2seq
 
 
-def test_luong_run_is_the_function_after_the_module_is_imported() -> None:
-    import luong.run  # binds nothing over the public name: luong.run stays the function
-
-    assert luong.run is sys.modules["luong.run"].run
-    assert luong.configure is sys.modules["luong.run"].configure
+def test_no_part_of_the_package_is_named_as_a_public_name() -> None:
+    # Importing luong.X binds X on the package: a part named like a public name (a package
+    # `translate`, a module `run`) would put itself over the function once imported.
+    parts = {path.stem for path in Path(luong.__file__).parent.glob("*.py")}
+    parts |= {path.parent.name for path in Path(luong.__file__).parent.glob("*/__init__.py")}
+    assert parts & set(luong.MODULE_OF) == set()
+    run_module = importlib.import_module("luong.training.run")
+    assert luong.run is run_module.run
+    assert luong.train is run_module.train
 
 
 # -- every flag has a help text ------------------------------------------------------------

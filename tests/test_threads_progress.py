@@ -10,9 +10,9 @@ import torch
 from helpers import TINY_DATES_FLAGS, assert_one_line_error, luong
 
 import luong as luong_package
-from luong import devices
 from luong.cli import build_parser
-from luong.devices import default_threads, use_threads
+from luong.common import devices
+from luong.common.devices import default_threads, use_threads
 from luong.training import records
 from luong.training.records import StepProgress
 

@@ -18,10 +18,10 @@ from helpers import SRC, TGT, TINY_SRC, TINY_TGT, small_model, toy_pairs
 import luong.training.data
 import luong.training.objective
 from luong import Seq2Seq, Seq2SeqConfig, TrainConfig, train
-from luong.batching import Batch, ParallelData, bucketed_batches, token_batches
-from luong.trainer import Trainer
+from luong.data.batching import Batch, ParallelData, bucketed_batches, token_batches
+from luong.data.vocab import Vocab
 from luong.training.objective import loss_of, lr_factor
-from luong.vocab import Vocab
+from luong.training.trainer import Trainer
 
 SMALL_MODEL = Seq2SeqConfig(emb_dim=16, enc_hidden=32, enc_layers=1, dec_hidden=64)
 SMALL_DATA = {"n_train": 2000, "n_dev": 200, "n_test": 500}

@@ -15,22 +15,22 @@ from helpers import assert_one_line_error, luong
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from luong.batching import ParallelData, token_batches
+from luong.common.lines import LINE_BREAKS
 from luong.config.model import Seq2SeqConfig
+from luong.config.search import SearchOptions
 from luong.config.train import TrainConfig
 from luong.config.vocab import VocabConfig
-from luong.evaluation import evaluate
-from luong.lines import LINE_BREAKS
-from luong.metrics import bleu_chrf
-from luong.model import Seq2Seq
-from luong.run import build_vocabularies
-from luong.search_options import SearchOptions
-from luong.subword import SubwordVocab, load_vocab, train_subword
+from luong.data.batching import ParallelData, token_batches
+from luong.data.subword import SubwordVocab, load_vocab, train_subword
+from luong.data.vocab import one_line
+from luong.evaluation.evaluate import evaluate
+from luong.evaluation.metrics import bleu_chrf
+from luong.model.seq2seq import Seq2Seq
 from luong.tasks.data import TaskData
 from luong.tasks.tsv import parse_parallel, read_parallel
-from luong.trainer import Trainer
 from luong.training.objective import loss_of
-from luong.vocab import one_line
+from luong.training.run import build_vocabularies
+from luong.training.trainer import Trainer
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "data" / "gettext-en-de"
 TEXT = [

@@ -1,4 +1,4 @@
-"""``luong.translator``: strings in, strings out, as ``SearchOptions`` say; the lines
+"""``luong.translation.translator``: strings in, strings out, as ``SearchOptions`` say; the lines
 ``luong translate`` writes; the policy for sources too long; JSON records of hypotheses."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import torch
 from helpers import SRC_SPACE, small_model
 
 from luong import Translator, Vocab
-from luong.admission import fit_sources
+from luong.config.search import SearchOptions
 from luong.search import Hypothesis, decode, hypothesis_text
-from luong.search_options import SearchOptions
-from luong.translator import (
+from luong.translation.admission import fit_sources
+from luong.translation.translator import (
     hypothesis_record,
     output_lines,
     translate,

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from luong.evaluation import group_references
-from luong.metrics import reference_scores
+from luong.evaluation.evaluate import group_references
+from luong.evaluation.metrics import reference_scores
 from luong.tasks import OWN_DATA, load_task
 from luong.tasks.tsv import BadLine, PairStream, Split, load, parse_pairs, read_pairs, read_split
 

@@ -1,4 +1,4 @@
-"""Tests for luong.vocab: ids, normalisation, encode/decode, JSON round trips, bad files."""
+"""Tests for luong.data.vocab: ids, normalisation, encode/decode, JSON round trips, bad files."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from luong.vocab import Vocab, one_line
+from luong.data.vocab import Vocab, one_line
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
-"""Tests of ``luong.zoo``: the variants, dev perplexity, the summary, the report (its table,
-figure and the hand-written text it keeps) and a zoo that continues where it stopped."""
+"""Tests of ``luong.training.zoo``: the variants, dev perplexity, the summary, the report (its
+table, figure and the hand-written text it keeps) and a zoo that continues where it stopped."""
 
 from __future__ import annotations
 
@@ -12,13 +12,13 @@ import pytest
 import torch
 from helpers import SRC, TGT, small_model
 
-from luong import zoo
-from luong.batching import ParallelData
 from luong.cli import main
 from luong.config.model import Seq2SeqConfig
+from luong.data.batching import ParallelData
 from luong.tasks import load_task
+from luong.training import zoo
 from luong.training.objective import loss_of
-from luong.zoo import VARIANTS, Variant, ZooRun, ZooSettings, dev_perplexity, summarize
+from luong.training.zoo import VARIANTS, Variant, ZooRun, ZooSettings, dev_perplexity, summarize
 
 
 def test_variants_are_the_papers_table_4_and_the_two_extras() -> None:
@@ -160,7 +160,7 @@ def test_translation_zoo_data_repeats_the_shuffled_corpus_to_fill_the_budget(
     tmp_path: Path,
 ) -> None:
     from luong.tasks import task_configs
-    from luong.zoo import zoo_data
+    from luong.training.zoo import zoo_data
 
     settings = translation_settings(tmp_path, steps=2, seeds=1, n_dev=5)
     data = zoo_data(settings)
@@ -200,7 +200,7 @@ def test_cli_zoo_reports_bad_settings(tmp_path: Path, capsys) -> None:
 
 def test_g2p_zoo_data_keeps_whole_words_and_the_g2p_batch_budget() -> None:
     from luong.tasks import task_configs
-    from luong.zoo import zoo_data
+    from luong.training.zoo import zoo_data
 
     settings = ZooSettings(task="g2p", steps=3, seeds=1, n_dev=40, n_test=50)
     data = zoo_data(settings)

@@ -15,37 +15,35 @@ at once, and a program pays for torch when it first touches a name that needs it
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 from typing import TYPE_CHECKING, Any
 
 from luong.version import __version__
 
 if TYPE_CHECKING:  # the names of PUBLIC, for type checkers (tests/test_architecture.py)
-    from luong.attention import (
+    from luong.common.devices import use_threads
+    from luong.common.errors import LuongError, LuongTypeError
+    from luong.config import RunConfig, Seq2SeqConfig, TrainConfig
+    from luong.config.request import RequestOptions
+    from luong.config.search import SearchOptions
+    from luong.data.vocab import Vocab
+    from luong.evaluation.evaluate import evaluate
+    from luong.model.attention import (
         BahdanauAttention,
         LocalAttention,
         LuongAttention,
         length_mask,
         masked_softmax,
     )
-    from luong.config import RunConfig, Seq2SeqConfig, TrainConfig
-    from luong.decoder import DecoderState, Memory
-    from luong.devices import use_threads
-    from luong.ensemble import Ensemble
-    from luong.errors import LuongError, LuongTypeError
-    from luong.evaluation import evaluate
-    from luong.model import Seq2Seq
-    from luong.request_options import RequestOptions
-    from luong.run import TrainResult, configure, run, train
+    from luong.model.decoder import DecoderState, Memory
+    from luong.model.ensemble import Ensemble
+    from luong.model.seq2seq import Seq2Seq
     from luong.search import Hypothesis, beam_search, decode, greedy_search
-    from luong.search_options import SearchOptions
-    from luong.trainer import Trainer
-    from luong.translator import Translation, Translator, load, translate
-    from luong.vocab import Vocab
+    from luong.training.run import TrainResult, configure, run, train
+    from luong.training.trainer import Trainer
+    from luong.translation.translator import Translation, Translator, load, translate
 
 PUBLIC: dict[str, tuple[str, ...]] = {
-    "luong.attention": (
+    "luong.model.attention": (
         "BahdanauAttention",
         "LocalAttention",
         "LuongAttention",
@@ -53,19 +51,19 @@ PUBLIC: dict[str, tuple[str, ...]] = {
         "masked_softmax",
     ),
     "luong.config": ("RunConfig", "Seq2SeqConfig", "TrainConfig"),
-    "luong.decoder": ("DecoderState", "Memory"),
-    "luong.devices": ("use_threads",),
-    "luong.ensemble": ("Ensemble",),
-    "luong.errors": ("LuongError", "LuongTypeError"),
-    "luong.evaluation": ("evaluate",),
-    "luong.model": ("Seq2Seq",),
-    "luong.request_options": ("RequestOptions",),
-    "luong.run": ("TrainResult", "configure", "run", "train"),
+    "luong.model.decoder": ("DecoderState", "Memory"),
+    "luong.common.devices": ("use_threads",),
+    "luong.model.ensemble": ("Ensemble",),
+    "luong.common.errors": ("LuongError", "LuongTypeError"),
+    "luong.evaluation.evaluate": ("evaluate",),
+    "luong.model.seq2seq": ("Seq2Seq",),
+    "luong.config.request": ("RequestOptions",),
+    "luong.training.run": ("TrainResult", "configure", "run", "train"),
     "luong.search": ("Hypothesis", "beam_search", "decode", "greedy_search"),
-    "luong.search_options": ("SearchOptions",),
-    "luong.trainer": ("Trainer",),
-    "luong.translator": ("Translation", "Translator", "load", "translate"),
-    "luong.vocab": ("Vocab",),
+    "luong.config.search": ("SearchOptions",),
+    "luong.training.trainer": ("Trainer",),
+    "luong.translation.translator": ("Translation", "Translator", "load", "translate"),
+    "luong.data.vocab": ("Vocab",),
 }
 """The package's public names, by the module each comes from (``luong.NAME`` is
 ``luong.module.NAME``, imported on first use)."""
@@ -122,17 +120,3 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *MODULE_OF})
-
-
-class _Package(types.ModuleType):
-    """The package, whose public names win over its submodules of the same name: importing
-    the module ``luong.run`` (as ``luong train`` does) binds it on the package, where
-    ``luong.run`` is the function ``run`` (``PUBLIC``), whichever is imported first."""
-
-    def __setattr__(self, name: str, value: object) -> None:
-        if name in MODULE_OF and isinstance(value, types.ModuleType):
-            return  # the submodule stays sys.modules["luong.run"]
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package

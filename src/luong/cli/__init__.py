@@ -54,8 +54,8 @@ from typing import Any, NamedTuple
 
 from luong.cli import parsers
 from luong.cli.common import UsageError, flag_message
-from luong.errors import LuongError
-from luong.search_options import OptionError
+from luong.common.errors import LuongError
+from luong.config.search import OptionError
 from luong.version import __version__, install_extra
 
 __all__ = [
@@ -76,7 +76,7 @@ BUG = (
 )
 BUG_STATUS = 70  # EX_SOFTWARE (sysexits.h): an internal error, not a usage or data error
 
-USE_THREADS = "luong.devices:use_threads"
+USE_THREADS = "luong.common.devices:use_threads"
 """What sets a computing command's ``--threads`` (or its default) before the command runs:
 resolved by name, as the handlers are, since it imports torch."""
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from luong.averaging import average_checkpoints, run_checkpoints
 from luong.cli.common import UsageError
-from luong.folder_files import CHECKPOINTS
+from luong.common.folder_files import CHECKPOINTS
+from luong.model.averaging import average_checkpoints, run_checkpoints
 
 __all__ = ["main"]
 

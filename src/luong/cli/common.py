@@ -15,12 +15,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from luong.common.files import read_text_lines, text_lines
 from luong.config.choices import DEVICES, PRECISIONS, device_form
+from luong.config.decoding import decoding_defaults, with_defaults
+from luong.config.request import RequestOptions
+from luong.config.search import OptionError, SearchOptions, option_specs
 from luong.config.train import SEARCH_FIELDS
-from luong.decoding_defaults import decoding_defaults, with_defaults
-from luong.files import read_text_lines, text_lines
-from luong.request_options import RequestOptions
-from luong.search_options import OptionError, SearchOptions, option_specs
 
 __all__ = [
     "UsageError",
@@ -56,7 +56,7 @@ class UsageError(Exception):
 
 def folder_to_write(command: str) -> typing.Callable[[str], Path]:
     """The argparse ``type`` of ``--out`` for ``command``, which writes a folder all or
-    nothing (``luong.files.write_folder``: built beside it, then renamed into its place): a
+    nothing (``luong.common.files.write_folder``: built beside it, then renamed into its place): a
     path that names a folder of its own, not ``''``, ``.``, ``..`` or ``/`` (it was a
     traceback, ``PosixPath('.') has an empty name``)."""
 
@@ -143,7 +143,7 @@ def add_config_flags(
 def device_name(value: str) -> str:
     """argparse's type of ``--device``: the name, when it has one of the forms of
     ``DEVICES`` (whether this machine has that device is checked before a model loads:
-    ``luong.devices.resolve_device``)."""
+    ``luong.common.devices.resolve_device``)."""
     try:
         device_form(value, "--device")
     except ValueError as error:
@@ -164,7 +164,7 @@ def thread_count(value: str) -> int:
 
 def add_threads_flag(parser: argparse.ArgumentParser) -> None:
     """``--threads N``, for a command that computes (``luong.cli.main`` applies it through
-    ``luong.devices.use_threads`` before the command runs)."""
+    ``luong.common.devices.use_threads`` before the command runs)."""
     parser.add_argument(
         "--threads",
         type=thread_count,
@@ -208,7 +208,7 @@ def overrides(args: argparse.Namespace, cls: type) -> dict[str, Any]:
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
-    """The model folders (several: an ensemble, ``luong.ensemble``)."""
+    """The model folders (several: an ensemble, ``luong.model.ensemble``)."""
     parser.add_argument(
         "model",
         type=Path,
@@ -237,7 +237,7 @@ def add_search_flags(
     so ``search_options`` builds the options from what the user typed. A field added to
     ``SearchOptions`` is a flag of every command that decodes."""
     group = parser.add_argument_group(
-        "decoding (luong.search_options.SearchOptions)",
+        "decoding (luong.config.search.SearchOptions)",
         "A flag not given takes the model's decoding default: how its training decoded its "
         "test split (config.toml's test_beam, test_alpha, max_decode_len: beam 5 with the "
         "translation preset), else the default shown; --sample takes none of the model's "
@@ -297,7 +297,7 @@ def search_options(
 ) -> SearchOptions:
     """The ``cls`` the search flags of ``args`` give (``add_search_flags``), the model's
     decoding defaults ``defaults`` (``model_defaults``; None: greedy search) for the rest
-    (``luong.decoding_defaults.with_defaults``, as ``Translator.options`` does), checked: a
+    (``luong.config.decoding.with_defaults``, as ``Translator.options`` does), checked: a
     bad value is a usage error naming its flag, before any model is loaded."""
     try:
         return with_defaults(search_given(args, cls), defaults or SearchOptions(), cls)
@@ -350,7 +350,7 @@ def check_memory_flags(args: argparse.Namespace) -> None:
 
 
 def read_lines(path: Path | None) -> list[str]:
-    """Lines of ``path`` (stdin when None), line endings removed (``luong.files``' rule);
+    """Lines of ``path`` (stdin when None), line endings removed (``luong.common.files``' rule);
     invalid UTF-8 names the file and line."""
     if path is None:
         return list(text_lines(stdin(), "<stdin>"))

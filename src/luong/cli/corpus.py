@@ -1,14 +1,12 @@
-"""``luong corpus``: a parallel corpus from gettext catalogs (``luong.corpus``), those of
-Debian's packages fetched first with ``--debian DIR`` (``luong.debian``)."""
+"""``luong corpus``: a parallel corpus from gettext catalogs (``luong.catalogs.corpus``), those of
+Debian's packages fetched first with ``--debian DIR`` (``luong.catalogs.debian``)."""
 
 from __future__ import annotations
 
 import argparse
 from collections import Counter
 
-from luong.cli.common import UsageError, log_to_stderr, say
-from luong.config.faces import CorpusOptions, FetchOptions
-from luong.corpus import (
+from luong.catalogs.corpus import (
     build_corpus,
     catalog_files,
     check_corpus_folder,
@@ -16,11 +14,13 @@ from luong.corpus import (
     excluded_sources,
     write_corpus,
 )
-from luong.debian import FetchReport, catalog_folders, fetch_catalogs
-from luong.errors import LuongError
-from luong.files import read_text_lines
-from luong.languages import check_language
-from luong.progress import WorkProgress
+from luong.catalogs.debian import FetchReport, catalog_folders, fetch_catalogs
+from luong.cli.common import UsageError, log_to_stderr, say
+from luong.common.errors import LuongError
+from luong.common.files import read_text_lines
+from luong.common.languages import check_language
+from luong.common.progress import WorkProgress
+from luong.config.faces import CorpusOptions, FetchOptions
 
 __all__ = ["FETCH_FAILED", "main"]
 

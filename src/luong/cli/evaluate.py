@@ -16,16 +16,16 @@ from luong.cli.common import (
     say,
     search_options,
 )
+from luong.common.folder_files import RUN_CONFIG
+from luong.common.progress import WorkProgress
+from luong.config.presets import TASKS
 from luong.config.run import read_toml_tables
-from luong.evaluation import evaluate, evaluate_sources
-from luong.folder_files import RUN_CONFIG
-from luong.presets import TASKS
-from luong.progress import WorkProgress
-from luong.search_options import SearchOptions
-from luong.subword import SubwordVocab
+from luong.config.search import SearchOptions
+from luong.data.subword import SubwordVocab
+from luong.evaluation.evaluate import evaluate, evaluate_sources
 from luong.tasks import load_task
 from luong.tasks.tsv import read_split
-from luong.translator import load
+from luong.translation.translator import load
 
 __all__ = ["main"]
 

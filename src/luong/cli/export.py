@@ -9,9 +9,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from luong.cli.common import say
+from luong.common.folder_files import SHORTLIST
 from luong.export.exporter import export_folder
 from luong.export.runtime import RUNTIME
-from luong.folder_files import SHORTLIST
 
 __all__ = ["main"]
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import argparse
 
 from luong.cli.common import UsageError
-from luong.folder_files import MODEL_CONFIG
-from luong.languages import check_language
-from luong.model import language_pair, read_model_config, record_language_pair
+from luong.common.folder_files import MODEL_CONFIG
+from luong.common.languages import check_language
+from luong.model.seq2seq import language_pair, read_model_config, record_language_pair
 
 __all__ = ["main"]
 

@@ -4,7 +4,7 @@ Plain data only: this module imports no torch (nor anything that does), so ``luo
 and ``luong train --help`` answer at once. What runs a command is its own module
 (``luong.cli.train``, ...), imported by ``luong.cli.main`` only when that command runs
 (``luong.cli.COMMANDS``). A flag whose help shows a bound or a choice reads it from the plain
-modules below (``luong.config.faces``, ``luong.presets``, ``luong.search_options``, ...).
+modules below (``luong.config.faces``, ``luong.config.presets``, ``luong.config.search``, ...).
 """
 
 from __future__ import annotations
@@ -39,9 +39,7 @@ from luong.config.faces import (
     ServeLimits,
 )
 from luong.config.model import Seq2SeqConfig
-from luong.config.train import TrainConfig
-from luong.config.vocab import VocabConfig
-from luong.presets import (
+from luong.config.presets import (
     FINE_TUNING,
     OWN_DATA,
     SPLITS,
@@ -51,9 +49,11 @@ from luong.presets import (
     Preset,
     task_configs,
 )
-from luong.search_options import MAX_CONSTRAINT_PIECES, MAX_PHRASE_PIECES
+from luong.config.search import MAX_CONSTRAINT_PIECES, MAX_PHRASE_PIECES
+from luong.config.train import TrainConfig
+from luong.config.vocab import VocabConfig
+from luong.data.vocab import TOKENS
 from luong.version import install_extra
-from luong.vocab import TOKENS
 
 __all__ = [
     "MAX_CONNECTIONS",
@@ -534,7 +534,7 @@ GLOSSARY_HELP = (
 
 
 def add_glossary_flag(parser: Any, more: str = "") -> None:
-    """``--glossary FILE`` (``luong.glossary``), read by the command once the model is
+    """``--glossary FILE`` (``luong.memory.glossary``), read by the command once the model is
     loaded (a TBX file's languages are the model's)."""
     parser.add_argument(
         "--glossary", dest="glossary_file", type=Path, metavar="FILE", help=GLOSSARY_HELP + more
@@ -542,7 +542,8 @@ def add_glossary_flag(parser: Any, more: str = "") -> None:
 
 
 def add_memory_flags(parser: Any, exact: str) -> None:
-    """``--tm FILE...`` and ``--tm-threshold``: a translation memory (``luong.memory``);
+    """``--tm FILE...`` and ``--tm-threshold``: a translation memory
+    (``luong.memory.translation_memory``);
     ``exact`` says what a source the memory holds exactly gets."""
     parser.add_argument(
         "--tm",

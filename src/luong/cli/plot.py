@@ -7,13 +7,13 @@ import argparse
 
 from luong.cli.common import UsageError, device_options, model_defaults, search_options
 from luong.config.faces import MAX_DPI, MAX_POSITIONS
-from luong.plot import (
+from luong.evaluation.plot import (
     fresh_score_panels,
     model_score_panel,
     plot_scores,
     plot_translation,
 )
-from luong.translator import load
+from luong.translation.translator import load
 
 __all__ = ["main_plot", "main_scores"]
 

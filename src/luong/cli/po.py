@@ -8,14 +8,15 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from luong.adapt import adapt_to_catalog
-from luong.catalog import (
+from luong.catalogs.adapt import adapt_to_catalog
+from luong.catalogs.fill import (
     MachineText,
     check_language,
     fill_catalog,
     too_long,
     translate_messages,
 )
+from luong.catalogs.po_file import decode_catalog
 from luong.cli.common import (
     UsageError,
     check_memory_flags,
@@ -26,12 +27,11 @@ from luong.cli.common import (
     say,
     search_options,
 )
-from luong.errors import LuongError
-from luong.files import atomic_write, read_bounded
-from luong.languages import check_language as check_language_code
-from luong.po_file import decode_catalog
-from luong.progress import WorkProgress
-from luong.translator import Translator, load
+from luong.common.errors import LuongError
+from luong.common.files import atomic_write, read_bounded
+from luong.common.languages import check_language as check_language_code
+from luong.common.progress import WorkProgress
+from luong.translation.translator import Translator, load
 
 __all__ = ["FORMAT_CHECK_FAILED", "main"]
 

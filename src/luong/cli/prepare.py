@@ -1,5 +1,5 @@
 """``luong prepare``: a training corpus segmented once into a folder that ``luong train
---data`` reads from disk (``luong.prepared``)."""
+--data`` reads from disk (``luong.data.prepared``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import argparse
 
 from luong.cli.common import UsageError, overrides, say
 from luong.config.vocab import VocabConfig
-from luong.prepared import prepare_corpus
+from luong.data.prepared import prepare_corpus
 
 __all__ = ["main"]
 

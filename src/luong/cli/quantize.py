@@ -7,9 +7,9 @@ import argparse
 from pathlib import Path
 
 from luong.cli.common import UsageError
+from luong.common.folder_files import WEIGHTS
 from luong.config.choices import INT8_PARTS
-from luong.folder_files import WEIGHTS
-from luong.quantize import quantize_folder
+from luong.model.quantize import quantize_folder
 
 __all__ = ["main"]
 

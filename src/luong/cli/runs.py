@@ -6,9 +6,9 @@ import argparse
 import json
 
 from luong.cli.common import say
-from luong.errors import LuongError
-from luong.plot import CurveRun, plot_curves
-from luong.run_folders import (
+from luong.common.errors import LuongError
+from luong.evaluation.plot import CurveRun, plot_curves
+from luong.training.run_folders import (
     TABLE_WIDTH,
     compare,
     folders_not_runs,

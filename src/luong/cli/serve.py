@@ -18,11 +18,11 @@ from luong.cli.common import (
     log_to_stderr,
     say,
 )
+from luong.common.files import read_json, read_text_lines
+from luong.common.folder_files import METRICS
 from luong.config.faces import ServeLimits
-from luong.files import read_json, read_text_lines
-from luong.folder_files import METRICS
-from luong.server import ServedModel, create_app
-from luong.translator import Translator, load
+from luong.server.app import ServedModel, create_app
+from luong.translation.translator import Translator, load
 
 __all__ = ["main", "model_names", "read_api_keys", "server_config"]
 

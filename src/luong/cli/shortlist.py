@@ -7,12 +7,12 @@ import argparse
 from pathlib import Path
 
 from luong.cli.common import UsageError, say
-from luong.folder_files import RUN_CONFIG, SHORTLIST
-from luong.lexicon import shortlist_folder
-from luong.presets import OWN_DATA
-from luong.run import configure
+from luong.common.folder_files import RUN_CONFIG, SHORTLIST
+from luong.config.presets import OWN_DATA
 from luong.tasks import load_task
 from luong.tasks.tsv import read_split
+from luong.training.run import configure
+from luong.translation.lexicon import shortlist_folder
 
 __all__ = ["main"]
 

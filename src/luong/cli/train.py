@@ -1,4 +1,4 @@
-"""``luong train``: a built-in task or your own files -> a run folder (``luong.run``)."""
+"""``luong train``: a built-in task or your own files -> a run folder (``luong.training.run``)."""
 
 from __future__ import annotations
 
@@ -6,13 +6,13 @@ import argparse
 from typing import Any
 
 from luong.cli.common import UsageError, log_to_stderr, overrides
+from luong.common.folder_files import RUN_CONFIG
+from luong.common.languages import check_language
 from luong.config.model import Seq2SeqConfig
+from luong.config.presets import OWN_DATA, SPLITS
 from luong.config.train import TrainConfig
 from luong.config.vocab import VocabConfig
-from luong.folder_files import RUN_CONFIG
-from luong.languages import check_language
-from luong.presets import OWN_DATA, SPLITS
-from luong.run import configure, run
+from luong.training.run import configure, run
 
 __all__ = ["main"]
 
@@ -111,7 +111,7 @@ def _task_and_options(args: argparse.Namespace) -> tuple[str | None, dict[str, A
         **{split: files for split, files in splits.items() if files is not None},
         **({"mix": str(args.mix)} if args.mix is not None else {}),
         **({"mix_ratio": args.mix_ratio} if args.mix_ratio is not None else {}),
-        # Not given: characters, or with --init-from the model's own (luong.run.configure).
+        # Not given: characters, or with --init-from the model's own (luong.training.run.configure).
         "src_tokens": args.src_tokens,
         "tgt_tokens": args.tgt_tokens,
         "skip_bad_lines": args.skip_bad_lines,

@@ -7,7 +7,6 @@ import json
 from contextlib import ExitStack
 from dataclasses import replace
 
-from luong.admission import fit_sources
 from luong.cli.common import (
     UsageError,
     check_memory_flags,
@@ -24,11 +23,12 @@ from luong.cli.common import (
     stdin,
     write_line,
 )
-from luong.errors import LuongError
-from luong.files import read_text_lines, text_lines
-from luong.request_options import RequestOptions
-from luong.search_options import MAX_SEED, OptionError, SearchOptions
-from luong.translator import Translator, load, output_lines
+from luong.common.errors import LuongError
+from luong.common.files import read_text_lines, text_lines
+from luong.config.request import RequestOptions
+from luong.config.search import MAX_SEED, OptionError, SearchOptions
+from luong.translation.admission import fit_sources
+from luong.translation.translator import Translator, load, output_lines
 
 __all__ = ["main"]
 

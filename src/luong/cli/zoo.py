@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from luong.cli.common import say
-from luong.zoo import FILES, ZooSettings, run_zoo, write_report
+from luong.training.zoo import FILES, ZooSettings, run_zoo, write_report
 
 __all__ = ["main"]
 

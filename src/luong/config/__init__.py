@@ -4,7 +4,7 @@ command line shows.
 
 The configs are plain data: checked once on construction (each error names the field, the
 valid choices and the value), saved as JSON beside the weights and in every run folder,
-rebuilt from it on load. Tasks give their defaults as these dataclasses (``luong.presets``).
+rebuilt from it on load. Tasks give their defaults as these dataclasses (``luong.config.presets``).
 Each field has its help text in its metadata (``luong.config.fields.setting``), the one
 source of ``luong train --help``'s texts. The package imports no torch: the command line
 builds its flags from it before any command needs torch.

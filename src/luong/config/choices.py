@@ -3,13 +3,13 @@ schedules, the precisions, ..., the parts an int8 model holds in int8, and the f
 device name (``device_form`` reads one).
 
 Plain data: the command line shows them as its flags' choices before any command needs
-torch, and the modules that implement them (``luong.attention``, ``luong.devices``,
-``luong.quantize``) read their names here.
+torch, and the modules that implement them (``luong.model.attention``, ``luong.common.devices``,
+``luong.model.quantize``) read their names here.
 """
 
 from __future__ import annotations
 
-from luong.errors import LuongError
+from luong.common.errors import LuongError
 
 __all__ = [
     "ATTENTIONS",
@@ -32,7 +32,7 @@ __all__ = [
     "device_form",
 ]
 
-# The attention's scores (luong.attention implements them; Luong et al. 2015, eq. 8).
+# The attention's scores (luong.model.attention implements them; Luong et al. 2015, eq. 8).
 SCORES: tuple[str, ...] = ("dot", "general", "concat")  # the content scores of eq. 8
 GLOBAL_SCORES: tuple[str, ...] = (*SCORES, "location", "scaled_dot")  # LuongAttention's
 LOCAL_SCORES: tuple[str, ...] = (*SCORES, "scaled_dot")  # scores inside a local window
@@ -52,7 +52,7 @@ PRECISIONS: tuple[str, ...] = ("fp32", "bf16", "fp16")
 SELECTS: tuple[str, ...] = ("auto", "exact", "bleu", "chrf", "loss")
 SUBWORD_KINDS: tuple[str, ...] = ("none", "unigram", "bpe")
 # The forms of a device name ("cuda:N": the CUDA device of index N, "cuda:1"); "auto": CUDA
-# when present, else the CPU. ``device_form`` reads one; ``luong.devices`` resolves it.
+# when present, else the CPU. ``device_form`` reads one; ``luong.common.devices`` resolves it.
 DEVICES: tuple[str, ...] = ("auto", "cpu", "cuda", "cuda:N", "mps")
 # What an int8 model (luong quantize, Seq2Seq.to_int8) can hold in int8: the output layer W_o
 # (eq. 6), the decoder's cells (every layer's input and recurrent matrices) and W_c (eq. 5).
@@ -62,7 +62,7 @@ INT8_PARTS: tuple[str, ...] = ("output", "cells", "attention")
 def device_form(device: object, name: str = "device") -> tuple[str, int | None]:
     """The kind and index of a device name in one of the ``DEVICES`` forms: ``"cuda:1"`` ->
     ``("cuda", 1)``, ``"cpu"`` -> ``("cpu", None)``. The name alone is read: whether this
-    machine has the device is ``luong.devices.resolve_device``'s question.
+    machine has the device is ``luong.common.devices.resolve_device``'s question.
 
     Raises:
         ValueError: a name of none of the forms (``name`` is what the message calls it).

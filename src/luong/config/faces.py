@@ -6,15 +6,16 @@ Debian's (``FetchOptions``), and what one request to ``luong serve`` may ask for
 (``ServeLimits``).
 
 Plain data here, so that the command line shows them without importing the modules that use
-them (``luong.translator``, ``luong.plot``, ``luong.server``: they import torch;
-``luong.corpus``: polib; ``luong.debian``: tqdm).
+them (``luong.translation.translator``, ``luong.evaluation.plot``, ``luong.server.app``: they import
+torch;
+``luong.catalogs.corpus``: polib; ``luong.catalogs.debian``: tqdm).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-from luong.errors import LuongError, LuongTypeError
+from luong.common.errors import LuongError, LuongTypeError
 
 __all__ = [
     "CORPUS_CONTEXTS",
@@ -33,8 +34,8 @@ __all__ = [
 ]
 
 FORMATS: tuple[str, ...] = ("text", "jsonl")
-"""What ``luong translate`` (``luong.translator.output_lines``) writes: the outputs (n-best
-tab-separated), or a JSON object a line."""
+"""What ``luong translate`` (``luong.translation.translator.output_lines``) writes: the outputs
+(n-best tab-separated), or a JSON object a line."""
 
 PLACEHOLDER_MODES: dict[str, str] = {
     "off": "decode the source as it is",
@@ -44,25 +45,27 @@ PLACEHOLDER_MODES: dict[str, str] = {
     "search holding each exactly as often as the source (masking where that fails too)",
 }
 """How ``luong translate --placeholders`` treats a source's placeholders
-(``luong.placeholders``): name -> help text. A new mechanism is one more entry here and one
-more branch in ``luong.translator.output_lines``."""
+(``luong.translation.placeholders``): name -> help text. A new mechanism is one more entry here and
+one more branch in ``luong.translation.translator.output_lines``."""
 
 MAX_DPI = 1200
-"""The highest resolution a figure takes, in pixels per inch (``luong.plot``)."""
+"""The highest resolution a figure takes, in pixels per inch (``luong.evaluation.plot``)."""
 
 MAX_POSITIONS = 1000
-"""The most source positions a chart of ``luong.plot.plot_scores`` draws (padding included)."""
+"""The most source positions a chart of ``luong.evaluation.plot.plot_scores`` draws (padding
+included)."""
 
 TM_THRESHOLD = 75.0
 """The lowest score (rapidfuzz's ``fuzz.ratio``, 0 to 100) of a translation memory's fuzzy
-match that is shown (``luong.memory``; ``--tm-threshold``)."""
+match that is shown (``luong.memory.translation_memory``; ``--tm-threshold``)."""
 
 TM_MATCHES = 3
-"""The most fuzzy matches of a translation memory a source gets (``luong.memory``)."""
+"""The most fuzzy matches of a translation memory a source gets
+(``luong.memory.translation_memory``)."""
 
 SHORTLIST_PER_SOURCE = 100
 """``luong shortlist``: the target pieces kept per source piece (Marian's shortlists keep 100
-and the 100 most frequent words; ``luong.lexicon``)."""
+and the 100 most frequent words; ``luong.translation.lexicon``)."""
 
 SHORTLIST_FREQUENT = 100
 """``luong shortlist``: the most frequent target pieces, in every batch's candidates."""
@@ -77,7 +80,7 @@ CORPUS_SPLIT_BY = ("catalog", "hash")
 @dataclass(frozen=True)
 class CorpusOptions:
     """How ``luong corpus`` turns gettext catalogs into pairs and splits them
-    (``luong.corpus``, whose docstring has the rules)."""
+    (``luong.catalogs.corpus``, whose docstring has the rules)."""
 
     plurals: bool = False  # plural entries too: msgid -> msgstr[0], msgid_plural -> the last
     context: str = "drop"  # an entry with a msgctxt: "drop" the context, or "skip" the entry
@@ -113,7 +116,7 @@ class CorpusOptions:
 @dataclass(frozen=True)
 class FetchOptions:
     """How ``luong corpus --debian`` fetches the catalogs of Debian's packages
-    (``luong.debian``, whose docstring has the steps)."""
+    (``luong.catalogs.debian``, whose docstring has the steps)."""
 
     jobs: int = 4  # apt-get download processes at once
     chunk: int = 8  # packages one apt-get download fetches (each call loads apt's cache: 0.5 s)
@@ -137,7 +140,7 @@ class FetchOptions:
 
 @dataclass(frozen=True)
 class ServeLimits:
-    """What one request to ``luong serve`` may ask for (``luong.server``)."""
+    """What one request to ``luong serve`` may ask for (``luong.server.app``)."""
 
     max_sources: int = 64  # sources per request (413 above)
     max_source_len: int = 200  # symbols per source, at most the model's own (413 above)

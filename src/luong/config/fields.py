@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import field, fields
 from typing import Any
 
-from luong.errors import LuongError
-from luong.search_options import option
+from luong.common.errors import LuongError
+from luong.config.search import option
 
 __all__ = ["check_choice", "check_positive_int", "config_from_dict", "is_number", "setting"]
 

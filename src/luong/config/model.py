@@ -13,6 +13,8 @@ import dataclasses
 from dataclasses import dataclass, fields
 from typing import Any
 
+from luong.common.errors import LuongError, LuongTypeError
+from luong.common.files import MAX_LINE_BYTES
 from luong.config.choices import (
     ATTENTIONS,
     BRIDGES,
@@ -22,9 +24,7 @@ from luong.config.choices import (
     SAME_WIDTH_SCORES,
 )
 from luong.config.fields import check_choice, is_number, setting
-from luong.errors import LuongError, LuongTypeError
-from luong.files import MAX_LINE_BYTES
-from luong.vocab import Vocab
+from luong.data.vocab import Vocab
 
 __all__ = [
     "MAX_LAYERS",
@@ -44,7 +44,7 @@ MAX_LAYERS = 64
 LSTM layers each)."""
 MAX_SRC_LEN = MAX_LINE_BYTES
 """The longest source and the widest local window, in symbols: no line luong reads holds more
-bytes (``luong.files.MAX_LINE_BYTES``, 1,048,576)."""
+bytes (``luong.common.files.MAX_LINE_BYTES``, 1,048,576)."""
 MAX_PARAMETERS = 4_000_000_000
 """The most parameters a model may have: 16 GB of float32 weights, 64 GB to train with Adam
 (weights, gradients and two moments), about what one large accelerator holds."""

@@ -14,12 +14,12 @@ from typing import Any
 
 import tomli_w
 
+from luong.common.errors import LuongError
+from luong.common.files import MAX_TEXT_BYTES, read_bounded
+from luong.common.folder_files import CHECKPOINTS, RUN_CONFIG
 from luong.config.model import Seq2SeqConfig
 from luong.config.train import TrainConfig
 from luong.config.vocab import VocabConfig
-from luong.errors import LuongError
-from luong.files import MAX_TEXT_BYTES, read_bounded
-from luong.folder_files import CHECKPOINTS, RUN_CONFIG
 
 __all__ = ["DATA_FILES", "RunConfig", "carried_run_toml", "read_toml_tables", "run_of", "run_toml"]
 
@@ -53,7 +53,7 @@ def read_toml_tables(path: str | os.PathLike[str]) -> dict[str, Any]:
 
     Raises:
         FileNotFoundError: no such file.
-        ValueError: larger than ``luong.files.MAX_TEXT_BYTES``, not UTF-8 TOML, an unknown
+        ValueError: larger than ``luong.common.files.MAX_TEXT_BYTES``, not UTF-8 TOML, an unknown
             key or table (the message names the file and the key).
     """
     path = Path(path)

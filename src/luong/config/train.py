@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from luong.common.errors import LuongError, LuongTypeError
 from luong.config.choices import (
     NORMALIZATIONS,
     OPTIMIZERS,
@@ -19,8 +20,7 @@ from luong.config.choices import (
     device_form,
 )
 from luong.config.fields import check_choice, check_positive_int, is_number, setting
-from luong.errors import LuongError, LuongTypeError
-from luong.search_options import OptionError, SearchOptions
+from luong.config.search import OptionError, SearchOptions
 
 __all__ = ["TrainConfig"]
 

@@ -9,9 +9,9 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from luong.common.errors import LuongError, LuongTypeError
 from luong.config.choices import SUBWORD_KINDS
 from luong.config.fields import check_choice, check_positive_int, setting
-from luong.errors import LuongError, LuongTypeError
 
 __all__ = ["VocabConfig"]
 
@@ -23,7 +23,7 @@ class VocabConfig:
     subword: str = setting(
         "none",
         "none: the data's own symbols (characters or whitespace-separated tokens); unigram or "
-        "bpe: a sentencepiece model learned from the training text (luong.subword)",
+        "bpe: a sentencepiece model learned from the training text (luong.data.subword)",
         choices=SUBWORD_KINDS,
     )
     vocab_size: int = setting(
@@ -57,7 +57,10 @@ class VocabConfig:
         check_positive_int("min_count", self.min_count)
         if not isinstance(self.joint_vocab, bool):
             raise LuongTypeError(f"joint_vocab: expected a bool, got {self.joint_vocab!r}")
-        for name in ("src_lang", "tgt_lang"):  # the codes themselves: luong.languages (babel)
+        for name in (
+            "src_lang",
+            "tgt_lang",
+        ):  # the codes themselves: luong.common.languages (babel)
             if not isinstance(getattr(self, name), str):
                 raise LuongTypeError(
                     f"{name}: expected a language code, got {getattr(self, name)!r}"

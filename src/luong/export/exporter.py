@@ -12,7 +12,7 @@ The graphs are traced from the model's own code, so they compute what luong comp
 - the step graph is ``Decoder.step`` on the rows' sentences (``rows`` gathers each row's
   keys, projection and mask, so beams share one encoding), with the target position ``step``
   an input for local-m, followed by the log-softmax;
-- a model with a lexical shortlist (``luong.shortlist``, ``luong shortlist``) is exported for
+- a model with a lexical shortlist (``luong.data.shortlist``, ``luong shortlist``) is exported for
   the runtime to search over each call's candidates as ``luong.search`` does: its step graph
   takes the output layer's rows as inputs (``Decoder.step`` with ``OutputRows``), which the
   runtime cuts once per search call, and the folder holds the shortlist's table and the
@@ -48,15 +48,15 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from luong.decoder import DecoderState, Memory, OutputRows
-from luong.errors import LuongError, LuongTypeError
+from luong.common.errors import LuongError, LuongTypeError
+from luong.common.files import shown_names, write_folder, write_text
+from luong.common.folder_files import SHORTLIST, SRC_VOCAB, TGT_VOCAB
+from luong.common.tensor_files import write_tensors
+from luong.data.vocab import Vocab
 from luong.export import runtime
-from luong.files import shown_names, write_folder, write_text
-from luong.folder_files import SHORTLIST, SRC_VOCAB, TGT_VOCAB
-from luong.model import Seq2Seq, evaluating, is_int8_folder
-from luong.tensor_files import write_tensors
+from luong.model.decoder import DecoderState, Memory, OutputRows
+from luong.model.seq2seq import Seq2Seq, evaluating, is_int8_folder
 from luong.version import __version__, install_extra
-from luong.vocab import Vocab
 
 __all__ = [
     "OPSET",

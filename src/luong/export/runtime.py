@@ -22,7 +22,7 @@ An export folder holds (``export.json`` lists it):
     encoder.onnx    src [B, S] (ids, EOS appended, 0-padded), src_lengths [B]
                     -> keys [B, S, K], proj [B, S, d] (the attention's key projection, for
                     the scores that have one), hidden [L, B, d], cell [L, B, d] (LSTM)
-    step.onnx       one decoder step (``luong.decoder.Decoder.step``): tokens [R], hidden,
+    step.onnx       one decoder step (``luong.model.decoder.Decoder.step``): tokens [R], hidden,
                     cell (LSTM), feed [R, d] (input feeding), keys, proj, mask [B, S] and
                     rows [R] (the sentence of each row), step [] (local-m: the target
                     position) -> log_probs [R, V], new_hidden, new_cell, new_feed (the
@@ -34,7 +34,7 @@ An export folder holds (``export.json`` lists it):
                     and outputs, and each vocabulary file's SHA-256, checked when the folder
                     is loaded (an edited vocabulary would decode other text, silently)
 
-A model with a lexical shortlist (``luong shortlist``, ``luong.shortlist``) is exported with it
+A model with a lexical shortlist (``luong shortlist``, ``luong.data.shortlist``) is exported with it
 (format version 2), and the search runs over each call's candidates as ``luong.search`` does:
 
     step.onnx       also takes out_weight [C, d] and out_bias [C], the output layer's rows of
@@ -117,17 +117,17 @@ RUNTIME = "luong_onnx.py"  # this file's name in an export folder
 
 PAD, BOS, EOS, UNK = 0, 1, 2, 3
 SPECIALS = ("<pad>", "<s>", "</s>", "<unk>")
-# What an output never holds, each written as a space: luong.search_options.LINE_BREAKS (a
+# What an output never holds, each written as a space: luong.config.search.LINE_BREAKS (a
 # test checks that the two agree).
 LINE_BREAKS = frozenset("\n\r\t\v\f\x1c\x1d\x1e\x85\u2028\u2029\x00")
 _AS_SPACES = str.maketrans(dict.fromkeys(LINE_BREAKS, " "))
 SEARCH_ROWS = 8192  # luong.search.text.SEARCH_ROWS: the most decoder rows per search call
-MAX_BEAM = 1000  # the bounds of luong.search_options
+MAX_BEAM = 1000  # the bounds of luong.config.search
 MAX_ALPHA = 5.0
 MAX_BETA = 10.0
 MAX_OUTPUT_LEN = 10_000
 MAX_JSON_BYTES = 64 << 20  # the largest manifest or vocabulary file read
-MAX_LINE_BYTES = 1 << 20  # luong.files.MAX_LINE_BYTES: the longest input line read (1 MiB)
+MAX_LINE_BYTES = 1 << 20  # luong.common.files.MAX_LINE_BYTES: the longest input line read (1 MiB)
 VOCAB_SHA256 = "vocab_sha256"  # export.json's SHA-256 of each vocabulary file, as config.json's
 TOP_CHUNK = 50  # _top's chunk of a wide row (fastest of 25 to 200 on a 4,000-piece vocabulary)
 
@@ -136,8 +136,8 @@ TOP_CHUNK = 50  # _top's chunk of a wide row (fastest of 25 to 200 on a 4,000-pi
 
 
 class Vocabulary:
-    """A luong vocabulary file read without luong: ``luong.vocab.Vocab`` (characters or
-    whitespace tokens, NFKC or NFC, lowercasing) or ``luong.subword.SubwordVocab`` (a
+    """A luong vocabulary file read without luong: ``luong.data.vocab.Vocab`` (characters or
+    whitespace tokens, NFKC or NFC, lowercasing) or ``luong.data.subword.SubwordVocab`` (a
     sentencepiece model, NFC, lowercasing). Text is tokenized and detokenized as luong does.
 
     Args:
@@ -235,7 +235,7 @@ _BYTE_PIECE = re.compile(r"<0x([0-9A-F]{2})>")
 
 def _whole_characters(symbols: list[str]) -> list[str]:
     """``symbols`` without the byte pieces that form no whole UTF-8 character with those
-    next to them (which sentencepiece decodes as U+FFFD): luong.subword.whole_characters."""
+    next to them (which sentencepiece decodes as U+FFFD): luong.data.subword.whole_characters."""
     kept: list[str] = []
     run: list[str] = []
     for symbol in [*symbols, None]:
@@ -475,7 +475,7 @@ _MISSING = object()  # a field absent from export.json
 
 @dataclass(frozen=True)
 class SearchOptions:
-    """How to decode: the fields of ``luong.search_options.SearchOptions`` this runtime has,
+    """How to decode: the fields of ``luong.config.search.SearchOptions`` this runtime has,
     with their defaults and bounds. The default is greedy search with each source's own
     output limit (twice its length, EOS included, plus 10).
 
@@ -593,7 +593,7 @@ class Encoded:
 
 @dataclass(frozen=True)
 class Columns:
-    """A search over some target ids only (``luong.ensemble.Columns``): ids ``[C]``, sorted,
+    """A search over some target ids only (``luong.model.ensemble.Columns``): ids ``[C]``, sorted,
     the special symbols among them at their own ids (0 to 3), and the output layer's rows of
     those ids, weight ``[C, d]`` and bias ``[C]``, cut once per search call. The search then
     works in columns: token c is ``ids[c]``, and PAD, BOS and EOS are where they always
@@ -705,7 +705,7 @@ class OnnxTranslator:
             for key, ids in (("targets", targets), ("frequent", frequent)):
                 if ids.size and not 0 <= int(ids.min()) <= int(ids.max()) < len(self.tgt_vocab):
                     problem = f"{key}: ids out of [0, {len(self.tgt_vocab)})"
-                elif np.isin(ids, (PAD, BOS)).any():  # luong.shortlist.NEVER_LISTED
+                elif np.isin(ids, (PAD, BOS)).any():  # luong.data.shortlist.NEVER_LISTED
                     problem = f"{key}: holds PAD or BOS, which no shortlist lists"
         if problem is not None or targets is None or frequent is None:
             raise ValueError(
@@ -847,7 +847,7 @@ class OnnxTranslator:
         return shortlist
 
     def columns(self, sources: Sequence[Sequence[int]], per_source: int) -> Columns:
-        """The candidates of a search call (``luong.shortlist.Shortlist.candidates``): the
+        """The candidates of a search call (``luong.data.shortlist.Shortlist.candidates``): the
         specials, the frequent pieces and the first ``per_source`` pieces of the row of each
         id of ``sources`` (as ``encode`` pads them: PAD's row too, when their lengths
         differ), sorted; with the output layer's rows of those ids.
@@ -1230,7 +1230,7 @@ def _row_hypotheses(
 def usable_threads(threads: int) -> int:
     """``threads`` (onnxruntime's intra-op threads; 0: its own default) capped at the CPUs
     this process may run on (``os.sched_getaffinity``, else ``os.cpu_count()``), as
-    ``luong.devices.use_threads`` caps torch's: 1,000 threads on two CPUs did not finish two
+    ``luong.common.devices.use_threads`` caps torch's: 1,000 threads on two CPUs did not finish two
     lines in 120 s."""
     if threads == 0:
         return 0
@@ -1251,7 +1251,7 @@ def load(folder: str | Path, threads: int = 0) -> OnnxTranslator:
 
 def _lines(stream: BinaryIO, name: str) -> Iterator[str]:
     """UTF-8 lines without their ends (``\\n`` or ``\\r\\n``; a BOM before the first
-    dropped), as luong reads input (``luong.files.iter_lines``): no line is read past
+    dropped), as luong reads input (``luong.common.files.iter_lines``): no line is read past
     ``MAX_LINE_BYTES``, so ``/dev/zero`` is an error, not a process out of memory.
 
     Raises:

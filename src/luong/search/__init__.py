@@ -1,7 +1,7 @@
 """Decoding a trained model: greedy search, beam search and sampling, batched over sentences
 (x beams), from raw strings or from tensors, for a ``Seq2Seq`` or an ``Ensemble``.
 
-How to decode is one ``SearchOptions`` (``luong.search_options``); the package reads it. A
+How to decode is one ``SearchOptions`` (``luong.config.search``); the package reads it. A
 module per idea, each building on the ones before it:
 
 - ``hypothesis``: the ``Hypothesis`` a search returns, output limits, next-token

@@ -56,9 +56,11 @@ from typing import Protocol
 import torch
 from torch import Tensor
 
-from luong.ensemble import Columns, Decodable, decoder_step
-from luong.errors import LuongError
-from luong.model import Seq2Seq
+from luong.common.errors import LuongError
+from luong.config.search import SearchOptions
+from luong.data.vocab import Vocab
+from luong.model.ensemble import Columns, Decodable, decoder_step
+from luong.model.seq2seq import Seq2Seq
 from luong.search.greedy import greedy_steps
 from luong.search.hypothesis import (
     NAN_SCORES,
@@ -76,8 +78,6 @@ from luong.search.penalties import (
 )
 from luong.search.prefix import Forced, force_prefix, search_inputs
 from luong.search.rules import StepRules
-from luong.search_options import SearchOptions
-from luong.vocab import Vocab
 
 __all__ = [
     "Beams",
@@ -158,7 +158,7 @@ def search_beams(
         prune: as ``beam_search``.
         strategy: which candidates each step weighs and how it keeps ``k`` of them, with its
             state for the batch (``Strategy``); None: plain beam search (``TopK``).
-        columns: a shortlist's (``luong.ensemble.Columns``): the search runs over those
+        columns: a shortlist's (``luong.model.ensemble.Columns``): the search runs over those
             target ids only, its tokens (``prefix`` and the hypotheses' included) columns.
 
     Returns:

@@ -32,11 +32,11 @@ is forbidden too, so each phrase appears exactly as often as listed (occurrences
 the output as written, overlapping ones included; a phrase that contains another cannot be
 held exactly: such a sentence's list then comes from its limit). ``exact`` may name the
 phrases held so one by one (``Exact``: a terminology phrase held at least as often as
-listed beside placeholders held exactly, ``luong.placeholder_search.with_placeholders``). With a
-sentencepiece vocabulary a phrase's first piece may be any piece that ends with its text
-(``first_alternatives``), so a phrase glued to punctuation counts. Scores are beam
-search's (``s(Y, X)``, ``luong.search.penalties``); the prefix's tokens do not count as
-constraint tokens.
+listed beside placeholders held exactly,
+``luong.translation.placeholder_search.with_placeholders``). With a sentencepiece vocabulary a
+phrase's first piece may be any piece that ends with its text (``first_alternatives``), so a phrase
+glued to punctuation counts. Scores are beam search's (``s(Y, X)``, ``luong.search.penalties``); the
+prefix's tokens do not count as constraint tokens.
 """
 
 from __future__ import annotations
@@ -47,12 +47,12 @@ from dataclasses import dataclass, replace
 import torch
 from torch import Tensor
 
-from luong.ensemble import Decodable
-from luong.errors import LuongError, LuongTypeError
+from luong.common.errors import LuongError, LuongTypeError
+from luong.config.search import MAX_CONSTRAINT_PIECES, MAX_PHRASE_PIECES, SearchOptions
+from luong.data.vocab import Vocab
+from luong.model.ensemble import Decodable
 from luong.search.beam import search_beams
 from luong.search.hypothesis import AnyMemory, AnyState, Hypothesis
-from luong.search_options import MAX_CONSTRAINT_PIECES, MAX_PHRASE_PIECES, SearchOptions
-from luong.vocab import Vocab
 
 __all__ = [
     "Constrained",

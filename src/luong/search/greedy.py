@@ -8,8 +8,10 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from luong.ensemble import Columns, Decodable, decoder_step
-from luong.model import Seq2Seq
+from luong.config.search import COMBINE
+from luong.data.vocab import Vocab
+from luong.model.ensemble import Columns, Decodable, decoder_step
+from luong.model.seq2seq import Seq2Seq
 from luong.search.hypothesis import (
     AnyMemory,
     AnyState,
@@ -19,8 +21,6 @@ from luong.search.hypothesis import (
     output_limits,
     row_hypotheses,
 )
-from luong.search_options import COMBINE
-from luong.vocab import Vocab
 
 __all__ = ["greedy_search", "greedy_steps"]
 

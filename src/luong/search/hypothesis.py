@@ -11,11 +11,11 @@ from dataclasses import dataclass, replace
 import torch
 from torch import Tensor
 
-from luong.batching import check_batch
-from luong.decoder import DecoderState, Memory
-from luong.ensemble import EnsembleMemory, EnsembleState
-from luong.errors import LuongError
-from luong.vocab import Vocab
+from luong.common.errors import LuongError
+from luong.data.batching import check_batch
+from luong.data.vocab import Vocab
+from luong.model.decoder import DecoderState, Memory
+from luong.model.ensemble import EnsembleMemory, EnsembleState
 
 __all__ = [
     "NAN_SCORES",

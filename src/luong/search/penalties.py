@@ -5,7 +5,7 @@ System", eq. 14:
     lp(Y)   = ((5 + |Y|) / 6) ** alpha                       |Y| counts EOS when present
     cp(X; Y) = beta * sum_s log(min(sum_t a_ts, 1))          real source positions s only
 
-``alpha`` and ``beta`` are bounded by ``luong.search_options`` (``MAX_ALPHA``, ``MAX_BETA``).
+``alpha`` and ``beta`` are bounded by ``luong.config.search`` (``MAX_ALPHA``, ``MAX_BETA``).
 """
 
 from __future__ import annotations

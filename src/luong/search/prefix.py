@@ -11,9 +11,11 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from luong.ensemble import Columns, Decodable, decoder_step
-from luong.errors import LuongTypeError
-from luong.model import Seq2Seq
+from luong.common.errors import LuongTypeError
+from luong.config.search import OptionError, SearchOptions
+from luong.data.vocab import Vocab
+from luong.model.ensemble import Columns, Decodable, decoder_step
+from luong.model.seq2seq import Seq2Seq
 from luong.search.hypothesis import (
     AnyMemory,
     AnyState,
@@ -21,8 +23,6 @@ from luong.search.hypothesis import (
     next_token_log_probs,
     output_limits,
 )
-from luong.search_options import OptionError, SearchOptions
-from luong.vocab import Vocab
 
 __all__ = ["Forced", "force_prefix", "prefix_ids", "search_inputs"]
 

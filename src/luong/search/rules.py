@@ -31,8 +31,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from luong.search_options import SearchOptions
-from luong.vocab import Vocab
+from luong.config.search import SearchOptions
+from luong.data.vocab import Vocab
 
 __all__ = ["StepRules", "ban_repeats"]
 

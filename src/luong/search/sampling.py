@@ -10,8 +10,10 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from luong.ensemble import Decodable, decoder_step
-from luong.model import Seq2Seq
+from luong.config.search import SearchOptions
+from luong.data.vocab import Vocab
+from luong.model.ensemble import Decodable, decoder_step
+from luong.model.seq2seq import Seq2Seq
 from luong.search.hypothesis import (
     AnyMemory,
     AnyState,
@@ -22,8 +24,6 @@ from luong.search.hypothesis import (
 )
 from luong.search.prefix import Forced, force_prefix, search_inputs
 from luong.search.rules import StepRules
-from luong.search_options import SearchOptions
-from luong.vocab import Vocab
 
 __all__ = ["draw_samples", "sample_search", "sampling_generator"]
 

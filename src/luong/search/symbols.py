@@ -8,10 +8,10 @@ from collections.abc import Sequence
 
 from torch import Tensor
 
-from luong.ensemble import Decodable
-from luong.errors import LuongError
+from luong.common.errors import LuongError
+from luong.data.vocab import Vocab
+from luong.model.ensemble import Decodable
 from luong.search.hypothesis import Hypothesis
-from luong.vocab import Vocab
 
 __all__ = ["hypothesis_symbols", "hypothesis_text", "replace_unknowns", "source_symbols"]
 

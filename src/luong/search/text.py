@@ -13,15 +13,16 @@ from dataclasses import replace
 import torch
 from torch import Tensor
 
-from luong.ensemble import (
+from luong.common.errors import LuongError, LuongTypeError
+from luong.config.search import OptionError, SearchOptions
+from luong.model.ensemble import (
     Columns,
     Decodable,
     check_shortlist,
     encode_texts,
     shortlist_columns,
 )
-from luong.errors import LuongError, LuongTypeError
-from luong.model import evaluating
+from luong.model.seq2seq import evaluating
 from luong.search.beam import search_beams
 from luong.search.constrained import Exact, check_exact, constrained_search, constraint_ids
 from luong.search.greedy import greedy_steps
@@ -35,7 +36,6 @@ from luong.search.hypothesis import (
 )
 from luong.search.prefix import prefix_ids
 from luong.search.sampling import draw_samples, sampling_generator
-from luong.search_options import OptionError, SearchOptions
 
 __all__ = ["SEARCH_ROWS", "Search", "decode", "decode_batches", "run_search"]
 
@@ -66,7 +66,7 @@ def run_search(
     ``prefix``: the target ids of ``options.prefix``.
 
     Given the inputs' ``texts``, greedy and beam search run over the chunk's shortlist
-    (``options.shortlist``, ``luong.ensemble.shortlist_columns``: the prefix's ids added)
+    (``options.shortlist``, ``luong.model.ensemble.shortlist_columns``: the prefix's ids added)
     when the model has one; sampling draws, and constrained search searches, over the full
     vocabulary (a draw from the model's own distribution; every constraint token and each
     alternative first piece of a phrase reachable)."""

@@ -5,15 +5,15 @@
 ``luong.tasks.tsv``: your own ``source<TAB>target`` files (``load_task(OWN_DATA, ...)``).
 
 The tasks' names and settings (``TASKS``, ``PRESETS``, ``task_configs``) are plain data in
-``luong.presets``, named here too.
+``luong.config.presets``, named here too.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from luong.errors import LuongError
-from luong.presets import OWN_DATA, PRESETS, TASKS, Preset, task_configs
+from luong.common.errors import LuongError
+from luong.config.presets import OWN_DATA, PRESETS, TASKS, Preset, task_configs
 from luong.tasks import dates, g2p, tsv
 from luong.tasks.data import Pair, TaskData
 

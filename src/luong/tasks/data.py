@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from luong.vocab import Tokens
+from luong.data.vocab import Tokens
 
 __all__ = ["Pair", "TaskData"]
 

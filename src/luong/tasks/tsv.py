@@ -1,7 +1,7 @@
 """Your own data: tab-separated ``source<TAB>target`` files.
 
 One pair per line, UTF-8 (a file whose name ends in ``.gz`` or ``.xz`` is read through gzip
-or lzma, a line at a time: ``open_data``), lines cut as ``luong.files.iter_lines`` cuts every
+or lzma, a line at a time: ``open_data``), lines cut as ``luong.common.files.iter_lines`` cuts every
 input: Windows line endings (``\\r\\n``), a UTF-8 byte-order mark on the first line and a
 missing final newline are all fine, and a lone ``\\r`` is part of its line::
 
@@ -20,7 +20,7 @@ line-level code.
 
 Several references. A source may appear on several lines with different targets (a word with
 two pronunciations). Training sees every pair; scoring counts each unique source once, right
-when its output equals any of its references (``luong.evaluation``).
+when its output equals any of its references (``luong.evaluation.evaluate``).
 """
 
 from __future__ import annotations
@@ -37,10 +37,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-from luong.errors import LuongError, LuongTypeError
-from luong.files import iter_lines
+from luong.common.errors import LuongError, LuongTypeError
+from luong.common.files import iter_lines
+from luong.data.vocab import TOKENS, Tokens
 from luong.tasks.data import TaskData
-from luong.vocab import TOKENS, Tokens
 
 __all__ = [
     "BadLine",
@@ -93,7 +93,7 @@ def parse_pairs(raw: bytes, name: str, *, skip_bad_lines: bool = False) -> PairF
         TypeError: ``raw`` is not bytes.
         ValueError: ``"NAME:LINE: problem"`` for the first bad line (unless
             ``skip_bad_lines``), also saying how many bad lines the file has in all; a line
-            longer than ``luong.files.MAX_LINE_BYTES`` (never skipped); or
+            longer than ``luong.common.files.MAX_LINE_BYTES`` (never skipped); or
             ``"NAME: no pairs"`` when nothing is left.
     """
     if not isinstance(raw, bytes | bytearray):
@@ -102,7 +102,7 @@ def parse_pairs(raw: bytes, name: str, *, skip_bad_lines: bool = False) -> PairF
 
 
 def _parse_lines(lines: Iterable[bytes], name: str, skip_bad_lines: bool) -> PairFile:
-    """``parse_pairs`` on lines already cut (``luong.files.iter_lines``)."""
+    """``parse_pairs`` on lines already cut (``luong.common.files.iter_lines``)."""
     bad: list[BadLine] = []
     pairs = list(_tsv_pairs(lines, name, skip_bad_lines, bad))
     return PairFile(name, pairs, bad)
@@ -211,7 +211,7 @@ def parse_parallel(
 ) -> PairFile:
     """Parse the bytes of two line-aligned files: line i of ``source`` and line i of
     ``target`` make a pair (tabs are text here). Lines are cut as every input is
-    (``luong.files.iter_lines``).
+    (``luong.common.files.iter_lines``).
 
     Raises:
         ValueError: different line counts (naming both files and both counts), or as

@@ -1,4 +1,4 @@
-"""The trainer's parts, a module per idea; ``luong.trainer.Trainer`` runs the loop with them.
+"""Training, a module per idea; ``luong.training.trainer.Trainer`` runs the loop with its parts:
 
 - ``objective``: what a step minimises and how fast: the loss (``loss_of``), the learning
   rate's schedule (``lr_factor``), the optimizer, and the gradients of one optimizer step
@@ -11,6 +11,11 @@
   optimizer steps in their seeded order.
 - ``state``: a run's state in its checkpoints: written, and restored to resume.
 - ``dev``: the dev evaluation: the figure a run selects on, the scores, the best so far.
+- ``loss``: the label-smoothed cross-entropy as one node; ``checkpoint``: a run's
+  checkpoints on disk; ``distributed``: the process group under torchrun.
+- ``trainer``: the loop; ``fine_tuning``: the model ``--init-from`` starts from; ``run``: a
+  run from its settings to its folder (``luong.train``, ``luong.run``); ``run_folders``: run
+  folders read back; ``zoo``: the attention family trained side by side.
 
 This package's ``__init__`` imports none of them.
 """

@@ -17,13 +17,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from luong.batching import ParallelData, TooLong, bucketed_batches, token_batches
+from luong.common.errors import LuongError
 from luong.config.train import TrainConfig
-from luong.distributed import World, shard
-from luong.errors import LuongError
-from luong.model import Seq2Seq
-from luong.prepared import PreparedData
+from luong.data.batching import ParallelData, TooLong, bucketed_batches, token_batches
+from luong.data.prepared import PreparedData
+from luong.model.seq2seq import Seq2Seq
 from luong.search import default_max_len
+from luong.training.distributed import World, shard
 
 __all__ = [
     "COUNT_AFTER_START",
@@ -70,7 +70,7 @@ def training_data(
 def _longer(init_from: str, needed: int, side: str = "sources") -> str:
     """What to do about pairs too long for the model: raise its ``max_src_len`` to
     ``needed``, or, for a model a fine-tuning run starts from (``init_from``), which keeps
-    its own (``luong.fine_tuning``), shorten them."""
+    its own (``luong.training.fine_tuning``), shorten them."""
     if not init_from:
         return f"raise max_src_len (--max-src-len {needed})"
     return (

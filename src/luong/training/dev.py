@@ -9,11 +9,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from luong.config.train import TrainConfig
-from luong.evaluation import dev_loss, evaluate
-from luong.model import Seq2Seq
-from luong.subword import SubwordVocab
+from luong.data.subword import SubwordVocab
+from luong.data.vocab import Vocab
+from luong.evaluation.evaluate import dev_loss, evaluate
+from luong.model.seq2seq import Seq2Seq
 from luong.training.records import Progress
-from luong.vocab import Vocab
 
 __all__ = ["dev_figures", "note_best", "resolve_select", "score_dev", "scores_bleu", "selected"]
 

@@ -11,13 +11,13 @@ from contextlib import nullcontext
 
 import torch
 
-from luong.batching import Batch
+from luong.common.devices import autocast
 from luong.config.train import TrainConfig
-from luong.devices import autocast
-from luong.distributed import World
-from luong.loss import cross_entropy
-from luong.model import Seq2Seq
-from luong.vocab import Vocab
+from luong.data.batching import Batch
+from luong.data.vocab import Vocab
+from luong.model.seq2seq import Seq2Seq
+from luong.training.distributed import World
+from luong.training.loss import cross_entropy
 
 __all__ = ["loss_of", "lr_factor", "make_optimizer", "needs_total", "step_gradients"]
 
@@ -56,7 +56,7 @@ def loss_of(
     """Cross-entropy of a teacher-forced batch over its real target tokens (EOS included):
     their mean, or with ``reduction="sum"`` their sum (gradient accumulation divides the sums
     of several batches by their tokens in all); in float32 whatever the logits' dtype
-    (``luong.loss``).
+    (``luong.training.loss``).
 
     ``model`` is a ``Seq2Seq`` or a wrapper with its ``forward`` (DistributedDataParallel)."""
     logits = model(batch.src, batch.src_lengths, batch.tgt[:, :-1])  # [B, T, V]

@@ -20,10 +20,10 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from luong.errors import LuongError
-from luong.files import write_text
-from luong.folder_files import RECORDS, TENSORBOARD
-from luong.progress import PROGRESS_EVERY
+from luong.common.errors import LuongError
+from luong.common.files import write_text
+from luong.common.folder_files import RECORDS, TENSORBOARD
+from luong.common.progress import PROGRESS_EVERY
 from luong.version import install_extra
 
 __all__ = ["PROGRESS_EVERY", "Progress", "Records", "StepProgress"]

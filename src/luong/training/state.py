@@ -1,4 +1,4 @@
-"""A run's state in its checkpoints (``luong.checkpoint`` writes and reads the files): what
+"""A run's state in its checkpoints (``luong.training.checkpoint`` writes and reads the files): what
 the trainer saves besides the model and the optimizer (its ``Progress``, fp16's gradient
 scaler, the best dev weights so far, every rank's random generators), and the same restored
 when a run resumes.
@@ -12,11 +12,11 @@ from pathlib import Path
 
 import torch
 
-from luong.checkpoint import read_checkpoint, write_checkpoint
-from luong.errors import LuongError
-from luong.folder_files import BEST, STATE
-from luong.model import Seq2Seq
-from luong.tensor_files import read_tensors
+from luong.common.errors import LuongError
+from luong.common.folder_files import BEST, STATE
+from luong.common.tensor_files import read_tensors
+from luong.model.seq2seq import Seq2Seq
+from luong.training.checkpoint import read_checkpoint, write_checkpoint
 from luong.training.records import Progress
 
 __all__ = ["clear_leftovers", "restore", "rng_state", "save"]
@@ -57,7 +57,7 @@ def clear_leftovers(checkpoints: Path) -> None:
         if partial.is_dir() and not partial.is_symlink():
             shutil.rmtree(partial, ignore_errors=True)  # a write a kill cut short
         else:
-            partial.unlink(missing_ok=True)  # its lock file (luong.files.write_folder)
+            partial.unlink(missing_ok=True)  # its lock file (luong.common.files.write_folder)
     for leftover in checkpoints.glob(".*.tmp"):
         leftover.unlink(missing_ok=True)
 

@@ -1,0 +1,761 @@
+"""``luong serve``'s web application: a translation API with dynamic batching, and the
+attention explorer page.
+
+``create_app(models)`` builds a FastAPI app over loaded models (``ServedModel``: a name, a
+``Translator``, the run's metrics). Its routes:
+
+- ``POST /api/translate``: ``TranslateRequest`` in (``sources``, ``model``, a field per
+  ``RequestOptions`` field: ``attention``, ``align``, ``placeholders``, and a field per
+  ``SearchOptions`` field, made from them by ``request_model``), ``{"model", "results":
+  [{"source", "source_tokens", "prefix_tokens", "hypotheses": [{"text", "score",
+  "confidence", "tokens", "attention"?, "alignment"?, "searched_again"?}], "origin"?,
+  "matches"?}]}`` out, one result per source, in order (``confidence``:
+  ``luong.translation.confidence``). With a translation memory (the translator's, ``luong serve
+  --tm``: ``Translator.with_resources``; a request's ``"memory": false`` turns it off),
+  each result says its ``origin`` (``"memory"``: its one hypothesis is ``{"text"}``, not
+  decoded; ``"model"``) and the memory's ``matches``
+  (``luong.translation.translator.memory_record``); LibreTranslate's ``/translate`` takes the
+  memory's translations too. Requests that share their options are decoded together
+  (``luong.service.batcher``) on a worker thread through
+  ``Translator.translations``, the path every face takes, and their answers are written
+  there too, so the event loop (``/health``) stays free while a batch decodes.
+- ``GET /api/models``: what a client needs: each model's name, language pair, config
+  (architecture and longest source), vocabulary sizes and its run's figures (numbers only);
+  the limits; ``key_required``. No path, command line or version of the host.
+- ``GET /health``: ``{"status": "ok", "models", "batcher"}``, the batcher's counters.
+- ``POST /translate``, ``POST /detect``, ``GET /languages``, ``GET /frontend/settings``: the
+  LibreTranslate API (``luong.server.libretranslate``: its requests, answers and errors), routed by
+  each model's language pair (``Translator.src_lang``, ``tgt_lang``), each line of a text
+  decoded apart through the same batcher and limits as ``/api/translate``.
+- ``GET /``: the explorer (``luong/server/explorer/``, package data: no CDN); FastAPI's own
+  ``/openapi.json`` and ``/docs``.
+
+With ``api_keys``, every route that translates needs one of them: ``POST /translate`` as
+its ``api_key`` (403 in LibreTranslate's shape without), ``POST /api/translate`` (and so
+the explorer's page, which asks for it) as the header ``Authorization: Bearer KEY`` (401
+``{"detail"}`` without). The other routes translate nothing and need none.
+
+A request names no file: models are loaded by the command, before the app exists. Limits
+(``ServeLimits``) bound the work one request can ask for: too many sources or a source too
+long, a request's own glossary of more than ``max_glossary_terms`` terms (LibreTranslate's
+route: 400, counted before a term is parsed), or a body above ``max_body_bytes``
+(``BodyLimit``), is 413; a request's glossary is parsed and checked on a worker thread, so
+that the event loop (``/health``) stays free; a beam, n-best, prefix or
+output length above its bound is 422; each with ``{"detail": MESSAGE}`` naming the limit.
+A decoding option that ``SearchOptions`` refuses (out of its bounds, against another
+option, not a number) is 422 with its message, the one the command line gives. A body that
+is not JSON, or a field of the wrong JSON type, is 422 with FastAPI's list of errors (each
+``{"type", "loc", "msg"}``: the input is not echoed, so a NaN or a lone surrogate cannot
+break the answer); text that is not UTF-8 is 400 (FastAPI's own answer). A client that hangs
+up before its body is sent is one line in the log (``HangUps``). Shutting down
+(uvicorn's graceful shutdown on SIGTERM) closes the batcher after the requests in flight
+have their answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import itertools
+import json
+import logging
+import math
+from collections.abc import AsyncIterator, Collection, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from importlib import resources
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel, ConfigDict, Field, create_model
+from starlette.requests import ClientDisconnect
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from luong.common.errors import LuongError, LuongTypeError
+from luong.config.faces import ServeLimits
+from luong.config.request import GlossaryPairs, RequestOptions
+from luong.config.search import OptionError, SearchOptions, option_specs
+from luong.server.libretranslate import (
+    PATHS,
+    LibreError,
+    check_key,
+    detect_refusal,
+    frontend_settings,
+    is_known_key,
+    join_lines,
+    language_list,
+    line_groups,
+    parse_request,
+    route,
+    split_lines,
+    translate_answer,
+)
+from luong.service.batcher import Batcher
+from luong.service.limits import LimitError, check_request
+from luong.translation.confidence import joint_confidence
+from luong.translation.translator import (
+    Translation,
+    Translator,
+    memory_record,
+    term_records,
+    translation_records,
+)
+from luong.version import __version__
+
+__all__ = [
+    "EXPLORER_FILES",
+    "JSON_KINDS",
+    "BodyLimit",
+    "DecodeOptions",
+    "HangUps",
+    "ServeLimits",
+    "ServedModel",
+    "TranslateRequest",
+    "create_app",
+    "request_model",
+]
+
+EXPLORER_FILES: dict[str, str] = {
+    "explorer.js": "text/javascript; charset=utf-8",
+    "explorer.css": "text/css; charset=utf-8",
+}
+"""The explorer's files besides ``index.html``, served under ``/static/``."""
+
+
+@dataclass(frozen=True)
+class ServedModel:
+    """A model the server decodes with: its name in requests, the translator (with the
+    translation memory its requests consult, ``Translator.with_resources``), and the
+    metrics of its run folder (``metrics.json``; None when there is none)."""
+
+    name: str
+    translator: Translator
+    metrics: Mapping[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise LuongError(f"name: expected a non-empty str, got {self.name!r}")
+        if not isinstance(self.translator, Translator):
+            raise LuongTypeError(
+                f"translator: expected a Translator, got {type(self.translator).__name__}"
+            )
+
+
+JSON_KINDS: dict[Any, Any] = {
+    GlossaryPairs: list[Annotated[list[str], Field(min_length=2, max_length=2)]],
+}
+"""The JSON type of a request field whose Python type is not JSON's own: a glossary's
+pairs are a list of two-string lists (``[["printer", "Drucker"]]``), made a tuple of pairs
+by ``RequestOptions``."""
+
+
+def request_model(options: type[SearchOptions] = SearchOptions) -> type[BaseModel]:
+    """The body of ``POST /api/translate``: ``sources`` and ``model``, then a field per
+    ``RequestOptions`` field (``attention``, ``align``, ``placeholders``) and per field of
+    ``options`` (``SearchOptions`` or a subclass), each with its type, default and help text,
+    and its bounds in the JSON schema (``minimum``, ``maximum``, ``exclusiveMinimum``,
+    ``enum``, ``maxLength``) for clients to read. The bounds are checked by the options
+    classes themselves, with their messages, not by the model."""
+    fields: dict[str, Any] = {
+        "sources": (list[str], Field(description="the texts to translate")),
+        "model": (
+            str | None,
+            Field(None, description="a model's name (default: the first loaded)"),
+        ),
+    }
+    for cls in (RequestOptions, options):
+        for f, kind, spec in option_specs(cls):
+            bounds = {
+                "minimum": spec.low,
+                "exclusiveMinimum": spec.above,
+                "maximum": spec.high,
+                "enum": list(spec.choices) if spec.choices is not None else None,
+                "maxLength": spec.max_chars,
+            }
+            schema: dict[str, Any] = {k: v for k, v in bounds.items() if v is not None}
+            default: Any = f.default
+            fields[f.name] = (
+                JSON_KINDS.get(kind, kind),
+                Field(default, description=spec.help, json_schema_extra=schema or None),
+            )
+    return create_model(
+        "TranslateRequest", __config__=ConfigDict(extra="forbid", strict=True), **fields
+    )
+
+
+TranslateRequest = request_model()
+"""The body of ``POST /api/translate`` for ``SearchOptions``."""
+
+REQUEST_OPTIONS = tuple(f.name for f, _, _ in option_specs(RequestOptions))
+"""The fields of a request that are ``RequestOptions``' (``attention``, ``align``, ...)."""
+
+REQUEST_FIELDS = ("sources", "model", *REQUEST_OPTIONS)
+"""The fields of a request that are not decoding options."""
+
+LOG = logging.getLogger("uvicorn.error")
+"""The server's log: uvicorn's own (``luong serve`` runs the app under uvicorn)."""
+
+
+@dataclass(frozen=True)
+class DecodeOptions:
+    """What the requests of one batch share: the model, the decoding options and what is
+    asked beside them. A sampling request carries its own ``ticket``, so it is decoded alone
+    and a seed reproduces it."""
+
+    model: str
+    search: SearchOptions
+    request: RequestOptions = RequestOptions()
+    ticket: int = 0
+
+
+def create_app(
+    models: Sequence[ServedModel],
+    *,
+    max_batch: int = 64,
+    max_wait_ms: float = 2.0,
+    limits: ServeLimits | None = None,
+    options: type[SearchOptions] = SearchOptions,
+    api_keys: Collection[str] | None = None,
+    glossary: GlossaryPairs = (),
+) -> FastAPI:
+    """The web application over ``models`` (the first is the default).
+
+    Args:
+        models: the models, with distinct names.
+        max_batch: the most sources one decoding call takes (``Batcher``).
+        max_wait_ms: how long the oldest waiting request waits for company, in ms.
+        limits: what one request may ask for (default ``ServeLimits()``).
+        options: the decoding options requests may give (``SearchOptions`` or a subclass:
+            ``request_model`` makes the request's fields from it).
+        api_keys: the keys of the translating routes: LibreTranslate's ``POST /translate``
+            takes one as its ``api_key``, ``POST /api/translate`` (and so the explorer) as
+            the header ``Authorization: Bearer KEY``; None: none needed.
+        glossary: the default glossary of every request (``(source term, target term)``
+            pairs, ``luong.memory.glossary``), which a request's ``glossary`` extends: its pairs
+            first, so a source term both list takes the request's target; checked against
+            each model's target vocabulary here.
+
+    Returns:
+        the app; ``app.state.batcher`` is its batcher (``stats`` counts merged calls).
+
+    Raises:
+        ValueError: no models, two with one name, a bad ``max_batch`` / ``max_wait_ms``,
+            an empty ``api_keys``, an ensemble whose members record different pairs, or a
+            glossary term that is malformed or a model's vocabulary cannot write.
+        TypeError: a model is not a ``ServedModel``.
+    """
+    service = _Service.of(models, max_batch, max_wait_ms, limits, options, api_keys, glossary)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        # Shutdown comes after the requests in flight have their answers; close drains.
+        await asyncio.to_thread(service.batcher.close)
+
+    app = FastAPI(
+        title="luong",
+        version=__version__,
+        description="Luong-attention sequence-to-sequence models: translation and the "
+        "attention explorer.",
+        lifespan=lifespan,
+    )
+    app.state.batcher = service.batcher
+    app.state.limits = service.limits
+    app.add_middleware(BodyLimit, limit=service.limits.max_body_bytes, error_paths=PATHS)
+    app.add_middleware(HangUps)  # outermost of the two: it sees BodyLimit's hang-ups too
+    app.exception_handler(RequestValidationError)(_invalid)
+    _add_api_routes(app, service)
+    _add_libretranslate_routes(app, service)
+    _add_explorer_routes(app)
+    return app
+
+
+@dataclass(frozen=True)
+class _Service:
+    """What the routes of one app share: the models (by name, the first the default), the
+    limits, the request's options class and body model, LibreTranslate's keys and routing,
+    the batcher that decodes on its worker thread, and the sampling requests' tickets."""
+
+    models: list[ServedModel]
+    by_name: dict[str, ServedModel]
+    limits: ServeLimits
+    options: type[SearchOptions]
+    body_model: type[BaseModel]
+    api_keys: frozenset[str] | None
+    pairs: dict[tuple[str, str], str]  # LibreTranslate's routing: the first model wins
+    batcher: Batcher[DecodeOptions, str, Translation]
+    tickets: Iterator[int]
+    glossary: GlossaryPairs  # the default glossary, after each request's own
+
+    @staticmethod
+    def of(
+        models: Sequence[ServedModel],
+        max_batch: int,
+        max_wait_ms: float,
+        limits: ServeLimits | None,
+        options: type[SearchOptions],
+        api_keys: Collection[str] | None,
+        glossary: GlossaryPairs = (),
+    ) -> _Service:
+        """``create_app``'s arguments checked (its docstring says how) and put together."""
+        models = list(models)
+        by_name = _models_by_name(models)
+        limits = limits if limits is not None else ServeLimits()
+        if not isinstance(limits, ServeLimits):
+            raise LuongTypeError(f"limits: expected ServeLimits, got {type(limits).__name__}")
+        if (
+            isinstance(max_wait_ms, bool)
+            or not isinstance(max_wait_ms, int | float)
+            or not 0 <= max_wait_ms < float("inf")
+        ):
+            raise LuongError(f"max_wait_ms: expected a finite number >= 0, got {max_wait_ms!r}")
+        if not (isinstance(options, type) and issubclass(options, SearchOptions)):
+            raise LuongTypeError(f"options: expected SearchOptions or a subclass, got {options!r}")
+        body_model = request_model(options)
+        try:
+            default = RequestOptions(glossary=glossary).glossary
+        except OptionError as error:
+            raise LuongTypeError(str(error)) from None
+        for served in models:
+            if default:
+                served.translator.check_glossary(default)
+        keys = None
+        if api_keys is not None:
+            keys = frozenset(api_keys)
+            if not keys or not all(isinstance(key, str) and key for key in keys):
+                raise LuongError("api_keys: expected non-empty strings, at least one, or None")
+        pairs: dict[tuple[str, str], str] = {}
+        for served in models:
+            src_lang, tgt_lang = served.translator.src_lang, served.translator.tgt_lang
+            if src_lang is not None and tgt_lang is not None:
+                pairs.setdefault((src_lang, tgt_lang), served.name)
+
+        def run(key: DecodeOptions, sources: list[str]) -> list[Translation]:
+            """A batch of requests that share ``key``, on the batcher's worker thread."""
+            served = by_name[key.model]
+            translations = served.translator.translations(
+                sources, key.search, key.request, batch_size=max_batch
+            )
+            return list(translations)
+
+        batcher: Batcher[DecodeOptions, str, Translation] = Batcher(
+            run, max_batch=max_batch, max_wait=max_wait_ms / 1000.0
+        )
+        return _Service(
+            models,
+            by_name,
+            limits,
+            options,
+            body_model,
+            keys,
+            pairs,
+            batcher,
+            itertools.count(1),
+            default,
+        )
+
+    def with_glossary(self, request: RequestOptions) -> RequestOptions:
+        """``request`` with the default glossary after its own pairs."""
+        if not self.glossary:
+            return request
+        return dataclasses.replace(request, glossary=request.glossary + self.glossary)
+
+
+def _models_by_name(models: list[ServedModel]) -> dict[str, ServedModel]:
+    """The models by name, checked: at least one, each a ``ServedModel``, no name twice."""
+    if not models:
+        raise LuongError("models: expected at least one model, got none")
+    for served in models:
+        if not isinstance(served, ServedModel):
+            raise LuongTypeError(f"models: expected ServedModel items, got {type(served).__name__}")
+    by_name = {served.name: served for served in models}
+    if len(by_name) != len(models):
+        names = [served.name for served in models]
+        twice = sorted({name for name in names if names.count(name) > 1})
+        raise LuongError(f"models: expected distinct names, got {', '.join(twice)} twice")
+    return by_name
+
+
+async def _invalid(request: Request, error: RequestValidationError) -> JSONResponse:
+    """FastAPI's list of errors without the inputs, which may not be JSON (NaN, a lone
+    surrogate) and need not come back to the client."""
+    errors = [
+        {"type": e.get("type"), "loc": list(e.get("loc", ())), "msg": str(e.get("msg"))}
+        for e in error.errors()
+    ]
+    return JSONResponse({"detail": errors}, status_code=422)
+
+
+def _add_api_routes(app: FastAPI, service: _Service) -> None:
+    """luong's own API: ``/health``, ``/api/models``, ``POST /api/translate``."""
+    by_name, batcher, limits = service.by_name, service.batcher, service.limits
+
+    @app.get("/health")
+    async def health() -> dict[str, Any]:
+        """Answers while a batch decodes (decoding runs on the batcher's thread)."""
+        return {
+            "status": "ok",
+            "models": list(by_name),
+            "batcher": {**dataclasses.asdict(batcher.stats), "queued": batcher.queued},
+        }
+
+    @app.get("/api/models")
+    async def list_models() -> dict[str, Any]:
+        """What a client needs: each model's name, language pair (null where its folder
+        records none), architecture (``config.json``'s sizes and its longest source),
+        vocabulary sizes and its run's figures (``_run_figures``); the limits, and whether a
+        translating request needs a key. Nothing of the host: no path, command line or
+        version."""
+        return {
+            "models": [
+                {
+                    "name": served.name,
+                    "src_lang": served.translator.src_lang,
+                    "tgt_lang": served.translator.tgt_lang,
+                    "config": served.translator.config.to_json(),
+                    "src_vocab_size": len(served.translator.src_vocab),
+                    "tgt_vocab_size": len(served.translator.tgt_vocab),
+                    "decoding": served.translator.search.to_json(),
+                    "metrics": _run_figures(served.metrics),
+                }
+                for served in service.models
+            ],
+            "limits": dataclasses.asdict(limits),
+            "key_required": service.api_keys is not None,
+        }
+
+    async def translate(body: Any) -> Response:
+        """Translate ``sources``; one result per source, in order."""
+        name = body.model if body.model is not None else service.models[0].name
+        if name not in by_name:
+            raise HTTPException(422, f"model: expected one of {', '.join(by_name)}, got {name!r}")
+        served = by_name[name]
+        try:
+            # the fields the request sent; the model's decoding defaults for the rest
+            given = {f: getattr(body, f) for f in body.model_fields_set if f not in REQUEST_FIELDS}
+            search = served.translator.options(given, service.options)
+            request = RequestOptions(**{f: v for f, v in body if f in REQUEST_OPTIONS})
+        except OptionError as error:
+            raise HTTPException(422, str(error)) from None
+        if len(request.glossary) > limits.max_glossary_terms:
+            raise HTTPException(
+                413,
+                f"max_glossary_terms: the glossary has {len(request.glossary)} terms, above the "
+                f"limit of {limits.max_glossary_terms}",
+            )
+        request = service.with_glossary(request)
+        # the glossary is built and checked there: off the event loop, which /health needs
+        await asyncio.to_thread(_check_request, body.sources, search, served, limits, request)
+        ticket = next(service.tickets) if search.sample else 0
+        try:
+            future = batcher.submit(DecodeOptions(name, search, request, ticket), body.sources)
+        except RuntimeError as error:  # closed: the server is shutting down
+            raise HTTPException(503, str(error)) from error
+        try:
+            translations = await asyncio.wrap_future(future)
+        except LuongError as error:  # what the search refuses (a prefix, NaN scores)
+            raise HTTPException(422, str(error)) from error
+        # Records and JSON of large answers take milliseconds: off the event loop.
+        content = await asyncio.to_thread(_answer, name, served, translations, search, request)
+        return Response(content, media_type="application/json")
+
+    translate.__annotations__["body"] = service.body_model  # FastAPI reads the body's model here
+    # With keys, the key is checked before the body's fields (FastAPI solves dependencies
+    # first; only a body that is not JSON is refused before); the OpenAPI schema says so, and
+    # /docs asks for the key.
+    needs_key = [Depends(_key_check(service.api_keys))] if service.api_keys is not None else []
+    app.post("/api/translate", dependencies=needs_key)(translate)
+
+
+BEARER = HTTPBearer(auto_error=False, description="one of the keys of luong serve --api-keys")
+"""The header ``Authorization: Bearer KEY`` of ``POST /api/translate`` (None when absent)."""
+
+
+def _key_check(api_keys: frozenset[str]) -> Any:
+    """The dependency that lets a request of luong's own API through with one of
+    ``api_keys`` as the header ``Authorization: Bearer KEY``; 401 (RFC 6750) otherwise."""
+
+    async def check(
+        credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(BEARER)],
+    ) -> None:
+        if credentials is None:
+            message = "api key: this server needs one, as the header Authorization: Bearer KEY"
+        # Starlette reads headers as latin-1: encoding back gives the bytes as sent.
+        elif not is_known_key(api_keys, credentials.credentials.encode("latin-1")):
+            message = "api key: not one of this server's keys"
+        else:
+            return
+        raise HTTPException(401, message, headers={"WWW-Authenticate": "Bearer"})
+
+    return check
+
+
+def _run_figures(metrics: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The figures of a run's ``metrics.json`` that ``/api/models`` shows: its top-level
+    numbers (scores, steps, pairs, parameters, seconds; a number that is not finite as
+    null). Nothing else: the file also records the command line, the data's paths and the
+    versions of the host's software, which are no client's business."""
+    if metrics is None:
+        return None
+    return {
+        key: None if isinstance(value, float) and not math.isfinite(value) else value
+        for key, value in metrics.items()
+        if isinstance(value, int | float) and not isinstance(value, bool)
+    }
+
+
+def _add_libretranslate_routes(app: FastAPI, service: _Service) -> None:
+    """The LibreTranslate API (``luong.server.libretranslate``): ``POST /translate``,
+    ``/detect``, ``/languages``, ``/frontend/settings``, routed by language pair."""
+    pairs, api_keys, limits = service.pairs, service.api_keys, service.limits
+
+    @app.post("/translate", tags=["LibreTranslate"])
+    async def libre_translate(request: Request) -> Response:
+        """LibreTranslate's ``/translate`` (``luong.server.libretranslate``); errors in its
+        shape."""
+        try:
+            body = await request.body()
+            # off the event loop: a request's glossary is parsed there (at most
+            # max_glossary_terms terms), and /health answers meanwhile
+            asked = await asyncio.to_thread(
+                parse_request,
+                request.headers.get("content-type", ""),
+                body,
+                request.query_params.multi_items(),
+                limits.max_glossary_terms,
+            )
+            check_key(api_keys, asked.api_key)
+            name, source = route(pairs, asked.source, asked.target)
+            served = service.by_name[name]
+            n = asked.alternatives + 1
+            # html: every tag (and placeholder) masked before decoding and put back after at
+            # the output word the attention aligns to it (RequestOptions.placeholders "mask"),
+            # so each tag comes through exactly as often as it was sent.
+            wanted = RequestOptions(
+                placeholders="mask" if asked.format == "html" else "off", glossary=asked.glossary
+            )
+            wanted = service.with_glossary(wanted)
+            # Each line is a source of its own (the limits count lines), its break kept.
+            split = split_lines(asked.texts)
+            try:
+                # the model's decoding defaults (its beam capped by max_beam), a beam of at
+                # least N + 1 for N alternatives
+                beam = max(n, min(served.translator.search.beam, limits.max_beam))
+                search = served.translator.options({"beam": beam, "nbest": n}, service.options)
+                await asyncio.to_thread(
+                    check_request,
+                    split.lines,
+                    search,
+                    served.translator,
+                    limits,
+                    wanted,
+                    split.names,
+                )
+            except OptionError as error:
+                raise LibreError(400, f"Invalid request: {error}") from None
+            except LimitError as error:  # a limit, as /api/translate words it
+                raise LibreError(400, f"Invalid request: {error}") from None
+            try:
+                future = service.batcher.submit(DecodeOptions(name, search, wanted), split.lines)
+            except RuntimeError as error:  # closed: the server is shutting down
+                raise LibreError(503, str(error)) from None
+            try:
+                translations = await asyncio.wrap_future(future)
+            except LuongError as error:
+                raise LibreError(500, f"Cannot translate text: {error}") from None
+            outputs = join_lines(split, [translation.texts for translation in translations])
+            # each text's confidence: its lines' best outputs together
+            best = [t.hypotheses[:1] for t in translations]
+            confidences = [
+                joint_confidence([h for i in group for h in best[i]])
+                for group in line_groups(split)
+            ]
+            return JSONResponse(translate_answer(asked, outputs, source, confidences))
+        except LibreError as error:
+            return JSONResponse({"error": error.message}, status_code=error.status)
+
+    @app.post("/detect", tags=["LibreTranslate"])
+    async def libre_detect() -> JSONResponse:
+        """LibreTranslate's ``/detect``: this server detects no languages, so a 400 in
+        LibreTranslate's shape that names the source languages it serves."""
+        error = detect_refusal(pairs)
+        return JSONResponse({"error": error.message}, status_code=error.status)
+
+    @app.get("/languages", tags=["LibreTranslate"])
+    async def libre_languages() -> list[dict[str, Any]]:
+        """LibreTranslate's ``/languages``: the served pairs, by source language."""
+        return language_list(pairs)
+
+    @app.get("/frontend/settings", tags=["LibreTranslate"])
+    async def libre_settings() -> dict[str, Any]:
+        """LibreTranslate's ``/frontend/settings``, the fields its clients read."""
+        return frontend_settings(pairs, api_keys)
+
+
+def _add_explorer_routes(app: FastAPI) -> None:
+    """The attention explorer: its page at ``/`` and its files under ``/static/``."""
+    explorer = resources.files("luong.server") / "explorer"
+
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    async def index() -> HTMLResponse:
+        return HTMLResponse((explorer / "index.html").read_text(encoding="utf-8"))
+
+    @app.get("/static/{name}", include_in_schema=False)
+    async def static(name: str) -> Response:
+        if name not in EXPLORER_FILES:  # a fixed list: no path reaches the file system
+            raise HTTPException(404, f"no such file: {name}")
+        return Response((explorer / name).read_bytes(), media_type=EXPLORER_FILES[name])
+
+
+class HangUps:
+    """ASGI middleware: a client that hangs up before it has sent its request's body is one
+    line in the server's log (``POST /translate: the client hung up before its body was
+    sent (HOST:PORT)``), not a traceback: the route that was reading the body stops
+    (starlette's ``ClientDisconnect``) and nothing is answered, there being no one to
+    answer. The routes whose body FastAPI reads answer 400 to no one, and log the same
+    line."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        sent = False  # the whole body has come
+        hung_up = False
+
+        async def watched() -> Message:
+            nonlocal sent, hung_up
+            message = await receive()
+            if message["type"] == "http.request" and not message.get("more_body", False):
+                sent = True
+            elif message["type"] == "http.disconnect" and not sent:
+                hung_up = True
+            return message
+
+        try:
+            await self.app(scope, watched, send)
+        except ClientDisconnect:
+            if not hung_up:
+                raise
+        if hung_up:
+            client = scope.get("client")
+            peer = f" ({client[0]}:{client[1]})" if client else ""
+            LOG.warning(
+                "%s %s: the client hung up before its body was sent%s",
+                scope.get("method"),
+                scope.get("path"),
+                peer,
+            )
+
+
+class BodyLimit:
+    """ASGI middleware: a request body above ``limit`` bytes gets 413 with a JSON message
+    naming the limit, ``{"detail": MESSAGE}`` as FastAPI's errors, ``{"error": MESSAGE}`` on
+    ``error_paths`` (LibreTranslate's shape, which its clients read). A declared
+    Content-Length is checked before anything is read; a body sent without one (chunked) is
+    read up to the limit first, then handed on."""
+
+    def __init__(self, app: ASGIApp, limit: int, error_paths: Sequence[str] = ()) -> None:
+        self.app = app
+        self.limit = limit
+        self.error_paths = frozenset(error_paths)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = None
+        for key, value in scope["headers"]:
+            if key == b"content-length" and value.isdigit():
+                declared = int(value)
+        if declared is not None:
+            if declared > self.limit:
+                await self._refuse(declared, scope, receive, send)
+                return
+            await self.app(scope, receive, send)
+            return
+        messages: list[Message] = []
+        seen = 0
+        while True:
+            message = await receive()
+            messages.append(message)
+            if message["type"] != "http.request":
+                break
+            seen += len(message.get("body", b""))
+            if seen > self.limit:
+                await self._refuse(seen, scope, receive, send, more=True)
+                return
+            if not message.get("more_body", False):
+                break
+
+        async def replay() -> Message:
+            return messages.pop(0) if messages else await receive()
+
+        await self.app(scope, replay, send)
+
+    async def _refuse(
+        self, size: int, scope: Scope, receive: Receive, send: Send, more: bool = False
+    ) -> None:
+        bytes_ = f"more than {self.limit}" if more else str(size)
+        message = f"max_body_bytes: the body is {bytes_} bytes, above the limit of {self.limit}"
+        key = "error" if scope.get("path") in self.error_paths else "detail"
+        await JSONResponse({key: message}, status_code=413)(scope, receive, send)
+
+
+def _answer(
+    name: str,
+    served: ServedModel,
+    translations: list[Translation],
+    search: SearchOptions,
+    request: RequestOptions,
+) -> bytes:
+    """The JSON of ``POST /api/translate``'s answer (``allow_nan=False``: records write null
+    for what is not finite)."""
+    translator = served.translator
+    prefix_tokens = translator.tgt_vocab.tokenize(search.prefix)
+    results = []
+    for translation in translations:
+        if not (request.attention or request.align):  # no weights to turn into lists
+            hyps = [
+                dataclasses.replace(h, attention=h.attention[:, :0]) for h in translation.hypotheses
+            ]
+            translation = dataclasses.replace(translation, hypotheses=hyps)
+        records = translation_records(
+            translator.model, translation, search.replace_unk, request.align
+        )
+        if not request.attention:
+            for record in records:
+                record.pop("attention", None)  # a memory's record has none
+        result = {
+            "source": translation.source,
+            "source_tokens": translator.source_symbols(translation.searched),
+            "prefix_tokens": len(prefix_tokens),
+            "hypotheses": records,
+            **memory_record(translation),
+        }
+        if request.glossary:
+            result["glossary"] = term_records(translation)
+        results.append(result)
+    answer = {"model": name, "results": results}
+    return json.dumps(answer, ensure_ascii=False, allow_nan=False).encode("utf-8")
+
+
+def _check_request(
+    sources: list[str],
+    search: SearchOptions,
+    served: ServedModel,
+    limits: ServeLimits,
+    request: RequestOptions,
+    names: Sequence[str] | None = None,
+) -> None:
+    """``luong.service.limits.check_request``, its ``LimitError`` as the HTTP error that
+    names the limit: 413 for a request too large, 422 for one invalid."""
+    try:
+        check_request(sources, search, served.translator, limits, request, names)
+    except LimitError as error:
+        raise HTTPException(413 if error.too_large else 422, str(error)) from None
