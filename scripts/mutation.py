@@ -29,7 +29,7 @@ from mutmut import Context, RelativeMutationID, mutate
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = Path("src/luong")
-TARGET = PACKAGE / "attention.py"
+TARGET = PACKAGE / "model" / "attention.py"
 TESTS = (
     "tests/test_attention.py",
     "tests/test_attention_properties.py",
