@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from luong.memory.glossary import read_glossary
+from luong.memory.glossary_files import read_glossary
 
 
 def main() -> None:

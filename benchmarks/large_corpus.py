@@ -37,7 +37,8 @@ import json, resource, sys, time
 launched = float(sys.argv[4])
 from luong import Seq2Seq, Seq2SeqConfig, TrainConfig
 from luong.config.vocab import VocabConfig
-from luong.data.prepared import PreparedData, build_vocabularies
+from luong.data.prepare import build_vocabularies
+from luong.data.prepared import PreparedData
 from luong.tasks.data import TaskData
 from luong.tasks.tsv import read_pairs
 from luong.training.trainer import Trainer

@@ -9,8 +9,7 @@ Each set is decoded four ways with the library's functions: ``off`` (``translate
 source as it is), ``mask`` (``luong.translation.placeholder_search.translate_masked``),
 ``constrain`` (``translate_constrained``: beam search, then, where an output misses a span,
 constrained beam search with the source's spans as exact constraints, masking where that fails too)
-and
-``constrain-all`` (every source decoded by constrained beam search, whether or not beam
+and ``constrain-all`` (every source decoded by constrained beam search, whether or not beam
 search alone kept its spans). "Kept" counts the
 outputs whose placeholders (``find_placeholders``: printf, Python, braces, tags, options,
 URLs, ``\\n``) are the source's, each as often (``keeps_placeholders``); "with placeholders"

@@ -35,11 +35,11 @@ from luong.model.attention import (
     GLOBAL_SCORES,
     LOCAL_MODES,
     LOCAL_SCORES,
-    LocalAttention,
     LuongAttention,
     length_mask,
     masked_softmax,
 )
+from luong.model.local_attention import LocalAttention
 from luong.model.seq2seq import Seq2Seq
 from luong.training.objective import loss_of
 from luong.translation.translator import translate

@@ -15,15 +15,9 @@ import polib
 import pytest
 from helpers import SRC_SPACE, assert_one_line_error, luong, small_model, with_pair
 
-from luong.catalogs.fill import (
-    check_language,
-    detect_accelerator,
-    fill_catalog,
-    find_accelerator,
-    format_placeholders,
-    plural_forms,
-    translate_messages,
-)
+from luong.catalogs.entries import detect_accelerator, find_accelerator, format_placeholders
+from luong.catalogs.fill import fill_catalog, translate_messages
+from luong.catalogs.header import check_language, plural_forms
 from luong.catalogs.plural_table import GETTEXT_PLURAL_FORMS, gettext_plural_forms
 from luong.config.search import SearchOptions
 from luong.data.vocab import Vocab

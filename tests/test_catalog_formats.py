@@ -16,7 +16,9 @@ import polib
 import pytest
 from helpers import SRC_SPACE, assert_one_line_error, luong, small_model, with_pair
 
-from luong.catalogs.fill import catalog_language, fill_catalog, format_placeholders
+from luong.catalogs.entries import format_placeholders
+from luong.catalogs.fill import fill_catalog
+from luong.catalogs.header import catalog_language
 from luong.translation.placeholders import find_placeholders, keeps_placeholders
 
 msgfmt = pytest.mark.skipif(shutil.which("msgfmt") is None, reason="needs gettext's msgfmt")

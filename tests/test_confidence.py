@@ -24,13 +24,14 @@ from helpers import (
 )
 
 from luong import Seq2Seq, Translator
-from luong.catalogs.fill import MachineText, fill_catalog, translate_messages
+from luong.catalogs.entries import MachineText
+from luong.catalogs.fill import fill_catalog, translate_messages
 from luong.common.errors import LuongError, LuongTypeError
 from luong.config.search import SearchOptions
 from luong.search import Hypothesis, decode
 from luong.server.app import ServedModel, create_app
 from luong.translation.confidence import confidence
-from luong.translation.translator import output_lines as translated_lines
+from luong.translation.records import output_lines as translated_lines
 
 # The oracle's next-token distribution, whatever the source and the output so far (ids:
 # pad 0, bos 1, eos 2, unk 3, "x" 4, "y" 5): pad and bos never come.

@@ -35,12 +35,13 @@ from luong.common.files import (
     write_text,
 )
 from luong.config.run import RunConfig, read_toml_tables, run_toml
-from luong.data.prepared import PreparedData, prepare_corpus
+from luong.data.prepare import prepare_corpus
+from luong.data.prepared import PreparedData
 from luong.data.subword import train_subword
 from luong.export import runtime
 from luong.export.exporter import export_onnx
-from luong.model.seq2seq import record_language_pair
-from luong.training.run import configure
+from luong.model.folder import record_language_pair
+from luong.training.settings import configure
 from luong.training.state import clear_leftovers
 
 

@@ -20,14 +20,8 @@ from luong.cli import main as cli_main
 from luong.common.errors import LuongError
 from luong.config.request import RequestOptions
 from luong.config.search import MAX_CONSTRAINT_PIECES, OptionError, SearchOptions
-from luong.memory.glossary import (
-    Glossary,
-    Term,
-    enforced_terms,
-    parse_glossary,
-    read_glossary,
-    tbx_glossary,
-)
+from luong.memory.glossary import Glossary, Term, enforced_terms
+from luong.memory.glossary_files import parse_glossary, read_glossary, tbx_glossary
 from luong.server.app import ServedModel, create_app
 from luong.server.libretranslate import line_groups, parse_request, split_lines
 from luong.translation.confidence import confidence, joint_confidence

@@ -30,8 +30,9 @@ from luong.config.faces import ServeLimits
 from luong.config.search import SearchOptions
 from luong.model.averaging import average_checkpoints
 from luong.model.ensemble import Ensemble
+from luong.model.folder import record_language_pair
 from luong.model.quantize import quantize_folder
-from luong.model.seq2seq import Seq2Seq, record_language_pair
+from luong.model.seq2seq import Seq2Seq
 from luong.server.app import ServedModel, create_app
 from luong.training.run_folders import compare, read_run
 from luong.translation.placeholder_search import translate_masked

@@ -14,7 +14,8 @@ from fastapi.testclient import TestClient
 from helpers import SRC_SPACE, assert_one_line_error, luong, small_model
 from rapidfuzz import fuzz
 
-from luong.catalogs.fill import MachineText, fill_catalog
+from luong.catalogs.entries import MachineText
+from luong.catalogs.fill import fill_catalog
 from luong.catalogs.po_file import decode_catalog
 from luong.common.errors import LuongError
 from luong.config.request import RequestOptions

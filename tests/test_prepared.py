@@ -28,20 +28,21 @@ import sentencepiece as spm
 import torch
 from helpers import TINY_MODEL_FLAGS, toy_pairs
 
+import luong.data.prepare
 import luong.data.prepared
 import luong.tasks.tsv
 from luong import Seq2Seq, Seq2SeqConfig, TrainConfig, Vocab
 from luong.cli import main
 from luong.config.vocab import VocabConfig
 from luong.data.batching import ParallelData, token_batches
-from luong.data.prepared import (
+from luong.data.prepare import (
     BAD_LINE,
     SOURCE_TOO_LONG,
     TARGET_TOO_LONG,
-    PreparedData,
     build_vocabularies,
     prepare_corpus,
 )
+from luong.data.prepared import PreparedData
 from luong.tasks.data import TaskData
 from luong.tasks.tsv import read_split
 from luong.training.checkpoint import find_latest
@@ -122,7 +123,7 @@ def test_the_prepared_corpus_gives_the_text_paths_batches_and_weights_bit_for_bi
 def test_one_and_two_workers_write_the_same_bytes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(luong.data.prepared, "CHUNK", 7)  # many chunks, dealt to both workers
+    monkeypatch.setattr(luong.data.prepare, "CHUNK", 7)  # many chunks, dealt to both workers
     tsv = write_tsv(tmp_path / "train.tsv", toy_pairs(150, seed=2))
     vocab = VocabConfig("bpe", 300, joint_vocab=True)
     for workers in (1, 2):
@@ -143,7 +144,7 @@ def test_prepare_reads_the_corpus_a_chunk_at_a_time(
     pairs = toy_pairs(50, seed=6)
     tsv = write_tsv(tmp_path / "train.tsv", pairs)
     prepare_corpus(tsv, tmp_path / "expected", vocab=VocabConfig(joint_vocab=True))
-    monkeypatch.setattr(luong.data.prepared, "CHUNK", 7)
+    monkeypatch.setattr(luong.data.prepare, "CHUNK", 7)
     parsed = [0]
     parse_line = luong.tasks.tsv._parse_line
 
@@ -152,7 +153,7 @@ def test_prepare_reads_the_corpus_a_chunk_at_a_time(
         return parse_line(line)
 
     at_chunk: list[int] = []
-    encode_chunk = luong.data.prepared._encode_chunk
+    encode_chunk = luong.data.prepare._encode_chunk
 
     def encode(job: tuple[str, str, list[tuple[str, str]]]) -> tuple[object, ...]:
         at_chunk.append(parsed[0])
@@ -162,7 +163,7 @@ def test_prepare_reads_the_corpus_a_chunk_at_a_time(
         raise AssertionError("the whole file read at once")
 
     monkeypatch.setattr(luong.tasks.tsv, "_parse_line", counted)
-    monkeypatch.setattr(luong.data.prepared, "_encode_chunk", encode)
+    monkeypatch.setattr(luong.data.prepare, "_encode_chunk", encode)
     for name in ("read_split", "read_pairs", "read_parallel", "_parse_lines"):
         monkeypatch.setattr(luong.tasks.tsv, name, whole_file)
     monkeypatch.setattr(luong.data.prepared, "read_split", whole_file)
@@ -181,7 +182,7 @@ def test_the_pool_reads_its_jobs_as_it_gives_results() -> None:
             taken[0] += 1
             yield i
 
-    with luong.data.prepared._pool(2) as segment:
+    with luong.data.prepare._pool(2) as segment:
         results = segment(operator.neg, jobs())
         assert next(results) == 0 and taken[0] == 4  # two a worker in flight
         assert next(results) == -1 and taken[0] == 5

@@ -18,8 +18,9 @@ import pytest
 import torch
 from torch import Tensor
 
-from luong.model.attention import BahdanauAttention, LocalAttention, LuongAttention
+from luong.model.attention import BahdanauAttention, LuongAttention
 from luong.model.decoder import Decoder, DecoderState
+from luong.model.local_attention import LocalAttention
 from luong.model.recurrence import Recurrence, recur
 
 B, T, S, D, E, V = 4, 5, 6, 8, 5, 11

@@ -32,7 +32,7 @@ from luong.search import decode
 from luong.search.prefix import prefix_ids
 from luong.server.app import ServedModel, create_app
 from luong.service.batcher import Batcher
-from luong.training.run import configure
+from luong.training.settings import configure
 from luong.translation.translator import Translator
 
 TIMEOUT = 10.0

@@ -38,7 +38,8 @@ from luong.data import shortlist as shortlist_module
 from luong.data.shortlist import vocab_fingerprint
 from luong.export import runtime
 from luong.export.exporter import export_onnx
-from luong.memory.glossary import Glossary, Term, read_glossary
+from luong.memory.glossary import Glossary, Term
+from luong.memory.glossary_files import read_glossary
 from luong.memory.translation_memory import MemoryEntry, TranslationMemory, read_entries
 from luong.model.seq2seq import Seq2Seq
 from luong.server.app import ServedModel, create_app

@@ -16,8 +16,8 @@ from safetensors.torch import load_file
 from luong.cli import main
 from luong.config.run import read_toml_tables
 from luong.evaluation.plot import CurveRun, curves_figure
-from luong.training.run import configure
 from luong.training.run_folders import RunFolder, read_run
+from luong.training.settings import configure
 
 # Two epochs of 7 steps (400 pairs, batches of 64): training records every 3 steps,
 # evaluations every 5 steps and at each epoch's end, a checkpoint every 4 steps.

@@ -28,7 +28,8 @@ from luong.config.search import (
     option_specs,
 )
 from luong.config.train import TrainConfig
-from luong.server.app import ServedModel, create_app, request_model
+from luong.server.api_requests import request_model
+from luong.server.app import ServedModel, create_app
 
 
 def test_the_defaults_are_greedy_search() -> None:

@@ -21,7 +21,8 @@ from luong.data.vocab import Vocab
 from luong.search import decode
 from luong.search.rules import StepRules, ban_repeats
 from luong.server.app import ServedModel, create_app
-from luong.translation.translator import Translator, hypothesis_record
+from luong.translation.records import hypothesis_record
+from luong.translation.translator import Translator
 
 TEXTS = ["abc de", "j", "hij a bc", "ff gg hh ii", "gif", "a b c d e", "jjj", "aaaa bbbb"]
 INF = float("-inf")

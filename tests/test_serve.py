@@ -25,7 +25,8 @@ from luong import RequestOptions, Translator
 from luong.config.search import SearchOptions
 from luong.search import decode, source_symbols
 from luong.server.app import EXPLORER_FILES, ServedModel, ServeLimits, create_app
-from luong.translation.translator import hypothesis_record, translate
+from luong.translation.records import hypothesis_record
+from luong.translation.translator import translate
 
 SOURCES = ["abc de", "j", "hij a bc", "", "ff gg hh ii"]
 

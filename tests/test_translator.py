@@ -1,5 +1,6 @@
 """``luong.translation.translator``: strings in, strings out, as ``SearchOptions`` say; the lines
-``luong translate`` writes; the policy for sources too long; JSON records of hypotheses."""
+``luong translate`` writes (``luong.translation.records``); the policy for sources too long;
+JSON records of hypotheses."""
 
 from __future__ import annotations
 
@@ -14,12 +15,8 @@ from luong import Translator, Vocab
 from luong.config.search import SearchOptions
 from luong.search import Hypothesis, decode, hypothesis_text
 from luong.translation.admission import fit_sources
-from luong.translation.translator import (
-    hypothesis_record,
-    output_lines,
-    translate,
-    translate_nbest,
-)
+from luong.translation.records import hypothesis_record, output_lines
+from luong.translation.translator import translate, translate_nbest
 
 TEXTS = ["abc de", "", "hij a", "   ", "j"]
 

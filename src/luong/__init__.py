@@ -29,23 +29,24 @@ if TYPE_CHECKING:  # the names of PUBLIC, for type checkers (tests/test_architec
     from luong.evaluation.evaluate import evaluate
     from luong.model.attention import (
         BahdanauAttention,
-        LocalAttention,
         LuongAttention,
         length_mask,
         masked_softmax,
     )
     from luong.model.decoder import DecoderState, Memory
     from luong.model.ensemble import Ensemble
+    from luong.model.local_attention import LocalAttention
     from luong.model.seq2seq import Seq2Seq
     from luong.search import Hypothesis, beam_search, decode, greedy_search
-    from luong.training.run import TrainResult, configure, run, train
+    from luong.training.run import TrainResult, run, train
+    from luong.training.settings import configure
     from luong.training.trainer import Trainer
-    from luong.translation.translator import Translation, Translator, load, translate
+    from luong.translation.translations import Translation
+    from luong.translation.translator import Translator, load, translate
 
 PUBLIC: dict[str, tuple[str, ...]] = {
     "luong.model.attention": (
         "BahdanauAttention",
-        "LocalAttention",
         "LuongAttention",
         "length_mask",
         "masked_softmax",
@@ -54,15 +55,18 @@ PUBLIC: dict[str, tuple[str, ...]] = {
     "luong.model.decoder": ("DecoderState", "Memory"),
     "luong.common.devices": ("use_threads",),
     "luong.model.ensemble": ("Ensemble",),
+    "luong.model.local_attention": ("LocalAttention",),
     "luong.common.errors": ("LuongError", "LuongTypeError"),
     "luong.evaluation.evaluate": ("evaluate",),
     "luong.model.seq2seq": ("Seq2Seq",),
     "luong.config.request": ("RequestOptions",),
-    "luong.training.run": ("TrainResult", "configure", "run", "train"),
+    "luong.training.run": ("TrainResult", "run", "train"),
+    "luong.training.settings": ("configure",),
     "luong.search": ("Hypothesis", "beam_search", "decode", "greedy_search"),
     "luong.config.search": ("SearchOptions",),
     "luong.training.trainer": ("Trainer",),
-    "luong.translation.translator": ("Translation", "Translator", "load", "translate"),
+    "luong.translation.translations": ("Translation",),
+    "luong.translation.translator": ("Translator", "load", "translate"),
     "luong.data.vocab": ("Vocab",),
 }
 """The package's public names, by the module each comes from (``luong.NAME`` is

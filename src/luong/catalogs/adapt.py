@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from luong.catalogs.corpus import MAX_CATALOG_BYTES, NoPairs, build_corpus
-from luong.catalogs.fill import catalog_language, check_language
+from luong.catalogs.header import catalog_language, check_language
 from luong.catalogs.po_file import decode_catalog
 from luong.common.errors import LuongError
 from luong.common.files import read_bounded, read_json, write_text
@@ -39,7 +39,8 @@ from luong.config.faces import CorpusOptions
 from luong.tasks import OWN_DATA, TaskData
 from luong.tasks.tsv import check_mix_ratio, mix_pairs, read_split
 from luong.training.fine_tuning import find_init_model
-from luong.training.run import TrainResult, configure, run
+from luong.training.run import TrainResult, run
+from luong.training.settings import configure
 
 __all__ = ["DEV_FILE", "MIN_PAIRS", "TRAIN_FILE", "Adapted", "adapt_to_catalog", "catalog_splits"]
 

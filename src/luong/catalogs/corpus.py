@@ -63,7 +63,7 @@ from typing import Any
 
 import polib
 
-from luong.catalogs.fill import detect_accelerator, find_accelerator
+from luong.catalogs.entries import detect_accelerator, find_accelerator
 from luong.catalogs.mo_file import check_mo, mo_header
 from luong.catalogs.po_file import decode_catalog, find_header, header_fields, read_blocks
 from luong.common.errors import LuongError, LuongTypeError

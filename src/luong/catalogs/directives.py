@@ -1,7 +1,7 @@
 """Format directives, one table: printf's conversions (C's, as ``msgfmt --check-format``
 reads a ``c-format`` string), Python's ``%``-formats (``python-format``) and Python's brace
 fields (``python-brace-format``). ``luong.translation.placeholders`` finds them in any text
-(``PRINTF``, ``PYTHON_NAMED``, ``BRACE_FIELD``) and ``luong.catalogs.fill`` counts them in a
+(``PRINTF``, ``PYTHON_NAMED``, ``BRACE_FIELD``) and ``luong.catalogs.entries`` counts them in a
 catalog's format entries (``FORMATS``); both read the patterns built here, so a form that one
 knows the other knows.
 

@@ -27,9 +27,10 @@
     luong po runs/en-de messages.pot --out de.po [--retranslate-fuzzy] [--accelerator auto]
 
 The dispatch: ``COMMANDS`` gives each command its grammar (a function of
-``luong.cli.parsers``, plain data) and its handler, named as ``"module:function"``. The
-parser of every command is built from the grammar alone, so ``luong --help`` and ``luong
-train --help`` import no torch; the handler's module (``luong.cli.train``, ...) is imported
+``luong.cli.parsers``, ``luong.cli.decode_parsers`` or ``luong.cli.folder_parsers``, plain
+data) and its handler, named as ``"module:function"``. The parser of every command is built
+from the grammar alone, so ``luong --help`` and ``luong train --help`` import no torch; the
+handler's module (``luong.cli.train``, ...) is imported
 by name only when its command runs (``pkgutil.resolve_name``), after ``main`` has installed
 its SIGTERM handler. A command that needs an extra (``EXTRAS``) says so in one line when the
 extra is not installed. An error in what the user gave (a ``LuongError``: a flag, a file, a
@@ -52,7 +53,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
-from luong.cli import parsers
+from luong.cli import decode_parsers, folder_parsers, parsers
 from luong.cli.common import UsageError, flag_message
 from luong.common.errors import LuongError
 from luong.config.search import OptionError
@@ -82,9 +83,10 @@ resolved by name, as the handlers are, since it imports torch."""
 
 
 class Command(NamedTuple):
-    """A command: the function of ``luong.cli.parsers`` that adds its flags, the handler that
-    runs it (``"module:function"``: a module of the commands' floor, imported when the
-    command runs), and the extra it needs (a key of ``EXTRAS``; "" for none)."""
+    """A command: the function of the grammar's floor (``luong.cli.parsers``, ...) that adds its
+    flags, the handler that runs it (``"module:function"``: a module of the commands' floor,
+    imported when the command runs), and the extra it needs (a key of ``EXTRAS``; "" for
+    none)."""
 
     grammar: Callable[[Any], None]
     handler: str
@@ -95,20 +97,20 @@ COMMANDS: dict[str, Command] = {
     "train": Command(parsers.add_train, "luong.cli.train:main"),
     "prepare": Command(parsers.add_prepare, "luong.cli.prepare:main"),
     "corpus": Command(parsers.add_corpus, "luong.cli.corpus:main", "po"),
-    "eval": Command(parsers.add_eval, "luong.cli.evaluate:main"),
-    "translate": Command(parsers.add_translate, "luong.cli.translate:main"),
-    "plot": Command(parsers.add_plot, "luong.cli.plot:main_plot", "plot"),
-    "plot-scores": Command(parsers.add_plot_scores, "luong.cli.plot:main_scores", "plot"),
-    "runs": Command(parsers.add_runs, "luong.cli.runs:main_runs"),
-    "curves": Command(parsers.add_curves, "luong.cli.runs:main_curves", "plot"),
+    "eval": Command(decode_parsers.add_eval, "luong.cli.evaluate:main"),
+    "translate": Command(decode_parsers.add_translate, "luong.cli.translate:main"),
+    "plot": Command(decode_parsers.add_plot, "luong.cli.plot:main_plot", "plot"),
+    "plot-scores": Command(decode_parsers.add_plot_scores, "luong.cli.plot:main_scores", "plot"),
+    "runs": Command(folder_parsers.add_runs, "luong.cli.runs:main_runs"),
+    "curves": Command(folder_parsers.add_curves, "luong.cli.runs:main_curves", "plot"),
     "zoo": Command(parsers.add_zoo, "luong.cli.zoo:main", "plot"),
-    "average": Command(parsers.add_average, "luong.cli.average:main"),
-    "quantize": Command(parsers.add_quantize, "luong.cli.quantize:main"),
-    "shortlist": Command(parsers.add_shortlist, "luong.cli.shortlist:main"),
-    "pair": Command(parsers.add_pair, "luong.cli.pair:main"),
-    "serve": Command(parsers.add_serve, "luong.cli.serve:main", "serve"),
-    "export": Command(parsers.add_export, "luong.cli.export:main", "export"),
-    "po": Command(parsers.add_po, "luong.cli.po:main", "po"),
+    "average": Command(folder_parsers.add_average, "luong.cli.average:main"),
+    "quantize": Command(folder_parsers.add_quantize, "luong.cli.quantize:main"),
+    "shortlist": Command(folder_parsers.add_shortlist, "luong.cli.shortlist:main"),
+    "pair": Command(folder_parsers.add_pair, "luong.cli.pair:main"),
+    "serve": Command(decode_parsers.add_serve, "luong.cli.serve:main", "serve"),
+    "export": Command(decode_parsers.add_export, "luong.cli.export:main", "export"),
+    "po": Command(decode_parsers.add_po, "luong.cli.po:main", "po"),
 }
 """Every command of ``luong``, in the order ``luong --help`` lists them."""
 

@@ -1,5 +1,5 @@
 """``luong pair``: show or record a model folder's language pair (its flags:
-``luong.cli.parsers.add_pair``)."""
+``luong.cli.folder_parsers.add_pair``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import argparse
 from luong.cli.common import UsageError
 from luong.common.folder_files import MODEL_CONFIG
 from luong.common.languages import check_language
-from luong.model.seq2seq import language_pair, read_model_config, record_language_pair
+from luong.model.folder import language_pair, read_model_config, record_language_pair
 
 __all__ = ["main"]
 

@@ -9,13 +9,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from luong.catalogs.adapt import adapt_to_catalog
-from luong.catalogs.fill import (
-    MachineText,
-    check_language,
-    fill_catalog,
-    too_long,
-    translate_messages,
-)
+from luong.catalogs.entries import MachineText
+from luong.catalogs.fill import fill_catalog, too_long, translate_messages
+from luong.catalogs.header import check_language
 from luong.catalogs.po_file import decode_catalog
 from luong.cli.common import (
     UsageError,

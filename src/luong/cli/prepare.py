@@ -7,7 +7,7 @@ import argparse
 
 from luong.cli.common import UsageError, overrides, say
 from luong.config.vocab import VocabConfig
-from luong.data.prepared import prepare_corpus
+from luong.data.prepare import prepare_corpus
 
 __all__ = ["main"]
 

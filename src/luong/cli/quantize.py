@@ -1,5 +1,5 @@
 """``luong quantize``: a model folder's int8 form, for decoding on the CPU (its flags:
-``luong.cli.parsers.add_quantize``)."""
+``luong.cli.folder_parsers.add_quantize``)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """``luong shortlist``: learn a model folder's lexical shortlist from training pairs and write
-it there (its flags: ``luong.cli.parsers.add_shortlist``)."""
+it there (its flags: ``luong.cli.folder_parsers.add_shortlist``)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from luong.common.folder_files import RUN_CONFIG, SHORTLIST
 from luong.config.presets import OWN_DATA
 from luong.tasks import load_task
 from luong.tasks.tsv import read_split
-from luong.training.run import configure
+from luong.training.settings import configure
 from luong.translation.lexicon import shortlist_folder
 
 __all__ = ["main"]

@@ -12,7 +12,8 @@ from luong.config.model import Seq2SeqConfig
 from luong.config.presets import OWN_DATA, SPLITS
 from luong.config.train import TrainConfig
 from luong.config.vocab import VocabConfig
-from luong.training.run import configure, run
+from luong.training.run import run
+from luong.training.settings import configure
 
 __all__ = ["main"]
 
@@ -111,7 +112,8 @@ def _task_and_options(args: argparse.Namespace) -> tuple[str | None, dict[str, A
         **{split: files for split, files in splits.items() if files is not None},
         **({"mix": str(args.mix)} if args.mix is not None else {}),
         **({"mix_ratio": args.mix_ratio} if args.mix_ratio is not None else {}),
-        # Not given: characters, or with --init-from the model's own (luong.training.run.configure).
+        # Not given: characters, or with --init-from the model's own
+        # (luong.training.settings.configure).
         "src_tokens": args.src_tokens,
         "tgt_tokens": args.tgt_tokens,
         "skip_bad_lines": args.skip_bad_lines,

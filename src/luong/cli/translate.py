@@ -28,7 +28,8 @@ from luong.common.files import read_text_lines, text_lines
 from luong.config.request import RequestOptions
 from luong.config.search import MAX_SEED, OptionError, SearchOptions
 from luong.translation.admission import fit_sources
-from luong.translation.translator import Translator, load, output_lines
+from luong.translation.records import output_lines
+from luong.translation.translator import Translator, load
 
 __all__ = ["main"]
 

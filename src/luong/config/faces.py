@@ -7,8 +7,7 @@ Debian's (``FetchOptions``), and what one request to ``luong serve`` may ask for
 
 Plain data here, so that the command line shows them without importing the modules that use
 them (``luong.translation.translator``, ``luong.evaluation.plot``, ``luong.server.app``: they import
-torch;
-``luong.catalogs.corpus``: polib; ``luong.catalogs.debian``: tqdm).
+torch; ``luong.catalogs.corpus``: polib; ``luong.catalogs.debian``: tqdm).
 """
 
 from __future__ import annotations
@@ -34,7 +33,7 @@ __all__ = [
 ]
 
 FORMATS: tuple[str, ...] = ("text", "jsonl")
-"""What ``luong translate`` (``luong.translation.translator.output_lines``) writes: the outputs
+"""What ``luong translate`` (``luong.translation.records.output_lines``) writes: the outputs
 (n-best tab-separated), or a JSON object a line."""
 
 PLACEHOLDER_MODES: dict[str, str] = {
@@ -46,7 +45,7 @@ PLACEHOLDER_MODES: dict[str, str] = {
 }
 """How ``luong translate --placeholders`` treats a source's placeholders
 (``luong.translation.placeholders``): name -> help text. A new mechanism is one more entry here and
-one more branch in ``luong.translation.translator.output_lines``."""
+one more branch in ``luong.translation.records.output_lines``."""
 
 MAX_DPI = 1200
 """The highest resolution a figure takes, in pixels per inch (``luong.evaluation.plot``)."""

@@ -8,8 +8,7 @@ translation memory given to the face is consulted (``memory``: the memory itself
 face loads, ``luong.memory.translation_memory``, handed to ``Translator.translations`` beside the
 request). Both are handed whole to ``luong.translation.translator.Translator``, the one path from a
 request to its outputs, which every face calls: ``luong translate``, ``luong eval``, ``luong po``,
-the server's
-``POST /api/translate`` and LibreTranslate's ``/translate``.
+the server's ``POST /api/translate`` and LibreTranslate's ``/translate``.
 
     Translator(model).translations(texts, SearchOptions(beam=5),
                                    RequestOptions(placeholders="constrain"))
@@ -17,11 +16,12 @@ the server's
 **To add a request field**: a field here with its ``option(...)`` metadata
 (its help text and bounds, checked on construction as ``SearchOptions``' are) and a rule
 between fields in ``__post_init__``; read it in ``Translator.translations``. The server's
-request body (``luong.server.app.request_model``) and its JSON schema take every field from here;
-the commands build the value from their flags (``luong.cli.common.request_options``). A field
-of another type than ``SearchOptions``' (int, float, bool, str) is checked by a function of
-its own here (``glossary``: ``GlossaryPairs``, a list of pairs) and given its JSON type in the
-server's body (``luong.server.app.JSON_KINDS``). Plain data: imports only the plain floors.
+request body (``luong.server.api_requests.request_model``) and its JSON schema take every
+field from here; the commands build the value from their flags
+(``luong.cli.common.request_options``). A field of another type than ``SearchOptions``' (int,
+float, bool, str) is checked by a function of its own here (``glossary``: ``GlossaryPairs``,
+a list of pairs) and given its JSON type in the server's body
+(``luong.server.api_requests.JSON_KINDS``). Plain data: imports only the plain floors.
 """
 
 from __future__ import annotations

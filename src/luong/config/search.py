@@ -7,8 +7,7 @@ between fields. Everything else is generated from it or reads it whole: the comm
 flags (``luong.cli.common.add_search_flags``), the server's request model
 (``luong.server.app``), the training config's test and dev decoding (``TrainConfig``), and
 ``luong.search``, ``luong.translation.translator``, ``luong.evaluation.evaluate`` and ensembles,
-which take a
-``SearchOptions`` and read what they need from it.
+which take a ``SearchOptions`` and read what they need from it.
 
 **Adding an option** is a field here (``option(...)`` gives its help and bounds; a rule
 between fields goes into ``__post_init__``) and the code in ``luong.search`` that reads it

@@ -458,9 +458,8 @@ class Vocab:
 
         Raises:
             OSError: the file cannot be read.
-            ValueError: the file is larger than ``luong.common.files.MAX_JSON_BYTES``, not UTF-8,
-            not
-                JSON, or not a vocabulary; the message names the file and the problem.
+            ValueError: the file is larger than ``luong.common.files.MAX_JSON_BYTES``, not
+                UTF-8, not JSON, or not a vocabulary; the message names the file and the problem.
         """
         name = os.fspath(path)
         raw = read_bounded(path, MAX_JSON_BYTES)  # a 50 GB sparse file is refused unread

@@ -36,7 +36,8 @@ from luong.search import (
     hypothesis_symbols,
     source_symbols,
 )
-from luong.translation.translator import Translation, Translator
+from luong.translation.translations import Translation
+from luong.translation.translator import Translator
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -55,7 +55,8 @@ from luong.common.tensor_files import write_tensors
 from luong.data.vocab import Vocab
 from luong.export import runtime
 from luong.model.decoder import DecoderState, Memory, OutputRows
-from luong.model.seq2seq import Seq2Seq, evaluating, is_int8_folder
+from luong.model.folder import is_int8_folder
+from luong.model.seq2seq import Seq2Seq, evaluating
 from luong.version import __version__, install_extra
 
 __all__ = [

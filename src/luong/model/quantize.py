@@ -26,7 +26,8 @@ from luong.common.folder_files import (
 )
 from luong.config.choices import INT8_PARTS
 from luong.config.run import carried_run_toml
-from luong.model.seq2seq import Seq2Seq, is_int8_folder
+from luong.model.folder import is_int8_folder
+from luong.model.seq2seq import Seq2Seq
 
 __all__ = ["quantize", "quantize_folder"]
 

@@ -19,6 +19,7 @@ The weights are trained for the vocabularies as saved: an edited vocabulary file
 true``, another symbol order, another sentencepiece model) would change every output without
 a word, so ``from_pretrained`` refuses a vocabulary file whose SHA-256 is not the one
 ``config.json`` records. Folders written before the hashes were recorded load unchecked.
+(``config.json``'s keys and checks are in ``luong.model.folder``.)
 
 An int8 model (``luong quantize``) holds, for each weight matrix of its int8 parts, the int8
 values under the float weight's name and a float32 scale per row beside them
@@ -27,31 +28,18 @@ values under the float weight's name and a float32 scale per row beside them
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
-import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import torch
 from torch import Tensor, nn
 
 from luong.common.errors import LuongError, LuongTypeError
 from luong.common.files import MAX_JSON_BYTES, read_bounded, write_text
-from luong.common.folder_files import (
-    CHECKPOINT_PREFIX,
-    CHECKPOINTS,
-    MODEL_CONFIG,
-    RUN,
-    RUN_CONFIG,
-    SHORTLIST,
-    SRC_VOCAB,
-    TGT_VOCAB,
-    WEIGHTS,
-)
+from luong.common.folder_files import MODEL_CONFIG, SHORTLIST, SRC_VOCAB, TGT_VOCAB, WEIGHTS
 from luong.common.languages import check_language
 from luong.common.tensor_files import read_tensor_shapes, read_tensors, write_tensors
 from luong.config.choices import INT8_PARTS
@@ -60,38 +48,31 @@ from luong.data.batching import check_batch, source_mask
 from luong.data.shortlist import Shortlist
 from luong.data.subword import load_vocab
 from luong.data.vocab import Vocab
-from luong.model.attention import BahdanauAttention, LocalAttention, LuongAttention
+from luong.model.attention import BahdanauAttention, LuongAttention
 from luong.model.decoder import Decoder, DecoderState, Memory
 from luong.model.encoder import Bridge, Encoder
+from luong.model.folder import (
+    INT8,
+    QUANTIZED,
+    SRC_LANG,
+    TGT_LANG,
+    VOCAB_SHA256,
+    check_sizes,
+    check_vocab_hashes,
+    int8_parts,
+    language_pair,
+    no_model_yet,
+    vocab_file_sha256,
+)
 from luong.model.int8 import Int8Cells, Int8Linear
+from luong.model.local_attention import LocalAttention
 from luong.version import __version__
 
 __all__ = [
-    "INT8",
-    "QUANTIZED",
-    "SRC_LANG",
-    "TGT_LANG",
-    "VOCAB_SHA256",
     "Seq2Seq",
-    "check_sizes",
-    "check_vocab_hashes",
     "evaluating",
-    "int8_parts",
-    "is_int8_folder",
-    "language_pair",
     "load_checked",
-    "read_model_config",
-    "record_language_pair",
 ]
-
-# The key of config.json that records each vocabulary file's SHA-256, by file name.
-VOCAB_SHA256 = "vocab_sha256"
-# config.json's keys of an int8 model: QUANTIZED: "int8", and INT8: the parts in int8.
-QUANTIZED = "quantized"
-INT8 = "int8_parts"
-# config.json's keys of the language pair (absent: unknown). luong po reads them too.
-SRC_LANG = "src_lang"
-TGT_LANG = "tgt_lang"
 
 
 class Seq2Seq(nn.Module):
@@ -320,7 +301,7 @@ class Seq2Seq(nn.Module):
         config: dict[str, object] = {
             "luong_version": __version__,
             "model": self.config.to_json(),
-            VOCAB_SHA256: {name: _sha256(path / name) for name in (SRC_VOCAB, TGT_VOCAB)},
+            VOCAB_SHA256: {name: vocab_file_sha256(path / name) for name in (SRC_VOCAB, TGT_VOCAB)},
         }
         if self.int8_parts:
             config |= {QUANTIZED: "int8", INT8: list(self.int8_parts)}
@@ -370,7 +351,7 @@ class Seq2Seq(nn.Module):
         path = Path(directory)
         if not path.is_dir():
             raise FileNotFoundError(f"{path}: no such model folder")
-        unfinished = _no_model_yet(path)
+        unfinished = no_model_yet(path)
         if unfinished is not None:
             raise FileNotFoundError(unfinished)
         for name in (WEIGHTS, MODEL_CONFIG, SRC_VOCAB, TGT_VOCAB):
@@ -413,251 +394,6 @@ class Seq2Seq(nn.Module):
         if shortlist and (path / SHORTLIST).is_file():  # optional; another model's is refused
             model.shortlist = Shortlist.load(path, src_vocab, tgt_vocab)
         return model.to(device).eval()
-
-
-def language_pair(raw: object, source: Path) -> tuple[str | None, str | None]:
-    """The language pair a model folder's ``config.json`` (``raw``, parsed) records: its
-    ``"src_lang"`` and ``"tgt_lang"``, each None when absent (unknown).
-
-    Raises:
-        ValueError: a code that is not a language code (``luong.common.languages.check_language``),
-            naming ``source`` and the key.
-    """
-    if not isinstance(raw, dict):
-        return None, None
-    codes = []
-    for key in (SRC_LANG, TGT_LANG):
-        code = raw.get(key)
-        if code is not None:
-            try:
-                check_language(code, f"{source}: {key}")
-            except TypeError as error:
-                raise LuongError(str(error)) from None
-        codes.append(code)
-    return codes[0], codes[1]
-
-
-def record_language_pair(folder: str | Path, src_lang: str, tgt_lang: str) -> Path:
-    """Record the language pair in an existing model folder's ``config.json`` (``"src_lang"``
-    and ``"tgt_lang"``): ``luong pair DIR --src-lang en --tgt-lang de``, for a model trained
-    before ``luong train --src-lang`` or without it. Only those two fields change: the rest
-    of the file keeps its text as far as JSON allows (its keys' order, its indentation, its
-    characters as written, ``Müller`` not ``M\\u00fcller``), and the file is replaced all or
-    nothing; the weights and vocabularies are not touched.
-
-    Returns:
-        the path of ``config.json``.
-
-    Raises:
-        FileNotFoundError: ``folder`` or its ``config.json`` is missing.
-        ValueError, TypeError: a code babel does not know (``check_language``), the same code
-            twice, or a folder that is not a luong model folder (``read_model_config``).
-    """
-    check_language(src_lang, "src_lang")
-    check_language(tgt_lang, "tgt_lang")
-    if src_lang == tgt_lang:
-        raise LuongError(
-            f"src_lang and tgt_lang: expected two languages, got {src_lang!r} for both"
-        )
-    path, text, raw = read_model_config(folder)
-    raw[SRC_LANG], raw[TGT_LANG] = src_lang, tgt_lang
-    write_text(path, _json_as(text, raw))
-    return path
-
-
-def read_model_config(folder: str | Path) -> tuple[Path, str, dict[str, Any]]:
-    """A model folder's ``config.json``: its path, its text and its object, once the folder
-    is known to be a luong model folder (its weights beside it, and a config whose
-    ``"model"`` is a ``Seq2SeqConfig``): not any folder that happens to hold a
-    ``config.json``.
-
-    Raises:
-        FileNotFoundError: ``folder`` or its ``config.json`` is missing.
-        ValueError: not a luong model folder (no weights file, or another program's
-            ``config.json``), naming the folder and why.
-    """
-    folder = Path(folder)
-    path = folder / MODEL_CONFIG
-    if not folder.is_dir():
-        raise FileNotFoundError(f"{folder}: no such model folder")
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: missing (is {folder} a luong model folder?)")
-    try:
-        text = read_bounded(path, MAX_JSON_BYTES).decode("utf-8")
-        raw = json.loads(text)
-    except (ValueError, UnicodeDecodeError, RecursionError) as error:
-        raise LuongError(f"{path}: not a valid model config: {error}") from None
-    try:
-        if not isinstance(raw, dict):
-            raise LuongError(f"a JSON {type(raw).__name__}, not an object")
-        Seq2SeqConfig.from_json(raw.get("model"))
-    except (ValueError, TypeError) as error:
-        raise LuongError(
-            f"{folder}: not a luong model folder ({MODEL_CONFIG} is not a luong model's "
-            f"config: {error})"
-        ) from None
-    if not (folder / WEIGHTS).is_file():
-        raise LuongError(f"{folder}: not a luong model folder (no {WEIGHTS} beside {MODEL_CONFIG})")
-    return path, text, raw
-
-
-def _json_as(text: str, value: Any) -> str:
-    """``value`` as JSON laid out as ``text`` is: its indentation (spaces or a tab, or one
-    line), its separators, a final newline if it had one; non-ASCII characters as they are."""
-    lines = text.strip("\n").splitlines()
-    indent: int | str | None = None
-    if len(lines) > 1:
-        lead = re.match(r"[ \t]*", lines[1])
-        spaces = lead.group() if lead else ""
-        indent = spaces if "\t" in spaces else len(spaces)
-    key_sep = ": " if re.search(r'"\s*: ', text) or not re.search(r'"\s*:', text) else ":"
-    item_sep = "," if indent is not None or not re.search(r",\s", text) else ", "
-    dumped = json.dumps(value, ensure_ascii=False, indent=indent, separators=(item_sep, key_sep))
-    return dumped + ("\n" if text.endswith("\n") else "")
-
-
-def int8_parts(raw: object, source: Path) -> tuple[str, ...]:
-    """The int8 parts a model folder's ``config.json`` (``raw``, parsed) records: empty for a
-    float model.
-
-    Raises:
-        ValueError: ``"quantized"`` is there but not ``"int8"``, or its parts are not some of
-            ``INT8_PARTS`` (naming ``source``).
-    """
-    if not isinstance(raw, dict) or QUANTIZED not in raw:
-        return ()
-    parts = raw.get(INT8)
-    if (
-        raw[QUANTIZED] != "int8"
-        or not isinstance(parts, list)
-        or not parts
-        or not set(parts) <= set(INT8_PARTS)
-        or len(set(parts)) != len(parts)
-    ):
-        raise LuongError(
-            f'{source}: expected {QUANTIZED!r}: "int8" and {INT8!r}: some of '
-            f"{list(INT8_PARTS)}, got {raw[QUANTIZED]!r:.40} and {parts!r:.80}"
-        )
-    return tuple(parts)
-
-
-def is_int8_folder(folder: str | Path) -> bool:
-    """Whether ``folder`` holds an int8 model (its ``config.json`` says so); False for any
-    other folder, a missing one or an unreadable config."""
-    path = Path(folder) / MODEL_CONFIG
-    try:
-        raw = json.loads(read_bounded(path, MAX_JSON_BYTES).decode("utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
-        return False
-    return isinstance(raw, dict) and QUANTIZED in raw
-
-
-def check_vocab_hashes(folder: Path, recorded: object) -> None:
-    """Check each vocabulary file of a model folder against the SHA-256 that ``config.json``
-    records for it (``recorded``: ``{"src_vocab.json": HEX, "tgt_vocab.json": HEX}``).
-
-    Raises:
-        ValueError: ``recorded`` is not such an object (naming ``config.json``), or a file's
-            SHA-256 differs (naming the file).
-    """
-    names = (SRC_VOCAB, TGT_VOCAB)
-    if not (
-        isinstance(recorded, dict)
-        and set(recorded) == set(names)
-        and all(isinstance(v, str) and re.fullmatch("[0-9a-f]{64}", v) for v in recorded.values())
-    ):
-        raise LuongError(
-            f"{folder / MODEL_CONFIG}: {VOCAB_SHA256}: expected the SHA-256 (64 hex digits) of "
-            f"{' and '.join(names)}, got {recorded!r:.80}"
-        )
-    for name in names:
-        if _sha256(folder / name) != recorded[name]:
-            raise LuongError(
-                f"{folder / name}: changed since the model was saved (its SHA-256 is not the "
-                f"one {MODEL_CONFIG} records); the weights were trained with the vocabulary as "
-                "saved: restore the file"
-            )
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(read_bounded(path, MAX_JSON_BYTES)).hexdigest()
-
-
-def check_sizes(
-    config: Seq2SeqConfig,
-    src_size: int,
-    tgt_size: int,
-    shapes: dict[str, tuple[int, ...]],
-    source: Path,
-) -> None:
-    """Check the sizes a model of ``config`` would have against the tensor shapes of a weights
-    file (``luong.common.tensor_files.read_tensor_shapes``), without building it: the embeddings
-    (vocabulary sizes, ``emb_dim``), the recurrent cells (``enc_hidden``, ``dec_hidden``,
-    ``cell``), the number of layers, the output layer and the location score's rows
-    (``max_src_len``). Every
-    other tensor's size follows from these, so once they match the model is no larger than
-    the file; ``load_checked`` then checks every tensor.
-
-    Raises:
-        ValueError: a size that differs, naming the file, the tensor and both shapes, or the
-            number of layers.
-    """
-    gates = 4 if config.cell == "lstm" else 3
-    expected = {
-        "encoder.embedding.weight": (src_size, config.emb_dim),
-        "encoder.rnn.weight_hh_l0": (gates * config.enc_hidden, config.enc_hidden),
-        "decoder.embedding.weight": (tgt_size, config.emb_dim),
-        "decoder.rnn.weight_hh_l0": (gates * config.dec_hidden, config.dec_hidden),
-        "decoder.out.weight": (tgt_size, config.dec_hidden),
-    }
-    if config.tie_embeddings:
-        del expected["decoder.embedding.weight"]  # the encoder's, saved once
-    if config.attention == "location":
-        expected["decoder.attention.score_proj.weight"] = (
-            config.max_src_len + 1,
-            config.dec_hidden,
-        )
-    missing = sorted(name for name in expected if name not in shapes)
-    if missing:
-        raise LuongError(f"{source}: does not match the config: missing tensors {missing}")
-    for name, shape in expected.items():
-        if shapes[name] != shape:
-            raise LuongError(
-                f"{source}: tensor {name!r} has shape {shapes[name]}, the config expects {shape}"
-            )
-    for part, layers, field in (
-        ("encoder", config.enc_layers, "enc_layers"),
-        ("decoder", config.dec_layers, "dec_layers"),
-    ):
-        found = sum(
-            re.fullmatch(rf"{part}\.rnn\.weight_hh_l\d+", name) is not None for name in shapes
-        )
-        if found != layers:
-            raise LuongError(
-                f"{source}: holds {found} {part} layers, the config expects {field} = {layers}"
-            )
-
-
-def _no_model_yet(folder: Path) -> str | None:
-    """What to do with a run folder stopped before it wrote its model (no
-    ``model.safetensors``): resume it, or make a model of its last checkpoint; before its
-    first checkpoint, resume it alone. None for a folder that holds a model or is no run.
-    (``luong.load`` takes a stopped run's checkpoint itself: ``luong.training.checkpoint``.)"""
-    if (folder / WEIGHTS).exists():
-        return None
-    resume = f"luong train --config {folder / RUN_CONFIG} --out {folder}"
-    if any(p.is_dir() for p in (folder / CHECKPOINTS).glob(f"{CHECKPOINT_PREFIX}*")):
-        return (
-            f"{folder}: no {WEIGHTS} (the run stopped before its end): resume it with "
-            f"{resume}, or make a model of its last checkpoint with luong average {folder} "
-            "--last 1 --out DIR"
-        )
-    if (folder / RUN).is_file():
-        return (
-            f"{folder}: no {WEIGHTS} and no checkpoint yet (the run stopped before its "
-            f"first): resume it with {resume}"
-        )
-    return None
 
 
 def load_checked(model: Seq2Seq, tensors: dict[str, Tensor], source: Path) -> None:

@@ -33,10 +33,10 @@ the output as written, overlapping ones included; a phrase that contains another
 held exactly: such a sentence's list then comes from its limit). ``exact`` may name the
 phrases held so one by one (``Exact``: a terminology phrase held at least as often as
 listed beside placeholders held exactly,
-``luong.translation.placeholder_search.with_placeholders``). With a sentencepiece vocabulary a
-phrase's first piece may be any piece that ends with its text (``first_alternatives``), so a phrase
-glued to punctuation counts. Scores are beam search's (``s(Y, X)``, ``luong.search.penalties``); the
-prefix's tokens do not count as constraint tokens.
+``luong.translation.placeholder_search.with_placeholders``). With a sentencepiece vocabulary
+a phrase's first piece may be any piece that ends with its text (``first_alternatives``), so
+a phrase glued to punctuation counts. Scores are beam search's (``s(Y, X)``,
+``luong.search.penalties``); the prefix's tokens do not count as constraint tokens.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ attention explorer page.
   --tm``: ``Translator.with_resources``; a request's ``"memory": false`` turns it off),
   each result says its ``origin`` (``"memory"``: its one hypothesis is ``{"text"}``, not
   decoded; ``"model"``) and the memory's ``matches``
-  (``luong.translation.translator.memory_record``); LibreTranslate's ``/translate`` takes the
+  (``luong.translation.records.memory_record``); LibreTranslate's ``/translate`` takes the
   memory's translations too. Requests that share their options are decoded together
   (``luong.service.batcher``) on a worker thread through
   ``Translator.translations``, the path every face takes, and their answers are written
@@ -58,33 +58,36 @@ import asyncio
 import dataclasses
 import itertools
 import json
-import logging
 import math
 from collections.abc import AsyncIterator, Collection, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from importlib import resources
-from typing import Annotated, Any
+from typing import Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import BaseModel, ConfigDict, Field, create_model
-from starlette.requests import ClientDisconnect
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from pydantic import BaseModel
 
 from luong.common.errors import LuongError, LuongTypeError
 from luong.config.faces import ServeLimits
 from luong.config.request import GlossaryPairs, RequestOptions
-from luong.config.search import OptionError, SearchOptions, option_specs
+from luong.config.search import OptionError, SearchOptions
+from luong.server.api_requests import (
+    REQUEST_FIELDS,
+    REQUEST_OPTIONS,
+    DecodeOptions,
+    invalid,
+    key_check,
+    request_model,
+)
 from luong.server.libretranslate import (
     PATHS,
     LibreError,
     check_key,
     detect_refusal,
     frontend_settings,
-    is_known_key,
     join_lines,
     language_list,
     line_groups,
@@ -93,29 +96,20 @@ from luong.server.libretranslate import (
     split_lines,
     translate_answer,
 )
+from luong.server.middleware import BodyLimit, HangUps
 from luong.service.batcher import Batcher
 from luong.service.limits import LimitError, check_request
 from luong.translation.confidence import joint_confidence
-from luong.translation.translator import (
-    Translation,
-    Translator,
-    memory_record,
-    term_records,
-    translation_records,
-)
+from luong.translation.records import memory_record, term_records, translation_records
+from luong.translation.translations import Translation
+from luong.translation.translator import Translator
 from luong.version import __version__
 
 __all__ = [
     "EXPLORER_FILES",
-    "JSON_KINDS",
-    "BodyLimit",
-    "DecodeOptions",
-    "HangUps",
     "ServeLimits",
     "ServedModel",
-    "TranslateRequest",
     "create_app",
-    "request_model",
 ]
 
 EXPLORER_FILES: dict[str, str] = {
@@ -142,73 +136,6 @@ class ServedModel:
             raise LuongTypeError(
                 f"translator: expected a Translator, got {type(self.translator).__name__}"
             )
-
-
-JSON_KINDS: dict[Any, Any] = {
-    GlossaryPairs: list[Annotated[list[str], Field(min_length=2, max_length=2)]],
-}
-"""The JSON type of a request field whose Python type is not JSON's own: a glossary's
-pairs are a list of two-string lists (``[["printer", "Drucker"]]``), made a tuple of pairs
-by ``RequestOptions``."""
-
-
-def request_model(options: type[SearchOptions] = SearchOptions) -> type[BaseModel]:
-    """The body of ``POST /api/translate``: ``sources`` and ``model``, then a field per
-    ``RequestOptions`` field (``attention``, ``align``, ``placeholders``) and per field of
-    ``options`` (``SearchOptions`` or a subclass), each with its type, default and help text,
-    and its bounds in the JSON schema (``minimum``, ``maximum``, ``exclusiveMinimum``,
-    ``enum``, ``maxLength``) for clients to read. The bounds are checked by the options
-    classes themselves, with their messages, not by the model."""
-    fields: dict[str, Any] = {
-        "sources": (list[str], Field(description="the texts to translate")),
-        "model": (
-            str | None,
-            Field(None, description="a model's name (default: the first loaded)"),
-        ),
-    }
-    for cls in (RequestOptions, options):
-        for f, kind, spec in option_specs(cls):
-            bounds = {
-                "minimum": spec.low,
-                "exclusiveMinimum": spec.above,
-                "maximum": spec.high,
-                "enum": list(spec.choices) if spec.choices is not None else None,
-                "maxLength": spec.max_chars,
-            }
-            schema: dict[str, Any] = {k: v for k, v in bounds.items() if v is not None}
-            default: Any = f.default
-            fields[f.name] = (
-                JSON_KINDS.get(kind, kind),
-                Field(default, description=spec.help, json_schema_extra=schema or None),
-            )
-    return create_model(
-        "TranslateRequest", __config__=ConfigDict(extra="forbid", strict=True), **fields
-    )
-
-
-TranslateRequest = request_model()
-"""The body of ``POST /api/translate`` for ``SearchOptions``."""
-
-REQUEST_OPTIONS = tuple(f.name for f, _, _ in option_specs(RequestOptions))
-"""The fields of a request that are ``RequestOptions``' (``attention``, ``align``, ...)."""
-
-REQUEST_FIELDS = ("sources", "model", *REQUEST_OPTIONS)
-"""The fields of a request that are not decoding options."""
-
-LOG = logging.getLogger("uvicorn.error")
-"""The server's log: uvicorn's own (``luong serve`` runs the app under uvicorn)."""
-
-
-@dataclass(frozen=True)
-class DecodeOptions:
-    """What the requests of one batch share: the model, the decoding options and what is
-    asked beside them. A sampling request carries its own ``ticket``, so it is decoded alone
-    and a seed reproduces it."""
-
-    model: str
-    search: SearchOptions
-    request: RequestOptions = RequestOptions()
-    ticket: int = 0
 
 
 def create_app(
@@ -266,7 +193,7 @@ def create_app(
     app.state.limits = service.limits
     app.add_middleware(BodyLimit, limit=service.limits.max_body_bytes, error_paths=PATHS)
     app.add_middleware(HangUps)  # outermost of the two: it sees BodyLimit's hang-ups too
-    app.exception_handler(RequestValidationError)(_invalid)
+    app.exception_handler(RequestValidationError)(invalid)
     _add_api_routes(app, service)
     _add_libretranslate_routes(app, service)
     _add_explorer_routes(app)
@@ -379,16 +306,6 @@ def _models_by_name(models: list[ServedModel]) -> dict[str, ServedModel]:
     return by_name
 
 
-async def _invalid(request: Request, error: RequestValidationError) -> JSONResponse:
-    """FastAPI's list of errors without the inputs, which may not be JSON (NaN, a lone
-    surrogate) and need not come back to the client."""
-    errors = [
-        {"type": e.get("type"), "loc": list(e.get("loc", ())), "msg": str(e.get("msg"))}
-        for e in error.errors()
-    ]
-    return JSONResponse({"detail": errors}, status_code=422)
-
-
 def _add_api_routes(app: FastAPI, service: _Service) -> None:
     """luong's own API: ``/health``, ``/api/models``, ``POST /api/translate``."""
     by_name, batcher, limits = service.by_name, service.batcher, service.limits
@@ -466,31 +383,8 @@ def _add_api_routes(app: FastAPI, service: _Service) -> None:
     # With keys, the key is checked before the body's fields (FastAPI solves dependencies
     # first; only a body that is not JSON is refused before); the OpenAPI schema says so, and
     # /docs asks for the key.
-    needs_key = [Depends(_key_check(service.api_keys))] if service.api_keys is not None else []
+    needs_key = [Depends(key_check(service.api_keys))] if service.api_keys is not None else []
     app.post("/api/translate", dependencies=needs_key)(translate)
-
-
-BEARER = HTTPBearer(auto_error=False, description="one of the keys of luong serve --api-keys")
-"""The header ``Authorization: Bearer KEY`` of ``POST /api/translate`` (None when absent)."""
-
-
-def _key_check(api_keys: frozenset[str]) -> Any:
-    """The dependency that lets a request of luong's own API through with one of
-    ``api_keys`` as the header ``Authorization: Bearer KEY``; 401 (RFC 6750) otherwise."""
-
-    async def check(
-        credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(BEARER)],
-    ) -> None:
-        if credentials is None:
-            message = "api key: this server needs one, as the header Authorization: Bearer KEY"
-        # Starlette reads headers as latin-1: encoding back gives the bytes as sent.
-        elif not is_known_key(api_keys, credentials.credentials.encode("latin-1")):
-            message = "api key: not one of this server's keys"
-        else:
-            return
-        raise HTTPException(401, message, headers={"WWW-Authenticate": "Bearer"})
-
-    return check
 
 
 def _run_figures(metrics: Mapping[str, Any] | None) -> dict[str, Any] | None:
@@ -608,103 +502,6 @@ def _add_explorer_routes(app: FastAPI) -> None:
         if name not in EXPLORER_FILES:  # a fixed list: no path reaches the file system
             raise HTTPException(404, f"no such file: {name}")
         return Response((explorer / name).read_bytes(), media_type=EXPLORER_FILES[name])
-
-
-class HangUps:
-    """ASGI middleware: a client that hangs up before it has sent its request's body is one
-    line in the server's log (``POST /translate: the client hung up before its body was
-    sent (HOST:PORT)``), not a traceback: the route that was reading the body stops
-    (starlette's ``ClientDisconnect``) and nothing is answered, there being no one to
-    answer. The routes whose body FastAPI reads answer 400 to no one, and log the same
-    line."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        sent = False  # the whole body has come
-        hung_up = False
-
-        async def watched() -> Message:
-            nonlocal sent, hung_up
-            message = await receive()
-            if message["type"] == "http.request" and not message.get("more_body", False):
-                sent = True
-            elif message["type"] == "http.disconnect" and not sent:
-                hung_up = True
-            return message
-
-        try:
-            await self.app(scope, watched, send)
-        except ClientDisconnect:
-            if not hung_up:
-                raise
-        if hung_up:
-            client = scope.get("client")
-            peer = f" ({client[0]}:{client[1]})" if client else ""
-            LOG.warning(
-                "%s %s: the client hung up before its body was sent%s",
-                scope.get("method"),
-                scope.get("path"),
-                peer,
-            )
-
-
-class BodyLimit:
-    """ASGI middleware: a request body above ``limit`` bytes gets 413 with a JSON message
-    naming the limit, ``{"detail": MESSAGE}`` as FastAPI's errors, ``{"error": MESSAGE}`` on
-    ``error_paths`` (LibreTranslate's shape, which its clients read). A declared
-    Content-Length is checked before anything is read; a body sent without one (chunked) is
-    read up to the limit first, then handed on."""
-
-    def __init__(self, app: ASGIApp, limit: int, error_paths: Sequence[str] = ()) -> None:
-        self.app = app
-        self.limit = limit
-        self.error_paths = frozenset(error_paths)
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        declared = None
-        for key, value in scope["headers"]:
-            if key == b"content-length" and value.isdigit():
-                declared = int(value)
-        if declared is not None:
-            if declared > self.limit:
-                await self._refuse(declared, scope, receive, send)
-                return
-            await self.app(scope, receive, send)
-            return
-        messages: list[Message] = []
-        seen = 0
-        while True:
-            message = await receive()
-            messages.append(message)
-            if message["type"] != "http.request":
-                break
-            seen += len(message.get("body", b""))
-            if seen > self.limit:
-                await self._refuse(seen, scope, receive, send, more=True)
-                return
-            if not message.get("more_body", False):
-                break
-
-        async def replay() -> Message:
-            return messages.pop(0) if messages else await receive()
-
-        await self.app(scope, replay, send)
-
-    async def _refuse(
-        self, size: int, scope: Scope, receive: Receive, send: Send, more: bool = False
-    ) -> None:
-        bytes_ = f"more than {self.limit}" if more else str(size)
-        message = f"max_body_bytes: the body is {bytes_} bytes, above the limit of {self.limit}"
-        key = "error" if scope.get("path") in self.error_paths else "detail"
-        await JSONResponse({key: message}, status_code=413)(scope, receive, send)
 
 
 def _answer(

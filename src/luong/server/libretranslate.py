@@ -58,7 +58,8 @@ from urllib.parse import parse_qsl
 
 from luong.common.errors import LuongError
 from luong.common.languages import language_name
-from luong.memory.glossary import Glossary, parse_glossary
+from luong.memory.glossary import Glossary
+from luong.memory.glossary_files import parse_glossary
 
 __all__ = [
     "FORMATS",

@@ -13,9 +13,10 @@
 - ``dev``: the dev evaluation: the figure a run selects on, the scores, the best so far.
 - ``loss``: the label-smoothed cross-entropy as one node; ``checkpoint``: a run's
   checkpoints on disk; ``distributed``: the process group under torchrun.
-- ``trainer``: the loop; ``fine_tuning``: the model ``--init-from`` starts from; ``run``: a
-  run from its settings to its folder (``luong.train``, ``luong.run``); ``run_folders``: run
-  folders read back; ``zoo``: the attention family trained side by side.
+- ``trainer``: the loop; ``fine_tuning``: the model ``--init-from`` starts from;
+  ``settings``: a run's settings resolved (``luong.configure``); ``run``: a run from its
+  settings to its folder (``luong.train``, ``luong.run``); ``run_folders``: run folders read
+  back; ``zoo``: the attention family trained side by side.
 
 This package's ``__init__`` imports none of them.
 """

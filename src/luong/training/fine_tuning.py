@@ -47,7 +47,8 @@ from luong.config.model import Seq2SeqConfig
 from luong.config.run import read_toml_tables, run_of
 from luong.config.vocab import VocabConfig
 from luong.data.subword import SubwordVocab, load_vocab
-from luong.model.seq2seq import Seq2Seq, is_int8_folder, language_pair, read_model_config
+from luong.model.folder import is_int8_folder, language_pair, read_model_config
+from luong.model.seq2seq import Seq2Seq
 
 __all__ = [
     "FREE_MODEL_FIELDS",

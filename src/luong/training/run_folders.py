@@ -14,7 +14,7 @@ from luong.common.errors import LuongError
 from luong.common.files import read_json
 from luong.common.folder_files import CHECKPOINTS, METRICS, MODEL_CONFIG, RECORDS, RUN, RUN_CONFIG
 from luong.config.run import read_toml_tables
-from luong.model.seq2seq import language_pair
+from luong.model.folder import language_pair
 from luong.tasks import OWN_DATA
 
 __all__ = [

@@ -17,7 +17,7 @@ named, the best output's share of the n-best list's probability mass (0.22), whi
 needs an n-best list from every search, so only this one is kept.
 
 ``luong translate --format jsonl`` and the server's ``/api/translate`` write it in each
-hypothesis' record (``luong.translation.translator.hypothesis_record``); ``luong po`` writes it in a
+hypothesis' record (``luong.translation.records.hypothesis_record``); ``luong po`` writes it in a
 translator comment of each entry it fills and leaves an entry below ``--min-confidence``
 to a person (``luong.catalogs.fill``).
 """

@@ -15,10 +15,8 @@ from __future__ import annotations
 
 import copy
 import logging
-import math
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,51 +32,25 @@ from luong.common.devices import (
 )
 from luong.common.errors import LuongError, LuongTypeError
 from luong.common.files import folder_list
-from luong.common.lines import json_line
 from luong.common.progress import WorkProgress
 from luong.config.decoding import decoding_defaults, with_defaults
-from luong.config.faces import FORMATS
 from luong.config.model import Seq2SeqConfig
 from luong.config.request import RequestOptions
 from luong.config.search import SearchOptions
-from luong.data.vocab import Vocab, one_line
-from luong.memory.glossary import Glossary, Term, enforced_terms, glossary_of, read_glossary
-from luong.memory.translation_memory import DEFAULT_THRESHOLD, Match, Recall, TranslationMemory
+from luong.data.vocab import Vocab
+from luong.memory.glossary import Glossary, Term, enforced_terms, glossary_of
+from luong.memory.glossary_files import read_glossary
+from luong.memory.translation_memory import DEFAULT_THRESHOLD, TranslationMemory
 from luong.model.ensemble import Decodable, Ensemble, members_of
 from luong.model.seq2seq import Seq2Seq
-from luong.search import (
-    Hypothesis,
-    decode_batches,
-    hypothesis_symbols,
-    hypothesis_text,
-    source_symbols,
-)
+from luong.search import decode_batches, source_symbols
 from luong.search.constrained import constraint_ids
 from luong.training.checkpoint import is_stopped_run, stopped_run_model
 from luong.translation.admission import Verdict, admit, source_limit
-from luong.translation.alignment import hypothesis_alignment, pharaoh
-from luong.translation.confidence import confidence
-from luong.translation.placeholder_search import (
-    keep_placeholders,
-    restore_hypothesis,
-    written_phrases,
-)
-from luong.translation.placeholders import MaskedSource, check_phrases, mask_source
+from luong.translation.placeholders import check_phrases, mask_source
+from luong.translation.translations import Job, Translation, counted, with_memory, with_terms
 
-__all__ = [
-    "FORMATS",
-    "Translation",
-    "Translator",
-    "hypothesis_record",
-    "load",
-    "load_model",
-    "memory_record",
-    "output_lines",
-    "term_records",
-    "translate",
-    "translate_nbest",
-    "translation_records",
-]
+__all__ = ["Translator", "load", "load_model", "translate", "translate_nbest"]
 
 
 def translate(
@@ -138,218 +110,6 @@ def translate_nbest(
     return translator.translate_nbest(
         texts, options, batch_size=batch_size, constraints=constraints, exact=exact
     )
-
-
-@dataclass(frozen=True)
-class Translation:
-    """One source's outputs, as ``Translator.translations`` hands them out.
-
-    ``hypotheses`` are the search's, best first (of the masked source with
-    ``placeholders="mask"``: their tokens, scores and attention); ``texts`` the outputs as
-    they are written, one per hypothesis: unknowns replaced (``replace_unk``), placeholders
-    put back or kept (``RequestOptions.placeholders``); ``searched_again[k]``: output ``k``
-    comes from a second, constrained search (placeholders ``"constrain"``), so its
-    hypothesis' scores and attention are the first search's; ``alignments`` each output's
-    word links ``[(i, j), ...]`` (``RequestOptions.align``), else None; ``searched`` the
-    text the search read, whose symbols the attention's columns are: the source, or with
-    placeholders ``"mask"`` the source with its spans masked.
-
-    With a translation memory (``translations``' ``memory``, ``luong.memory.translation_memory``):
-    ``origin``
-    ``"memory"`` for a source the memory holds exactly, whose one text is the memory's
-    translation and which has no hypotheses (nothing was decoded; ``alignments``, asked
-    for, one empty list), else ``"model"``; ``matches`` the memory's matches for the
-    source, best first (for ``"memory"``, the one reused first, score 100), or None when no
-    memory was consulted. ``terms`` the glossary's terms its outputs hold
-    (``RequestOptions.glossary``: ``luong.memory.glossary.enforced_terms``), in the source's
-    order."""
-
-    source: str
-    hypotheses: list[Hypothesis]
-    texts: list[str]
-    searched_again: list[bool]
-    alignments: list[list[tuple[int, int]]] | None = None
-    searched: str = ""
-    origin: str = "model"
-    matches: tuple[Match, ...] | None = None
-    terms: tuple[Term, ...] = ()
-
-
-def output_lines(
-    model: Decodable | Translator,
-    sources: Sequence[str],
-    options: SearchOptions | None = None,
-    *,
-    request: RequestOptions | None = None,
-    format: str = "text",
-    batch_size: int = 512,
-    window: int | None = None,
-    constraints: Sequence[Sequence[str]] | None = None,
-    memory: TranslationMemory | None = None,
-) -> Iterator[str]:
-    """The lines ``luong translate`` writes, one per source, in order, handed out as they are
-    done: memory holds one window of sources' outputs (``Translator.translations``),
-    whatever the number of sources, and attention only where it is written (jsonl), used
-    (``options.replace_unk``, ``align``, masked placeholders).
-
-    Args:
-        model: the model, an ``Ensemble``, or a ``Translator``.
-        sources: the inputs (``fit_sources``' ``sources``).
-        options: how to decode (default greedy search).
-        request: what is asked beside the search (default ``RequestOptions()``): the
-            placeholders kept (``luong.config.faces.PLACEHOLDER_MODES``), and with ``align`` each
-            output's word alignment (``luong.translation.alignment``): in text, the output then a
-            tab and its Pharaoh links (``0-0 1-2``); in jsonl, each record's ``"alignment"``, a list
-            of ``[i, j]`` pairs. jsonl writes the attention whatever ``request.attention``,
-            and with ``request.glossary`` each line's ``"glossary"``: the terms its outputs
-            hold (``term_records``).
-        format: ``"text"``: the n-best outputs, tab-separated (an empty line for an empty
-            input); ``"jsonl"``: ``{"source", "hypotheses": [hypothesis_record, ...]}``.
-        batch_size: sentences per search call.
-        window: sources decoded (and sorted by length) together before their lines are
-            handed out; default ``8 * batch_size``.
-        constraints: per source, the phrases its outputs must contain (``translate``).
-        memory: a translation memory (``Translator.translations``): in text, a source it
-            holds exactly gets the memory's translation; in jsonl, every record gets
-            ``"origin"`` (``"memory"`` or ``"model"``) and ``"matches"`` (``memory_record``).
-
-    Returns:
-        an iterator of lines, without their newline.
-
-    Raises:
-        TypeError: ``options`` is not a ``SearchOptions``, ``request`` not a
-            ``RequestOptions``.
-        ValueError: an unknown ``format``; as ``Translator.translations``, on the call
-            itself.
-    """
-    if format not in FORMATS:
-        raise LuongError(f"format: expected one of {', '.join(FORMATS)}, got {format!r}")
-    request = RequestOptions() if request is None else request
-    if not isinstance(request, RequestOptions):
-        raise LuongTypeError(f"request: expected RequestOptions, got {type(request).__name__}")
-    translator = model if isinstance(model, Translator) else Translator(model)
-    if format == "jsonl":  # each record holds its attention
-        request = replace(request, attention=True)
-    translations = translator.translations(
-        sources,
-        options,
-        request,
-        batch_size=batch_size,
-        window=window if window is not None else 8 * batch_size,
-        constraints=constraints,
-        memory=memory,
-    )
-    replace_unk = options.replace_unk if options is not None else False
-    if format == "text":
-        return (_text_line(t) for t in translations)
-    glossary = bool(request.glossary)
-    return (
-        _jsonl_line(translator.model, t, replace_unk, request.align, glossary) for t in translations
-    )
-
-
-def _text_line(translation: Translation) -> str:
-    """The n-best outputs, tab-separated, each followed by its Pharaoh links with ``align``."""
-    fields = []
-    for k, text in enumerate(translation.texts):
-        fields.append(text)
-        if translation.alignments is not None:
-            fields.append(pharaoh(translation.alignments[k]))
-    return "\t".join(fields)
-
-
-def _jsonl_line(
-    model: Decodable, translation: Translation, replace_unk: bool, align: bool, glossary: bool
-) -> str:
-    records = translation_records(model, translation, replace_unk, align)
-    line: dict[str, Any] = {
-        "source": translation.source,
-        "hypotheses": records,
-        **memory_record(translation),
-    }
-    if glossary:
-        line["glossary"] = term_records(translation)
-    # No NaN (hypothesis_record writes null for what is not finite; JSON parsers reject
-    # NaN), and no raw U+2028 that a reader splitting lines would break the record at.
-    return json_line(line)
-
-
-def memory_record(translation: Translation) -> dict[str, Any]:
-    """What a translation memory says of ``translation``, JSON-ready: ``{"origin":
-    "memory" | "model", "matches": [{"source", "target", "score", "origin", "note"?}, ...]}``
-    (``luong.memory.translation_memory.Match.record``, best first); ``{}`` when no memory was
-    consulted."""
-    if translation.matches is None:
-        return {}
-    return {
-        "origin": translation.origin,
-        "matches": [match.record() for match in translation.matches],
-    }
-
-
-def term_records(translation: Translation) -> list[dict[str, str]]:
-    """The glossary's terms a ``Translation``'s outputs hold, as JSON-ready records
-    ``{"source": term, "target": term}`` (as the glossary lists them), in the source's
-    order: a jsonl line's and a server result's ``"glossary"``."""
-    return [{"source": term.source, "target": term.target} for term in translation.terms]
-
-
-def translation_records(
-    model: Decodable, translation: Translation, replace_unk: bool = False, align: bool = False
-) -> list[dict[str, Any]]:
-    """A ``Translation``'s hypotheses as JSON-ready records (``hypothesis_record``), each
-    with the text as written (placeholders put back or kept) and, for an output that came
-    from a second search, ``"searched_again": true`` (its score, confidence and attention
-    are the first search's). A translation from a memory (``origin`` ``"memory"``) has
-    one record, ``{"text"}``: nothing was decoded."""
-    if translation.origin == "memory":
-        return [{"text": text} for text in translation.texts]
-    records = []
-    for k, hypothesis in enumerate(translation.hypotheses):
-        # the links the translation holds already (request.align): not aligned a second time
-        links = translation.alignments[k] if translation.alignments is not None else None
-        again = align and links is None
-        record = hypothesis_record(model, hypothesis, translation.source, replace_unk, again)
-        if align and links is not None:
-            record["alignment"] = [[i, j] for i, j in links]
-        if translation.texts[k] != record["text"]:
-            record["text"] = translation.texts[k]
-            if translation.searched_again[k]:
-                record["searched_again"] = True
-        records.append(record)
-    return records
-
-
-def hypothesis_record(
-    model: Decodable,
-    hypothesis: Hypothesis,
-    source: str,
-    replace_unk: bool = False,
-    align: bool = False,
-) -> dict[str, Any]:
-    """A hypothesis as JSON-ready data: ``text``, ``score``, ``confidence`` (the geometric
-    mean of its tokens' probabilities, in [0, 1]: ``luong.translation.confidence``), ``tokens``
-    (output symbols, EOS included) and ``attention`` ``[T][S]`` over the source symbols and its EOS;
-    numbers rounded to 6 decimals, and None (JSON's null) for a number that is not finite,
-    which JSON cannot hold. With ``align``, ``alignment``: the word links
-    ``[[i, j], ...]``, source word ``i``, output word ``j``
-    (``luong.translation.alignment.hypothesis_alignment``)."""
-    copy_from = source if replace_unk else None
-    record: dict[str, Any] = {
-        "text": hypothesis_text(model, hypothesis, copy_from),
-        "score": _json_number(hypothesis.score),
-        "confidence": _json_number(confidence(hypothesis)),
-        "tokens": hypothesis_symbols(model, hypothesis, copy_from),
-        "attention": [[_json_number(w) for w in row] for row in hypothesis.attention.tolist()],
-    }
-    if align:
-        links = hypothesis_alignment(hypothesis, source, model.src_vocab, model.tgt_vocab)
-        record["alignment"] = [[i, j] for i, j in links]
-    return record
-
-
-def _json_number(value: float) -> float | None:
-    return round(value, 6) if math.isfinite(value) else None
 
 
 class Translator:
@@ -704,7 +464,7 @@ class Translator:
                 enforced_terms(glossary, source, self.tgt_vocab, phrases)
                 for source, phrases in zip(sources, given, strict=True)
             ]
-            constraints, held = _with_terms(given, exact, terms)
+            constraints, held = with_terms(given, exact, terms)
         masked = None
         if request.placeholders == "mask":
             masked = [mask_source(text) for text in sources]
@@ -720,11 +480,11 @@ class Translator:
                 exact=held,
             )
         if progress is not None:
-            batches = _counted(batches, progress)
-        job = _Job(self, sources, search, request, masked, constraints, terms, held)
+            batches = counted(batches, progress)
+        job = Job(self, sources, search, request, masked, constraints, terms, held)
         if recalls is None:
             return job.run(batches)
-        return _with_memory(everything, recalls, job.run(batches), request.align)
+        return with_memory(everything, recalls, job.run(batches), request.align)
 
     def translate(
         self,
@@ -773,124 +533,6 @@ class Translator:
             progress=progress,
         )
         return [translation.texts for translation in translations]
-
-
-def _counted(
-    batches: Iterator[tuple[list[int], list[list[Hypothesis]]]], progress: WorkProgress
-) -> Iterator[tuple[list[int], list[list[Hypothesis]]]]:
-    """``decode_batches``' search calls, ``progress`` advanced by each one's sources."""
-    for indices, lists in batches:
-        progress.advance(len(indices))
-        yield indices, lists
-
-
-def _with_terms(
-    given: Sequence[Sequence[str]], exact: bool, terms: list[list[Term]]
-) -> tuple[list[list[str]], bool | list[list[bool]]]:
-    """Each source's constraint phrases with its terms' targets after them, and which are
-    held exactly: with ``exact``, the given phrases (the terms at least once)."""
-    pairs = list(zip(given, terms, strict=True))
-    merged = [[*phrases, *(term.target for term in found)] for phrases, found in pairs]
-    if not exact:
-        return merged, False
-    flags = [[True] * len(phrases) + [False] * len(found) for phrases, found in pairs]
-    return merged, flags
-
-
-@dataclass(frozen=True)
-class _Job:
-    """One call of ``Translator.translations``: what it turns each source's hypotheses
-    into."""
-
-    translator: Translator
-    sources: Sequence[str]
-    search: SearchOptions
-    request: RequestOptions
-    masked: list[MaskedSource] | None
-    constraints: Sequence[Sequence[str]] | None
-    terms: list[list[Term]] | None = None
-    exact: bool | list[list[bool]] = False  # which constraints are held exactly
-
-    def run(
-        self, batches: Iterator[tuple[list[int], list[list[Hypothesis]]]]
-    ) -> Iterator[Translation]:
-        """The translations in input order, each window's as soon as it is done."""
-        done: dict[int, Translation] = {}  # ready but not yet handed out: one window at most
-        next_index = 0
-        while True:
-            with self.translator.computing():  # the search runs in next(), so autocast here
-                batch = next(batches, None)
-                if batch is None:
-                    break
-                done.update(self.call_translations(*batch))
-            while next_index in done:
-                yield done.pop(next_index)
-                next_index += 1
-
-    def call_translations(
-        self, indices: list[int], lists: list[list[Hypothesis]]
-    ) -> dict[int, Translation]:
-        """One search call's sources (``indices``) and their hypotheses as their
-        ``Translation``s. With placeholders ``"constrain"``, the call's outputs that miss
-        a span are searched again together (``keep_placeholders``: one batched constrained
-        search, then one batched masked search for what still misses one)."""
-        done = {i: self.translation(i, hyps) for i, hyps in zip(indices, lists, strict=True)}
-        if self.masked is not None or self.request.placeholders != "constrain":
-            return done
-        model = self.translator.model
-        given = [self.constraints[i] if self.constraints is not None else () for i in indices]
-        held = [self.exact if isinstance(self.exact, bool) else self.exact[i] for i in indices]
-        texts = [done[i].texts for i in indices]
-        kept = keep_placeholders(
-            model, [self.sources[i] for i in indices], texts, self.search, given, held
-        )
-        for i, old, new in zip(indices, texts, kept, strict=True):
-            again = [a != b for a, b in zip(new, old, strict=True)]
-            done[i] = replace(done[i], texts=new, searched_again=again)
-        return done
-
-    def translation(self, index: int, hyps: list[Hypothesis]) -> Translation:
-        """Source ``index``'s hypotheses as its ``Translation`` (placeholders ``"constrain"``:
-        before its outputs are searched again, ``call_translations``)."""
-        model, source = self.translator.model, self.sources[index]
-        copy_from = source if self.search.replace_unk else None
-        given = self.constraints[index] if self.constraints is not None else ()
-        terms = tuple(self.terms[index]) if self.terms is not None else ()
-        if self.masked is not None:
-            masked, keep = self.masked[index], written_phrases(model, given)
-            texts = [restore_hypothesis(model, masked, h, keep) for h in hyps]
-            return Translation(
-                source, hyps, texts, [False] * len(hyps), searched=masked.text, terms=terms
-            )
-        texts = [hypothesis_text(model, h, copy_from) for h in hyps]
-        searched_again = [False] * len(hyps)
-        alignments = None
-        if self.request.align:
-            vocabs = model.src_vocab, model.tgt_vocab
-            alignments = [hypothesis_alignment(h, source, *vocabs) for h in hyps]
-        return Translation(source, hyps, texts, searched_again, alignments, source, terms=terms)
-
-
-def _with_memory(
-    sources: Sequence[str], recalls: list[Recall], decoded: Iterator[Translation], align: bool
-) -> Iterator[Translation]:
-    """The translations of ``sources`` in order: the memory's where ``recalls`` holds an
-    exact match, the next of ``decoded`` (the others', in order) with its fuzzy matches
-    elsewhere."""
-    for source, recall in zip(sources, recalls, strict=True):
-        if recall.exact is None:
-            yield replace(next(decoded), matches=recall.fuzzy)
-            continue
-        yield Translation(
-            source,
-            [],
-            [one_line(recall.exact.target)],  # the rule every output obeys
-            [False],
-            [[]] if align else None,
-            source,
-            origin="memory",
-            matches=(recall.exact, *recall.fuzzy),
-        )
 
 
 def load_model(folder: str | Path, device: str | torch.device = "cpu") -> Seq2Seq:
