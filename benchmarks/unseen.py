@@ -15,6 +15,10 @@ the second filled), and each adapted model's devtest BLEU (what adaptation costs
 model). ``--adapt --mix FILE``: the same fine-tuning with general pairs mixed in, as ``luong
 train --preset adapt --init-from MODEL --mix FILE --mix-ratio R`` on the split ``luong po
 --adapt`` makes (``luong.catalogs.adapt.catalog_splits``), then ``luong po`` with the adapted model.
+``--adapt --combine interpolate:W ensemble``: beside each adapted model, the general and the
+adapted model combined: their weights interpolated (``luong average GENERAL ADAPTED --weights
+1-W W``, ``luong.model.averaging``), or the two as an ensemble (``luong po GENERAL ADAPTED``),
+each scored on the second half and on devtest like the adapted model.
 ``--tm``: a translation memory of the first half and gettext-en-de's train. With
 ``--glossary``: the glossary of ``glossary_terms`` (the method is its docstring). Each
 configuration is one row per model; the catalogs come from benchmarks/debian_catalogs.py.
@@ -37,6 +41,7 @@ import polib
 
 from luong.catalogs.adapt import catalog_splits
 from luong.evaluation.metrics import bleu_chrf
+from luong.model.averaging import average_checkpoints
 from luong.translation.placeholders import keeps_placeholders
 
 UNSEEN = {
@@ -125,10 +130,12 @@ def scores(hyps: list[str], refs: list[str]) -> dict[str, float]:
     return {"bleu": round(float(got["bleu"]), 2), "chrf": round(float(got["chrf"]), 2)}
 
 
-def devtest_bleu(model: Path) -> dict[str, float]:
-    """``luong eval MODEL --data gettext-en-de/devtest.tsv``: BLEU and chrF."""
+def devtest_bleu(*models: Path) -> dict[str, float]:
+    """``luong eval MODEL [MODEL ...] --data gettext-en-de/devtest.tsv``: BLEU and chrF
+    (several models: their ensemble)."""
+    folders = [str(model) for model in models]
     got = json.loads(
-        luong("eval", str(model), "--data", str(GETTEXT / "devtest.tsv"), "--json").stdout
+        luong("eval", *folders, "--data", str(GETTEXT / "devtest.tsv"), "--json").stdout
     )
     return {"bleu": round(float(got["bleu"]), 2), "chrf": round(float(got["chrf"]), 2)}
 
@@ -201,26 +208,20 @@ def mixed(
     )  # fmt: skip
 
 
-def run(
-    model: Path,
+def filled_row(
+    folders: list[Path],
     project: Project,
     work: Path,
     flags: list[str],
-    adapt: bool,
-    mix: tuple[Path | None, float, list[str]] | None = None,
+    started: float,
+    devtest: list[Path] | None,
 ) -> dict[str, object]:
-    """``luong po MODEL CATALOG FLAGS`` (``--adapt`` into ``work``, or first fine-tuned with
-    ``mix``), scored."""
-    filled = work / f"{project.name}.{model.name}.filled.po"
-    adapted = work / f"{project.name}.{model.name}.adapted"
-    extra = ["--adapt", str(adapted)] if adapt and mix is None else []
-    started = time.perf_counter()
-    if adapt and mix is not None:
-        mixed(model, project, adapted, *mix)
-        model = adapted
+    """``luong po FOLDER [FOLDER ...] CATALOG FLAGS`` (several: an ensemble), scored, with the
+    devtest figures of the models ``devtest`` where given (seconds: the fill's alone)."""
+    filled = work / f"{project.name}.{folders[-1].name}.filled.po"
     done = luong(
-        "po", str(model), str(project.catalog), "--out", str(filled), "--force", "--to-utf8",
-        *extra, *flags,
+        "po", *map(str, folders), str(project.catalog), "--out", str(filled), "--force",
+        "--to-utf8", *flags,
     )  # fmt: skip
     seconds = time.perf_counter() - started
     hyps, recalled = outputs(filled, project)
@@ -233,9 +234,50 @@ def run(
         "outputs": hyps,
         "recalled": recalled,
     }
-    if adapt:
-        row["devtest"] = devtest_bleu(adapted)
+    if devtest is not None:
+        row["devtest"] = devtest_bleu(*devtest)
     return row
+
+
+def combined(
+    model: Path, adapted: Path, project: Project, work: Path, flags: list[str], combine: str
+) -> dict[str, object]:
+    """The general ``model`` and its ``adapted`` form combined as ``combine`` says
+    (``interpolate:W``: their weights, W the adapted model's; ``ensemble``), scored."""
+    started = time.perf_counter()
+    if combine == "ensemble":
+        pair = [model, adapted]
+        return filled_row(pair, project, work, flags, started, pair)
+    weight = float(combine.removeprefix("interpolate:"))
+    mixed = work / f"{project.name}.{model.name}.interpolated-{weight:g}"
+    average_checkpoints([model, adapted], mixed, force=True, weights=[1 - weight, weight])
+    return filled_row([mixed], project, work, flags, started, [mixed])
+
+
+def run(
+    model: Path,
+    project: Project,
+    work: Path,
+    flags: list[str],
+    adapt: bool,
+    mix: tuple[Path | None, float, list[str]] | None = None,
+    combine: list[str] | None = None,
+) -> dict[str, dict[str, object]]:
+    """``luong po MODEL CATALOG FLAGS`` (``--adapt`` into ``work``, or first fine-tuned with
+    ``mix``), scored; with ``combine``, also each combination of the model and its adapted
+    form (``combined``), by its name."""
+    adapted = work / f"{project.name}.{model.name}.adapted"
+    extra = ["--adapt", str(adapted)] if adapt and mix is None else []
+    started = time.perf_counter()
+    filling = model
+    if adapt and mix is not None:
+        mixed(model, project, adapted, *mix)
+        filling = adapted
+    devtest = [adapted] if adapt else None
+    rows = {"": filled_row([filling], project, work, extra + flags, started, devtest)}
+    for way in combine or []:
+        rows[way] = combined(model, adapted, project, work, flags, way)
+    return rows
 
 
 def pool(
@@ -278,6 +320,12 @@ def main() -> None:
     parser.add_argument("--mix", type=Path, help="with --adapt: general pairs mixed in")
     parser.add_argument("--mix-ratio", type=float, default=1.0)
     parser.add_argument(
+        "--combine",
+        nargs="+",
+        default=[],
+        help="with --adapt: interpolate:W (the adapted model's weight W) and/or ensemble",
+    )
+    parser.add_argument(
         "--train-flags", default="", help="with --adapt: luong train's flags over the preset's"
     )
     parser.add_argument("--tm", action="store_true")
@@ -315,7 +363,9 @@ def main() -> None:
         if args.tm or args.glossary:  # each project without, then with: timed side by side
             variants = [("without", []), ("with", flags)]
         for model in args.models:
-            per: dict[str, list[dict[str, object]]] = {name: [] for name, _ in variants}
+            names = [name for name, _ in variants]
+            names += [f"{name} {way}".strip() for name in names for way in args.combine]
+            per: dict[str, list[dict[str, object]]] = {name: [] for name in names}
             for project in made:
                 tm = []
                 if args.tm:
@@ -325,8 +375,10 @@ def main() -> None:
                     mix = (args.mix, args.mix_ratio, args.train_flags.split())
                 for name, given in variants:
                     extra = given + (tm if name != "without" else [])
-                    per[name].append(run(model, project, work, extra, args.adapt, mix))
-            for name, _ in variants:
+                    got = run(model, project, work, extra, args.adapt, mix, args.combine)
+                    for way, row in got.items():
+                        per[f"{name} {way}".strip()].append(row)
+            for name in names:
                 pooled = pool(made, per[name], glossary, known)
                 if not args.adapt:
                     pooled["devtest"] = devtest_bleu(model)

@@ -12,6 +12,7 @@ import torch
 from helpers import assert_one_line_error, output_lines, small_model
 from helpers import luong as run_luong
 
+from luong.data.vocab import Vocab
 from luong.model.averaging import average_checkpoints, average_models, run_of
 from luong.model.seq2seq import Seq2Seq
 
@@ -207,3 +208,85 @@ def test_two_run_folders_or_a_run_among_checkpoints_say_what_was_expected(
         f"checkpoints) or its checkpoint folders ({b / 'checkpoints'}/step-*)",
     )
     assert not (tmp_path / "avg").exists()
+
+
+# -- interpolation: two runs that share a vocabulary, with a weight (issue 51) ---------------
+
+
+def test_interpolation_is_the_weighted_mean_of_two_runs(tmp_path: Path) -> None:
+    checkpoints(tmp_path / "general", [1])  # its own model: small_model(99)
+    adapted = checkpoints(tmp_path / "adapted", [2])
+    out = average_checkpoints(
+        [tmp_path / "general", adapted[0]], tmp_path / "mixed", weights=[0.25, 0.75]
+    )
+    a, b = small_model(99), small_model(2)
+    loaded = Seq2Seq.from_pretrained(out)
+    for name, tensor in a.state_dict().items():
+        if not tensor.is_floating_point():
+            continue
+        expected = (0.25 * tensor.double() + 0.75 * b.state_dict()[name].double()).float()
+        assert torch.equal(loaded.state_dict()[name], expected), name
+    record = json.loads((out / "averaged.json").read_text(encoding="utf-8"))
+    assert record["weights"] == [0.25, 0.75]
+    assert record["averaged"] == [str(tmp_path / "general"), str(adapted[0])]
+    # weight 1 on one model is that model
+    one = average_models([small_model(1), small_model(2)], weights=[1.0, 0.0])
+    assert_weights_equal(one, small_model(1))
+
+
+def assert_weights_equal(model: Seq2Seq, expected: Seq2Seq) -> None:
+    for name, tensor in expected.state_dict().items():
+        assert torch.equal(model.state_dict()[name], tensor), name
+
+
+def test_interpolation_refuses_runs_whose_vocabularies_differ(tmp_path: Path) -> None:
+    small_model(1).save_pretrained(tmp_path / "general")
+    other = Vocab(list("0123456789+"))  # the size of helpers.TGT, another symbol
+    small_model(2, tgt=other).save_pretrained(tmp_path / "adapted")
+    with pytest.raises(ValueError) as caught:
+        average_checkpoints(
+            [tmp_path / "general", tmp_path / "adapted"], tmp_path / "mixed", weights=[0.5, 0.5]
+        )
+    assert str(caught.value).startswith(
+        f"{tmp_path / 'general'} and {tmp_path / 'adapted'}: not one architecture ("
+    )
+    assert "the target vocabulary" in str(caught.value)
+    assert str(caught.value).endswith(
+        "only models of one architecture and one vocabulary can be interpolated"
+    )
+    assert not (tmp_path / "mixed").exists()
+
+
+@pytest.mark.parametrize(
+    ("weights", "message"),
+    [
+        ([0.5], r"weights: expected one per model \(2\), got 1"),
+        ([1.5, -0.5], r"weights: expected each in \[0, 1\], got \[1.5, -0.5\]"),
+        ([0.5, 0.4], r"weights: expected a sum of 1, got 0.9 \(\[0.5, 0.4\]\)"),
+    ],
+)
+def test_interpolation_weights_are_checked_before_any_model_loads(
+    tmp_path: Path, weights: list[float], message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):  # the folders do not even exist
+        average_checkpoints([tmp_path / "a", tmp_path / "b"], tmp_path / "out", weights=weights)
+    with pytest.raises(TypeError, match="weights\\[1\\]: expected a number, got str"):
+        average_models([small_model(1), small_model(2)], weights=[0.5, "0.5"])  # type: ignore[list-item]
+
+
+def test_luong_average_weights_interpolates_two_runs_and_says_so(tmp_path: Path) -> None:
+    [general] = checkpoints(tmp_path / "general", [1])
+    [adapted] = checkpoints(tmp_path / "adapted", [2])
+    out = tmp_path / "mixed"
+    result = run_luong("average", str(general), str(adapted), "--weights", "0.25", "0.75",
+                       "--out", str(out))  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.decode() == (
+        f"interpolated 2 models ({general} 0.25, {adapted} 0.75) into {out}\n"
+    )
+    expected = average_models([small_model(1), small_model(2)], weights=[0.25, 0.75])
+    assert_weights(out, expected)
+    wrong = run_luong("average", str(general), str(adapted), "--weights", "1",
+                      "--out", str(tmp_path / "other"))  # fmt: skip
+    assert_one_line_error(wrong, "luong: error: --weights: expected one per PATH (2), got 1")
+    assert not (tmp_path / "other").exists()

@@ -71,7 +71,9 @@ def add_average(commands: Any) -> None:
         "folders themselves. Checkpoints of two runs are refused (separately trained weights "
         "do not line up; an ensemble combines runs: luong translate RUN1 RUN2). --out must be "
         "a new or empty folder, or with --force an earlier average; it is written all or "
-        "nothing.",
+        "nothing. With --weights, interpolate instead: a model fine-tuned with --init-from "
+        "and the model it started from (their runs may differ; their architecture and "
+        "vocabularies may not), as luong average GENERAL ADAPTED --weights 0.5 0.5.",
     )
     parser.add_argument(
         "paths",
@@ -83,6 +85,15 @@ def add_average(commands: Any) -> None:
     )
     parser.add_argument(
         "--last", type=int, metavar="N", help="the run's N newest checkpoints (default: all)"
+    )
+    parser.add_argument(
+        "--weights",
+        type=float,
+        nargs="+",
+        metavar="W",
+        help="one weight per PATH, each in [0, 1], summing to 1: the weighted mean of model "
+        "folders or run folders of several runs that share an architecture and vocabularies "
+        "(default: the plain mean of one run's checkpoints)",
     )
     parser.add_argument(
         "--out",

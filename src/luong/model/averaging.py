@@ -17,6 +17,11 @@ combines runs: ``luong translate RUN1 RUN2``). A folder knows its run where it l
 (``RUN/checkpoints/step-*``, or a run folder ``RUN`` itself); a model folder outside any run
 (a copy, an export) is taken as given.
 
+Interpolation (``weights``) is the one exception: a model fine-tuned from another
+(``--init-from``: the same architecture, the same vocabularies) still shares its units, and
+a weighted mean of the two keeps some of each (the adapted model's gain, the general model's
+breadth). The runs may differ then; the architecture and the vocabularies still may not.
+
 The output folder is written all or nothing (``luong.common.files.write_folder``), and never over
 anything but an earlier average: a folder of other files, a model or a run is refused.
 """
@@ -50,6 +55,7 @@ from luong.training.checkpoint import list_checkpoints
 __all__ = [
     "average_checkpoints",
     "average_models",
+    "check_weights",
     "run_checkpoints",
     "run_of",
 ]
@@ -104,18 +110,49 @@ def _differences(first: Seq2Seq, other: Seq2Seq) -> list[str]:
     return config + vocab
 
 
-def average_models(models: Sequence[Seq2Seq], names: Sequence[str] | None = None) -> Seq2Seq:
+def check_weights(weights: Sequence[float] | None, count: int) -> list[float]:
+    """Interpolation weights, one per model, each in [0, 1] and summing to 1 (within 1e-6);
+    ``None`` is the plain mean.
+
+    Raises:
+        TypeError: not a sequence of numbers.
+        ValueError: another count than ``count``, a weight outside [0, 1], a sum not 1.
+    """
+    if weights is None:
+        return [1.0 / count] * count
+    if isinstance(weights, str | bytes) or not isinstance(weights, Sequence):
+        raise LuongTypeError(f"weights: expected a sequence of numbers, got {type(weights)}")
+    for i, w in enumerate(weights):
+        if isinstance(w, bool) or not isinstance(w, int | float):
+            raise LuongTypeError(f"weights[{i}]: expected a number, got {type(w).__name__}")
+    if len(weights) != count:
+        raise LuongError(f"weights: expected one per model ({count}), got {len(weights)}")
+    if any(not 0.0 <= w <= 1.0 for w in weights):
+        raise LuongError(f"weights: expected each in [0, 1], got {list(weights)}")
+    if abs(sum(weights) - 1.0) > 1e-6:
+        raise LuongError(f"weights: expected a sum of 1, got {sum(weights):g} ({list(weights)})")
+    return [float(w) for w in weights]
+
+
+def average_models(
+    models: Sequence[Seq2Seq],
+    names: Sequence[str] | None = None,
+    weights: Sequence[float] | None = None,
+) -> Seq2Seq:
     """A new model whose every weight is the mean of ``models``' (float64 sums, each tensor
-    back in its dtype); the models are left as they are.
+    back in its dtype), or with ``weights`` their weighted mean (an interpolation: a model
+    fine-tuned from another and that other, say); the models are left as they are.
 
     Args:
         models: at least one ``Seq2Seq``, of one architecture.
         names: a name per model for messages (its folder).
+        weights: a weight per model (``check_weights``); the plain mean without.
 
     Raises:
-        TypeError: a model is not a ``Seq2Seq``.
-        ValueError: no models, an int8 model, or models that differ in config or
-            vocabularies (the message names the two and every field that differs).
+        TypeError: a model is not a ``Seq2Seq``, a weight not a number.
+        ValueError: no models, an int8 model, models that differ in config or
+            vocabularies (the message names the two and every field that differs), or
+            weights that are not one per model in [0, 1] summing to 1.
     """
     if isinstance(models, Seq2Seq) or not isinstance(models, Sequence):
         raise LuongTypeError(f"models: expected a sequence of Seq2Seq, got {type(models)}")
@@ -125,6 +162,7 @@ def average_models(models: Sequence[Seq2Seq], names: Sequence[str] | None = None
         if not isinstance(model, Seq2Seq):
             raise LuongTypeError(f"models[{i}]: expected a Seq2Seq, got {type(model).__name__}")
     labels = list(names) if names is not None else [f"model {i + 1}" for i in range(len(models))]
+    shares = check_weights(weights, len(models))
     for model, name in zip(models, labels, strict=True):
         if model.int8_parts:
             raise LuongError(
@@ -135,9 +173,10 @@ def average_models(models: Sequence[Seq2Seq], names: Sequence[str] | None = None
     for model, name in zip(models[1:], labels[1:], strict=True):
         differ = _differences(first, model)
         if differ:
+            what = "interpolated" if weights is not None else "averaged"
             raise LuongError(
                 f"{labels[0]} and {name}: not one architecture ({'; '.join(differ)}); only "
-                "checkpoints of one run can be averaged"
+                f"models of one architecture and one vocabulary can be {what}"
             )
     for model, name in zip(models[1:], labels[1:], strict=True):
         pairs = [(m.src_lang, m.tgt_lang) for m in (first, model)]
@@ -146,16 +185,21 @@ def average_models(models: Sequence[Seq2Seq], names: Sequence[str] | None = None
                 f"{labels[0]} and {name}: not one language pair ({_pair(*pairs[0])} and "
                 f"{_pair(*pairs[1])}); record the same pair on both (luong pair)"
             )
-    weights = [model.weights() for model in models]
+    tensors = [model.weights() for model in models]
     mean: dict[str, Tensor] = {}
-    for tensor_name, tensor in weights[0].items():
+    for tensor_name, tensor in tensors[0].items():
         if not tensor.is_floating_point():
             mean[tensor_name] = tensor.clone()
             continue
         total = torch.zeros(tensor.shape, dtype=torch.float64, device=tensor.device)
-        for w in weights:
-            total += w[tensor_name].double()
-        mean[tensor_name] = (total / len(weights)).to(tensor.dtype)
+        if weights is None:  # the plain mean as it always was: a sum, then one division
+            for w in tensors:
+                total += w[tensor_name].double()
+            mean[tensor_name] = (total / len(tensors)).to(tensor.dtype)
+            continue
+        for w, share in zip(tensors, shares, strict=True):
+            total += share * w[tensor_name].double()
+        mean[tensor_name] = total.to(tensor.dtype)
     averaged = Seq2Seq(first.config, first.src_vocab, first.tgt_vocab).to(first.device)
     load_checked(averaged, mean, Path(labels[0]))
     averaged.src_lang, averaged.tgt_lang = first.src_lang, first.tgt_lang
@@ -216,10 +260,13 @@ def average_checkpoints(
     device: str | torch.device = "cpu",
     *,
     device_name: str = "device",
+    weights: Sequence[float] | None = None,
 ) -> Path:
     """Average the model folders ``folders`` (checkpoint folders of one run, or model folders
     of one architecture outside any run) into the model folder ``out``, written all or
-    nothing; returns its path.
+    nothing; returns its path. With ``weights``, interpolate them instead: the folders may
+    belong to several runs (a model fine-tuned with ``--init-from`` and the model it started
+    from share their units), but still one architecture and one vocabulary.
 
     Args:
         folders: the model folders to average.
@@ -231,11 +278,15 @@ def average_checkpoints(
             name (``luong.config.choices.DEVICES``, resolved on this machine first,
             ``luong.common.devices.resolve_device``) or a ``torch.device``.
         device_name: what the messages call the device (a command line: ``--device``).
+        weights: a weight per folder, each in [0, 1], summing to 1 (``check_weights``),
+            written into ``averaged.json``.
 
     Raises:
         ValueError: a device this machine lacks, fewer than one folder, ``out`` among
             them, ``out`` a file or a folder that may not be replaced, folders of two runs
-            (``run_of``), or models that cannot be averaged (``average_models``).
+            without ``weights`` (``run_of``), weights that are not one per folder in [0, 1]
+            summing to 1, or models that cannot be averaged (``average_models``: another
+            architecture or vocabulary).
         FileNotFoundError: a folder or one of its files is missing.
     """
     if isinstance(device, str):
@@ -247,10 +298,14 @@ def average_checkpoints(
     if any(p.resolve() == out.resolve() for p in paths):
         raise LuongError(f"{out}: the output is one of the folders being averaged")
     _check_out(out, force)
-    _check_one_run(paths)
+    shares = check_weights(weights, len(paths))  # before any model loads
+    if weights is None:
+        _check_one_run(paths)
     models = [Seq2Seq.from_pretrained(p, device=device) for p in paths]
-    averaged = average_models(models, [str(p) for p in paths])
-    record = {"averaged": [str(p) for p in paths], "count": len(paths)}
+    averaged = average_models(models, [str(p) for p in paths], weights)
+    record: dict[str, object] = {"averaged": [str(p) for p in paths], "count": len(paths)}
+    if weights is not None:
+        record["weights"] = shares
     carried = {carried_run_toml(p, out) for p in paths}
     run_config = carried.pop() if len(carried) == 1 else None
 
