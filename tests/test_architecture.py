@@ -106,7 +106,9 @@ FLOORS: list[tuple[str, set[str]]] = [
         "luong.translation.records",
     }),
     ("evaluation, task dispatch, catalogs, a request's limits", {
-        "luong.catalogs.fill", "luong.evaluation.evaluate", "luong.service.limits", "luong.tasks",
+        "luong.catalogs.fill", "luong.evaluation.evaluate", "luong.service.answers",
+        "luong.service.limits", "luong.service.request_glossary", "luong.service.texts",
+        "luong.tasks",
     }),
     ("prepared corpora, corpora from catalogs, Debian's catalogs", {
         "luong.catalogs.corpus", "luong.catalogs.debian", "luong.data.prepare",
@@ -600,7 +602,7 @@ def test_one_admission_rule() -> None:
 def test_the_faces_pass_file_names_and_the_translator_reads_them() -> None:
     """A face's memory and glossary are the translator's (``Translator.with_resources``,
     given the files' names): no face reads a memory or a glossary file itself, and the
-    HTTP modules import no memory at all."""
+    HTTP modules import no memory, glossary, confidence or records code at all."""
     readers = [
         f"{module}:{line}"
         for module in ("luong.cli.translate", "luong.cli.po", "luong.cli.serve", "luong.server.app")
@@ -613,10 +615,16 @@ def test_the_faces_pass_file_names_and_the_translator_reads_them() -> None:
         )
     ]
     assert readers == []
+    # the HTTP modules import no memory, glossary or confidence: the service layer's
+    # (luong.service: a request's glossary, the texts' lines and confidence, the answers)
+    http = [m for m in MODULES if m.startswith("luong.server.")]
+    assert "luong.server.libretranslate" in http and "luong.server.app" in http
     assert [
-        t
-        for _, t, _ in imports("luong.server.libretranslate")
-        if t == "luong.memory.translation_memory"
+        f"{module}:{line} imports {target}"
+        for module in http
+        for line, target, _ in imports(module)
+        if target.startswith("luong.memory.")
+        or target in ("luong.translation.confidence", "luong.translation.records")
     ] == []
     for module in ("luong.cli.translate", "luong.cli.po", "luong.cli.serve"):
         assert ".with_resources(" in MODULES[module].read_text(), module

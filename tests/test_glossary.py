@@ -23,7 +23,8 @@ from luong.config.search import MAX_CONSTRAINT_PIECES, OptionError, SearchOption
 from luong.memory.glossary import Glossary, Term, enforced_terms
 from luong.memory.glossary_files import parse_glossary, read_glossary, tbx_glossary
 from luong.server.app import ServedModel, create_app
-from luong.server.libretranslate import line_groups, parse_request, split_lines
+from luong.server.libretranslate import parse_request
+from luong.service.texts import line_groups, split_lines
 from luong.translation.confidence import confidence, joint_confidence
 from luong.translation.translator import Translator
 

@@ -21,6 +21,7 @@ from fastapi.testclient import TestClient
 from helpers import SRC_SPACE, small_model
 
 import luong.server.app
+import luong.service.answers
 from luong import RequestOptions, Translator
 from luong.config.search import SearchOptions
 from luong.search import decode, source_symbols
@@ -518,7 +519,7 @@ def test_health_answers_while_an_answer_is_written(monkeypatch: pytest.MonkeyPat
     1.3 s on the event loop, and /health waited: they are written on a worker thread."""
     model = served("one", 0)
     entered, release = threading.Event(), threading.Event()
-    records = luong.server.app.translation_records
+    records = luong.service.answers.translation_records
 
     on_the_loop: list[bool] = []
 
@@ -532,7 +533,7 @@ def test_health_answers_while_an_answer_is_written(monkeypatch: pytest.MonkeyPat
         release.wait(timeout=5)  # (on the event loop, /health would wait this long)
         return records(*args)
 
-    monkeypatch.setattr(luong.server.app, "translation_records", held_records)
+    monkeypatch.setattr(luong.service.answers, "translation_records", held_records)
     answers: list[Any] = []
     with TestClient(create_app([model], max_wait_ms=0)) as client:
         asking = threading.Thread(

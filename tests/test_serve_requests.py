@@ -29,13 +29,8 @@ from luong.config.faces import ServeLimits
 from luong.config.search import SearchOptions
 from luong.model.seq2seq import Seq2Seq
 from luong.server.app import ServedModel, create_app
-from luong.server.libretranslate import (
-    LibreRequest,
-    join_lines,
-    parse_request,
-    split_lines,
-    translate_answer,
-)
+from luong.server.libretranslate import LibreRequest, parse_request, translate_answer
+from luong.service.texts import join_lines, split_lines
 from luong.translation.placeholder_search import translate_masked
 from luong.translation.translator import Translator, translate, translate_nbest
 

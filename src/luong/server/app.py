@@ -88,19 +88,16 @@ from luong.server.libretranslate import (
     check_key,
     detect_refusal,
     frontend_settings,
-    join_lines,
     language_list,
-    line_groups,
     parse_request,
     route,
-    split_lines,
     translate_answer,
 )
 from luong.server.middleware import BodyLimit, HangUps
+from luong.service.answers import translation_answer
 from luong.service.batcher import Batcher
 from luong.service.limits import LimitError, check_request
-from luong.translation.confidence import joint_confidence
-from luong.translation.records import memory_record, term_records, translation_records
+from luong.service.texts import join_lines, split_lines, text_confidences
 from luong.translation.translations import Translation
 from luong.translation.translator import Translator
 from luong.version import __version__
@@ -461,12 +458,7 @@ def _add_libretranslate_routes(app: FastAPI, service: _Service) -> None:
             except LuongError as error:
                 raise LibreError(500, f"Cannot translate text: {error}") from None
             outputs = join_lines(split, [translation.texts for translation in translations])
-            # each text's confidence: its lines' best outputs together
-            best = [t.hypotheses[:1] for t in translations]
-            confidences = [
-                joint_confidence([h for i in group for h in best[i]])
-                for group in line_groups(split)
-            ]
+            confidences = text_confidences(split, translations)  # all of a text's lines
             return JSONResponse(translate_answer(asked, outputs, source, confidences))
         except LibreError as error:
             return JSONResponse({"error": error.message}, status_code=error.status)
@@ -511,34 +503,9 @@ def _answer(
     search: SearchOptions,
     request: RequestOptions,
 ) -> bytes:
-    """The JSON of ``POST /api/translate``'s answer (``allow_nan=False``: records write null
-    for what is not finite)."""
-    translator = served.translator
-    prefix_tokens = translator.tgt_vocab.tokenize(search.prefix)
-    results = []
-    for translation in translations:
-        if not (request.attention or request.align):  # no weights to turn into lists
-            hyps = [
-                dataclasses.replace(h, attention=h.attention[:, :0]) for h in translation.hypotheses
-            ]
-            translation = dataclasses.replace(translation, hypotheses=hyps)
-        records = translation_records(
-            translator.model, translation, search.replace_unk, request.align
-        )
-        if not request.attention:
-            for record in records:
-                record.pop("attention", None)  # a memory's record has none
-        result = {
-            "source": translation.source,
-            "source_tokens": translator.source_symbols(translation.searched),
-            "prefix_tokens": len(prefix_tokens),
-            "hypotheses": records,
-            **memory_record(translation),
-        }
-        if request.glossary:
-            result["glossary"] = term_records(translation)
-        results.append(result)
-    answer = {"model": name, "results": results}
+    """The JSON of ``POST /api/translate``'s answer (``luong.service.answers``;
+    ``allow_nan=False``: records write null for what is not finite)."""
+    answer = translation_answer(name, served.translator, translations, search, request)
     return json.dumps(answer, ensure_ascii=False, allow_nan=False).encode("utf-8")
 
 

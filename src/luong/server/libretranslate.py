@@ -13,7 +13,7 @@ LibreTranslate (https://libretranslate.com/docs) is the HTTP API that translatio
   Where a field comes twice, LibreTranslate's rule holds: a JSON body is read alone (the
   query string is not read), and of a form body and the query string the query string's
   value wins (Werkzeug's ``request.values``: the query first). Each line of a text is
-  translated apart and the line breaks are kept (``split_lines``, ``join_lines``: argos-
+  translated apart and the line breaks are kept (``luong.service.texts``: argos-
   translate's paragraphs, which LibreTranslate translates). Answer
   ``{"translatedText": T}`` (T a string, or a list for a list), with ``"alternatives"`` (a
   list of strings per text, none equal to the text's translation nor to another) when
@@ -48,7 +48,6 @@ from __future__ import annotations
 import hmac
 import json
 import math
-import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from email.parser import BytesParser
@@ -58,25 +57,20 @@ from urllib.parse import parse_qsl
 
 from luong.common.errors import LuongError
 from luong.common.languages import language_name
-from luong.memory.glossary import Glossary
-from luong.memory.glossary_files import parse_glossary
+from luong.service.request_glossary import check_unicode, request_glossary
 
 __all__ = [
     "FORMATS",
     "LibreError",
     "LibreRequest",
     "PATHS",
-    "TextLines",
     "check_key",
     "detect_refusal",
     "frontend_settings",
     "is_known_key",
-    "join_lines",
     "language_list",
-    "line_groups",
     "parse_request",
     "route",
-    "split_lines",
     "translate_answer",
 ]
 
@@ -180,7 +174,10 @@ def parse_request(
     if text_format not in FORMATS:
         raise LibreError(400, f"{str(text_format)[:40]} format is not supported")
     alternatives = _alternatives(fields.get("alternatives"))
-    glossary = _glossary(fields.get("glossary"), max_glossary_terms)
+    try:
+        glossary = request_glossary(fields.get("glossary"), max_glossary_terms)
+    except LuongError as error:
+        raise LibreError(400, f"Invalid request: {error}") from None
     key = fields.get("api_key")
     return LibreRequest(
         texts=list(texts),
@@ -192,51 +189,6 @@ def parse_request(
         api_key=key if isinstance(key, str) and key else None,
         glossary=glossary,
     )
-
-
-def _glossary(value: object, most: int | None = None) -> tuple[tuple[str, str], ...]:
-    """The request's ``glossary``: none, ``[[source, target], ...]`` or TSV text, of at most
-    ``most`` terms (a TSV's lines that hold something, counted before any is parsed)."""
-    if value is None or value == "" or value == []:
-        return ()
-    if most is not None and isinstance(value, str | list):
-        count = len(value) if isinstance(value, list) else sum(map(bool, value.split("\n")))
-        if count > most:
-            raise LibreError(
-                400,
-                f"Invalid request: max_glossary_terms: the glossary has {count} terms, above "
-                f"the limit of {most}",
-            )
-    try:
-        if isinstance(value, str):
-            _check_unicode("glossary", value)
-            return parse_glossary(value, "tsv", "glossary").pairs()
-        if isinstance(value, list):
-            for i, pair in enumerate(value):
-                if isinstance(pair, list):
-                    for term in pair:
-                        if isinstance(term, str):
-                            _check_unicode(f"glossary[{i}]", term)
-            return Glossary.of(value, "glossary").pairs()
-    except (LuongError, TypeError) as error:
-        raise LibreError(400, f"Invalid request: {error}") from None
-    raise LibreError(
-        400,
-        "Invalid request: glossary: expected a list of [source term, target term] pairs or "
-        f"TSV text, got {type(value).__name__}",
-    )
-
-
-def _check_unicode(name: str, text: str) -> None:
-    """Refuse a lone surrogate (JSON's ``"\\ud800"``): no answer or message could hold it."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as error:
-        raise LibreError(
-            400,
-            f"Invalid request: {name} is not valid Unicode (a lone surrogate at character "
-            f"{error.start})",
-        ) from None
 
 
 def _alternatives(value: object) -> int:
@@ -403,75 +355,12 @@ def translate_answer(
     return answer
 
 
-LINE_BREAK = re.compile(r"(\r?\n)")
-"""What splits a text into the lines translated apart: LF, as LibreTranslate splits (argos-
-translate's paragraphs), with a CR before it kept as part of the break."""
-
-
-@dataclass(frozen=True)
-class TextLines:
-    """The texts of a request cut into their lines (``split_lines``): ``lines`` are the
-    sources to decode, every line of every text that is not empty, in order; ``names`` name
-    each in messages (``source I``, or ``source I line J`` in a text of several lines);
-    ``pieces`` hold each text as its lines and breaks alternating (``re.split`` with the
-    break kept), so that ``join_lines`` puts each text back together."""
-
-    lines: list[str]
-    names: list[str]
-    pieces: list[list[str]]
-
-
-def split_lines(texts: Sequence[str]) -> TextLines:
-    """Cut each text at its line breaks (LF or CRLF). An empty line is not decoded: it stays
-    empty in the answer, as LibreTranslate leaves it."""
-    lines: list[str] = []
-    names: list[str] = []
-    pieces = []
-    for i, text in enumerate(texts):
-        parts = LINE_BREAK.split(text)
-        several = len(parts) > 1
-        for j, line in enumerate(parts[::2]):
-            if line:
-                lines.append(line)
-                names.append(f"source {i} line {j + 1}" if several else f"source {i}")
-        pieces.append(parts)
-    return TextLines(lines, names, pieces)
-
-
-def join_lines(split: TextLines, outputs: Sequence[Sequence[str]]) -> list[list[str]]:
-    """Each text's translations, best first, from ``outputs`` (each line's translations,
-    best first, in ``split.lines``' order): the k-th joins each line's k-th translation (its
-    last where it has fewer, "" where it has none) with the text's own breaks; as many as
-    the line with the most has, at least one. A text of one line gets its line's
-    translations as they are."""
-    if len(outputs) != len(split.lines):
-        raise LuongError(f"outputs: expected {len(split.lines)} lists, got {len(outputs)}")
-    found = iter(outputs)
-    joined = []
-    for parts in split.pieces:
-        each: list[list[str]] = []  # each piece's translations
-        for k, part in enumerate(parts):
-            if k % 2:  # a break, as it was sent
-                each.append([part])
-            elif part:  # a line: its translations, from outputs in order
-                each.append(list(next(found)) or [""])
-            else:  # an empty line
-                each.append([""])
-        n = max(len(translations) for translations in each)
-        joined.append(["".join(t[min(r, len(t) - 1)] for t in each) for r in range(n)])
-    return joined
-
-
-def line_groups(split: TextLines) -> list[list[int]]:
-    """For each text of ``split``, the indices of its lines in ``split.lines`` (none for an
-    empty text): what its translation is made of."""
-    groups = []
-    found = 0
-    for parts in split.pieces:
-        count = sum(1 for line in parts[::2] if line)
-        groups.append(list(range(found, found + count)))
-        found += count
-    return groups
+def _check_unicode(name: str, text: str) -> None:
+    """``check_unicode``, its refusal in LibreTranslate's shape (400)."""
+    try:
+        check_unicode(name, text)
+    except LuongError as error:
+        raise LibreError(400, f"Invalid request: {error}") from None
 
 
 def detect_refusal(pairs: Pairs) -> LibreError:

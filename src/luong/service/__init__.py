@@ -1,3 +1,5 @@
-"""What serving a model needs apart from any transport: the dynamic batcher and a request's
-limits as coded errors. The HTTP faces (``luong.server``) map them to their own answers. This
-``__init__`` imports nothing."""
+"""What serving a model needs apart from any transport: the dynamic batcher, a request's
+limits as coded errors, its own glossary read, its texts cut into lines and joined back with
+their confidence, and its answer as plain data. The HTTP faces (``luong.server``) map them
+to their own answers and import no memory, glossary or confidence code. This ``__init__``
+imports nothing."""
