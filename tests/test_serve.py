@@ -425,9 +425,29 @@ def test_64_concurrent_clients_get_their_own_offline_translations_in_one_batch(
     }
 
 
-def test_requests_with_different_options_are_batched_apart(models: list[ServedModel]) -> None:
+def test_requests_with_different_options_are_batched_apart(
+    models: list[ServedModel], monkeypatch: pytest.MonkeyPatch
+) -> None:
     app = create_app(models, max_batch=8, max_wait_ms=600_000)
     asks = [({"sources": ["abc", "de"], "beam": beam}) for beam in (1, 2, 1, 2, 1, 2, 1, 2)]
+    # The first full batch (one beam's four requests) runs as soon as it is full; it holds
+    # until the other beam's four are queued, so that they wait that call out together (a
+    # request that waited a call runs at once with what queued beside it: were the threads
+    # slow to send, the other four would come as two calls of two).
+    translator = models[0].translator
+    translations = translator.translations
+    calls: list[int] = []
+
+    def held(*args: Any, **kwargs: Any) -> Any:
+        if not calls:
+            for _ in range(6000):  # polling, not a timing check
+                if app.state.batcher.queued == 4:
+                    break
+                time.sleep(0.01)
+        calls.append(app.state.batcher.queued)
+        return translations(*args, **kwargs)
+
+    monkeypatch.setattr(translator, "translations", held)
     with TestClient(app) as client, ThreadPoolExecutor(8) as pool:
         answers = list(pool.map(lambda body: client.post("/api/translate", json=body), asks))
         stats = client.get("/health").json()["batcher"]
@@ -436,6 +456,7 @@ def test_requests_with_different_options_are_batched_apart(models: list[ServedMo
         texts = [r["hypotheses"][0]["text"] for r in answer.json()["results"]]
         assert texts == translate(model, ["abc", "de"], SearchOptions(beam=body["beam"]))
     assert (stats["batches"], stats["merged"], stats["largest"]) == (2, 2, 4)
+    assert calls == [4, 0]  # the second call took the other beam's four at once
 
 
 def test_health_answers_while_a_request_waits_and_closing_finishes_it(
