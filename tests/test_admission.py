@@ -6,9 +6,12 @@ the command line, the HTTP API's 413 and 422, ``luong po``'s reason to leave an 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from fastapi.testclient import TestClient
-from helpers import SRC_SPACE, small_model
+from helpers import SRC_SPACE, assert_one_line_error, small_model
+from helpers import luong as run_luong
 
 from luong.catalogs.fill import too_long
 from luong.config.request import RequestOptions
@@ -155,3 +158,21 @@ def test_a_requests_limits_need_no_transport() -> None:
             check_request(sources, search, translator, limits, RequestOptions())
         assert (caught.value.too_large, str(caught.value)) == (too_large, message)
     check_request(["ab", "abcd"], SearchOptions(beam=3), translator, limits, RequestOptions())
+
+
+def test_luong_eval_admits_by_the_same_rule_before_decoding(tmp_path: Path) -> None:
+    """``luong eval`` checked nothing: a source longer than the model reads was decoded past
+    its limit and scored. It now refuses by ``Translator.admit``'s verdict, naming the first
+    pair and how many, before anything is decoded."""
+    model = tmp_path / "model"
+    small_model(0, max_src_len=5).save_pretrained(model)
+    data = tmp_path / "pairs.tsv"
+    data.write_text("abc\t12\nabcdefghij\t12\nab\t1\nabcdefg\t3\n", encoding="utf-8")
+    result = run_luong("eval", str(model), "--data", str(data))
+    assert_one_line_error(
+        result,
+        f"luong: error: {data}: pair 2: its source is 10 symbols, above the maximum source "
+        "length 5 (2 such pairs); a score over them would not be the model's",
+    )
+    data.write_text("abc\t12\nab\t1\n", encoding="utf-8")  # every source fits: scored
+    assert run_luong("eval", str(model), "--data", str(data), "--json").returncode == 0

@@ -16,6 +16,7 @@ from luong.cli.common import (
     say,
     search_options,
 )
+from luong.common.errors import LuongError
 from luong.common.folder_files import RUN_CONFIG
 from luong.common.progress import WorkProgress
 from luong.config.presets import TASKS
@@ -25,7 +26,7 @@ from luong.data.subword import SubwordVocab
 from luong.evaluation.evaluate import evaluate, evaluate_sources
 from luong.tasks import load_task
 from luong.tasks.tsv import read_split
-from luong.translation.translator import load
+from luong.translation.translator import Translator, load
 
 __all__ = ["main"]
 
@@ -90,11 +91,26 @@ def _pairs(args: argparse.Namespace) -> tuple[list[Pair], bool, dict[str, Any]]:
     return data.test, data.references, {"task": args.task}
 
 
+def _admit(translator: Translator, pairs: list[Pair], what: dict[str, Any]) -> None:
+    """Every pair's source as the model takes it (``Translator.admit``, the rule of every
+    face), before anything is decoded: a refused one names the first pair and how many."""
+    verdicts = translator.admit([source for source, _ in pairs])
+    refused = [(i, v) for i, v in enumerate(verdicts) if v is not None and v.refused]
+    if refused:
+        first, verdict = refused[0]
+        where = what.get("data", what.get("task"))
+        raise LuongError(
+            f"{where}: pair {first + 1}: its source is {verdict.detail} ({len(refused)} such "
+            f"pair{'s' * (len(refused) != 1)}); a score over them would not be the model's"
+        )
+
+
 def main(args: argparse.Namespace) -> int:
     options = _check(args)
     pairs, references, what = _pairs(args)
     log_to_stderr()  # the loader's warnings, the progress
     translator = load(model_folders(args.model), **device_options(args))
+    _admit(translator, pairs, what)
     sources = evaluate_sources(pairs, references=references)
     with WorkProgress(sources, "decoded", "sources") as progress:
         scores = evaluate(

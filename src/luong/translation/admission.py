@@ -17,7 +17,8 @@ The rule:
   (``source_limit``: a location-score model reads no more than its own, whatever is given).
 
 ``fit_sources`` is the command line's use of it: every source checked before the first is
-decoded (an error names the first refused line), or cut to fit with ``truncate``.
+decoded (an error names the first refused line), or cut to fit with ``truncate``; ``luong
+eval`` refuses a data set with a refused source, naming its first pair, before decoding.
 """
 
 from __future__ import annotations
