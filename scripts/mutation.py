@@ -132,7 +132,10 @@ PITFALLS = (
         (
             ('float("-inf")', "-1e9"),
             ("filled = filled.masked_fill(empty, 0.0)", "pass"),
-            ("return filled.softmax(dim=-1).masked_fill(~mask, 0.0)", "return filled.softmax(-1)"),
+            (
+                "return filled.softmax(dim=-1, dtype=wide).masked_fill(~mask, 0.0)",
+                "return filled.softmax(-1, dtype=wide)",
+            ),
         ),
     ),
     Pitfall(
