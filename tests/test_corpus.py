@@ -122,6 +122,30 @@ def test_charsets_a_malformed_catalog_and_another_language(tmp_path: Path) -> No
     ]
 
 
+def test_a_language_header_in_words_names_its_language(tmp_path: Path) -> None:
+    """Some catalogs' headers name their language in words: a dozen of Debian's French ones
+    (``French``, ``Français``, ``français``) were skipped as another language. Its English
+    name or its own, in any case, is read as the code; another language's is still
+    refused, and so is a name for another variety than the one asked."""
+    named = [
+        catalog(tmp_path / f"{i}.po", [entry(source, target)], {"Language": header})
+        for i, (source, target, header) in enumerate(
+            [("Open", "Ouvrir", "French"), ("Save", "Enregistrer", "Français"),
+             ("Quit", "Quitter", "français"), ("Help", "Hilfe", "Deutsch")]
+        )
+    ]  # fmt: skip
+    corpus = build_corpus(catalog_files([tmp_path], "fr"), CorpusOptions(dev=0, devtest=0), "fr")
+    assert sorted(pairs_of(corpus.splits)) == [
+        ("Open", "Ouvrir"), ("Quit", "Quitter"), ("Save", "Enregistrer"),
+    ]  # fmt: skip
+    assert corpus.skipped == [
+        {"path": str(named[3]), "reason": "its Language header says 'Deutsch', not fr"}
+    ]
+    portuguese = catalog(tmp_path / "pt.po", [entry("Open", "Abrir")], {"Language": "Portuguese"})
+    with pytest.raises(ValueError, match="its Language header says 'Portuguese', not pt-BR"):
+        build_corpus([portuguese], CorpusOptions(dev=0, devtest=0), "pt-BR")
+
+
 def two_languages_of_catalogs(folder: Path, count: int = 12) -> list[Path]:
     """``count`` catalogs of 5 messages each, two sources shared by every catalog."""
     return [

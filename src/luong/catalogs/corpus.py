@@ -68,7 +68,13 @@ from luong.catalogs.mo_file import check_mo, mo_header
 from luong.catalogs.po_file import decode_catalog, find_header, header_fields, read_blocks
 from luong.common.errors import LuongError, LuongTypeError
 from luong.common.files import read_bounded, read_json, shown_names, write_folder
-from luong.common.languages import check_language, locale_folders, locale_parts, locale_rank
+from luong.common.languages import (
+    check_language,
+    locale_folders,
+    locale_parts,
+    locale_rank,
+    names_language,
+)
 from luong.common.progress import WorkProgress
 from luong.config.faces import CorpusOptions
 from luong.memory.index import INDEX_SUFFIX
@@ -361,6 +367,8 @@ def build_corpus(
             continue
         language, said = _catalog_language(path, catalog)
         rank = locale_rank(language, tgt_lang) if language else 0  # none says: the target's
+        if rank is None and said == "its Language header" and names_language(language, tgt_lang):
+            rank = 0  # "Language: French", the language in words
         if rank is None:
             reason = f"{said} says {language!r}, not {tgt_lang}"
             corpus.skipped.append({"path": str(path), "reason": reason})

@@ -34,6 +34,7 @@ __all__ = [
     "locale_name",
     "locale_parts",
     "locale_rank",
+    "names_language",
 ]
 
 # A gettext modifier that names a script (@latin, @cyrillic, @devanagari; @Latn too), by
@@ -90,6 +91,24 @@ def language_name(code: str) -> str:
     check_language(code)
     name = Locale.parse(code.replace("-", "_")).get_display_name("en")
     return str(name)
+
+
+def names_language(text: str, code: str) -> bool:
+    """Whether ``text`` names the language of ``code`` in words, as some catalogs' ``Language``
+    headers do: its English name or its own, in any case (``French``, ``Français`` and
+    ``français`` for ``fr``; ``German``, ``Deutsch`` for ``de``). A territory or a script in
+    ``code`` must be named too (``Portuguese (Brazil)``), so a name never stands for a
+    variety it does not say.
+
+    Raises:
+        ValueError, TypeError: ``code`` as ``check_language``.
+    """
+    check_language(code)
+    if not isinstance(text, str):
+        return False
+    locale = Locale.parse(code.replace("-", "_"))
+    names = {str(locale.get_display_name("en")), str(locale.get_display_name(locale))}
+    return text.strip().casefold() in {name.casefold() for name in names}
 
 
 class LocaleParts(NamedTuple):
