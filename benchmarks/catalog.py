@@ -26,7 +26,7 @@ from pathlib import Path
 
 import polib
 
-from luong import SearchOptions, load
+from luong import RequestOptions, SearchOptions, TranslationRequest, load
 from luong.catalogs.fill import fill_catalog, translate_messages
 from luong.config.faces import PLACEHOLDER_MODES
 from luong.evaluation.metrics import bleu_chrf
@@ -67,7 +67,9 @@ def main() -> None:
         start = time.perf_counter()
         filled = fill_catalog(
             (DATA / f"{catalog}.pot").read_text(encoding="utf-8"),
-            lambda texts, mode=mode: translate_messages(translator, texts, options, mode),
+            lambda texts, mode=mode: translate_messages(
+                translator, texts, TranslationRequest(options, RequestOptions(placeholders=mode))
+            ),
             target=target,
             model=name,
         )

@@ -52,6 +52,7 @@ FLOORS: list[tuple[str, set[str]]] = [
     ("configs: a run and its TOML", {"luong.config.run"}),
     ("configs", {"luong.config"}),
     ("request options, decoding defaults", {"luong.config.decoding", "luong.config.request"}),
+    ("one translation request", {"luong.config.translation_request"}),
     ("presets", {"luong.config.presets"}),
     ("a model folder's config.json", {"luong.model.folder"}),
     ("int8 weights", {"luong.model.int8"}),

@@ -19,7 +19,9 @@ from luong.catalogs.entries import detect_accelerator, find_accelerator, format_
 from luong.catalogs.fill import fill_catalog, translate_messages
 from luong.catalogs.header import check_language, plural_forms
 from luong.catalogs.plural_table import GETTEXT_PLURAL_FORMS, gettext_plural_forms
+from luong.config.request import RequestOptions
 from luong.config.search import SearchOptions
+from luong.config.translation_request import TranslationRequest
 from luong.data.vocab import Vocab
 from luong.translation.translator import Translator
 
@@ -76,9 +78,10 @@ def test_a_model_keeps_every_placeholder_msgfmt_checks(
     # span masked); "%su" spell %s and %u and stray ones (constrained, then checked).
     model = small_model(seed=4, src=SRC_SPACE, tgt=Vocab(list(symbols)))
     options = SearchOptions(beam=2, min_len=3, max_len=20)
+    request = TranslationRequest(options, RequestOptions(placeholders="constrain"))
     filled = fill_catalog(
         read(name),
-        lambda texts: translate_messages(Translator(model), texts, options, "constrain"),
+        lambda texts: translate_messages(Translator(model), texts, request),
         target="de",
         model="tiny",
     )
@@ -489,13 +492,13 @@ def test_luong_po_batch_size_reaches_the_search(
     catalog, out = tmp_path / "demo.pot", tmp_path / "demo.de.po"
     catalog.write_text(HANDMADE, encoding="utf-8")
     sizes: list[int] = []
-    original = Translator.translations
+    original = Translator.answer
 
-    def recorded(self: Translator, *args: Any, **kwargs: Any) -> Any:
-        sizes.append(kwargs["batch_size"])
-        return original(self, *args, **kwargs)
+    def recorded(self: Translator, sources: Any, request: TranslationRequest, **kwargs: Any) -> Any:
+        sizes.append(request.batch_size)
+        return original(self, sources, request, **kwargs)
 
-    monkeypatch.setattr(Translator, "translations", recorded)
+    monkeypatch.setattr(Translator, "answer", recorded)
     result = luong(
         "po", str(model), str(catalog), "--out", str(out), "--tgt-lang", "de", "--min-len", "3",
         "--batch-size", "2",

@@ -27,7 +27,9 @@ from luong import Seq2Seq, Translator
 from luong.catalogs.entries import MachineText
 from luong.catalogs.fill import fill_catalog, translate_messages
 from luong.common.errors import LuongError, LuongTypeError
+from luong.config.request import RequestOptions
 from luong.config.search import SearchOptions
+from luong.config.translation_request import TranslationRequest
 from luong.search import Hypothesis, decode
 from luong.server.app import ServedModel, create_app
 from luong.translation.confidence import confidence
@@ -101,11 +103,13 @@ def test_the_confidence_refuses_what_is_no_hypothesis() -> None:
 
 
 def test_jsonl_records_carry_each_hypothesis_confidence() -> None:
-    line = next(translated_lines(oracle(torch.float64), ["abc"], BEAM_3, format="jsonl"))
+    line = next(
+        translated_lines(oracle(torch.float64), ["abc"], TranslationRequest(BEAM_3), format="jsonl")
+    )
     records = json.loads(line)["hypotheses"]
     assert [r["confidence"] for r in records] == [round(c, 6) for c in NBEST_CONFIDENCE]
     # the text format is what it was: the outputs, tab-separated
-    assert next(translated_lines(oracle(), ["abc"], BEAM_3)) == "\tx\ty"
+    assert next(translated_lines(oracle(), ["abc"], TranslationRequest(BEAM_3))) == "\tx\ty"
 
 
 def test_luong_translate_jsonl_writes_the_confidence(oracle_dir: Path) -> None:
@@ -254,7 +258,9 @@ def test_luong_po_writes_the_confidence_and_leaves_the_least_sure_entries(
 ) -> None:
     texts = ["abc", "de f", "hij", "gg a", "jj"]
     translator = Translator(Seq2Seq.from_pretrained(tiny))
-    machine = translate_messages(translator, texts, SEARCH)
+    machine = translate_messages(
+        translator, texts, TranslationRequest(SEARCH, RequestOptions(placeholders="constrain"))
+    )
     values = sorted(m.confidence for m in machine)
     assert len(set(values)) == 5  # the untrained model is surer of some than of others
     threshold = round((values[1] + values[2]) / 2, 6)  # two entries below it

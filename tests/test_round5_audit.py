@@ -23,6 +23,7 @@ from luong.config.faces import ServeLimits
 from luong.config.request import RequestOptions
 from luong.config.run import run_toml
 from luong.config.search import MAX_CONSTRAINT_PIECES, SearchOptions
+from luong.config.translation_request import TranslationRequest
 from luong.export import runtime
 from luong.export.exporter import export_onnx
 from luong.memory.glossary import Glossary, enforced_terms
@@ -195,19 +196,20 @@ def held_together(
     best texts, and the sources (and sampling seed) of each call after the first."""
     entered, release = threading.Event(), threading.Event()
     calls: list[tuple[list[str], int | None]] = []
-    translations = served.translator.translations
+    answer = served.translator.answer
 
-    def spy(sources: list[str], search: SearchOptions, *args: Any, **kwargs: Any) -> Any:
+    def spy(sources: list[str], request: TranslationRequest, **kwargs: Any) -> Any:
+        search = request.search
         if list(sources) == ["j"]:  # the first request: the worker waits here
             entered.set()
             release.wait(TIMEOUT)
-        else:
+        elif search is not None:
             calls.append((list(sources), search.seed if search.sample else None))
-        return translations(sources, search, *args, **kwargs)
+        return answer(sources, request, **kwargs)
 
     batcher = client.app.state.batcher  # type: ignore[attr-defined]
     with pytest.MonkeyPatch.context() as patch, ThreadPoolExecutor(1 + len(bodies)) as pool:
-        patch.setattr(served.translator, "translations", spy)
+        patch.setattr(served.translator, "answer", spy)
         try:
             first = pool.submit(ask, client, {"sources": ["j"], "beam": 1})
             assert entered.wait(TIMEOUT)

@@ -435,7 +435,7 @@ def test_requests_with_different_options_are_batched_apart(
     # request that waited a call runs at once with what queued beside it: were the threads
     # slow to send, the other four would come as two calls of two).
     translator = models[0].translator
-    translations = translator.translations
+    answer = translator.answer
     calls: list[int] = []
 
     def held(*args: Any, **kwargs: Any) -> Any:
@@ -445,9 +445,9 @@ def test_requests_with_different_options_are_batched_apart(
                     break
                 time.sleep(0.01)
         calls.append(app.state.batcher.queued)
-        return translations(*args, **kwargs)
+        return answer(*args, **kwargs)
 
-    monkeypatch.setattr(translator, "translations", held)
+    monkeypatch.setattr(translator, "answer", held)
     with TestClient(app) as client, ThreadPoolExecutor(8) as pool:
         answers = list(pool.map(lambda body: client.post("/api/translate", json=body), asks))
         stats = client.get("/health").json()["batcher"]

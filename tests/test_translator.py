@@ -13,6 +13,7 @@ from helpers import SRC_SPACE, small_model
 
 from luong import Translator, Vocab
 from luong.config.search import SearchOptions
+from luong.config.translation_request import TranslationRequest
 from luong.search import Hypothesis, decode, hypothesis_text
 from luong.translation.admission import fit_sources
 from luong.translation.records import hypothesis_record, output_lines
@@ -51,9 +52,10 @@ def test_replace_unk_is_a_search_option() -> None:
 def test_output_lines_text_and_jsonl() -> None:
     model = small_model(3, SRC_SPACE)
     options = SearchOptions(beam=3, nbest=2)
-    text = list(output_lines(model, TEXTS, options))
+    request = TranslationRequest(options)
+    text = list(output_lines(model, TEXTS, request))
     assert text == ["\t".join(outs) for outs in translate_nbest(model, TEXTS, options)]
-    records = [json.loads(line) for line in output_lines(model, TEXTS, options, format="jsonl")]
+    records = [json.loads(line) for line in output_lines(model, TEXTS, request, format="jsonl")]
     assert [r["source"] for r in records] == TEXTS
     for record, hyps in zip(records, decode(model, TEXTS, options), strict=True):
         assert [h["text"] for h in record["hypotheses"]] == [
@@ -62,12 +64,13 @@ def test_output_lines_text_and_jsonl() -> None:
         for got, hyp in zip(record["hypotheses"], hyps, strict=True):
             assert got["score"] == round(hyp.score, 6)
             assert len(got["attention"]) == len(hyp.tokens) == len(got["tokens"])
-    windowed = list(output_lines(model, TEXTS, options, batch_size=1, window=2))
+    windowed = list(output_lines(model, TEXTS, TranslationRequest(options, batch_size=1, window=2)))
     assert windowed == text  # windows change the batches, never the lines or their order
     with pytest.raises(ValueError, match="format: expected one of text, jsonl, got 'xml'"):
-        output_lines(model, TEXTS, options, format="xml")
-    with pytest.raises(TypeError, match="options: expected SearchOptions, got dict"):
-        output_lines(model, TEXTS, {"beam": 3})  # type: ignore[arg-type]
+        output_lines(model, TEXTS, request, format="xml")
+    expected = "request: expected a TranslationRequest, got SearchOptions"
+    with pytest.raises(TypeError, match=expected):
+        output_lines(model, TEXTS, options)  # type: ignore[arg-type]
 
 
 def test_hypothesis_record_writes_null_for_what_is_not_finite() -> None:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # the names of PUBLIC, for type checkers (tests/test_architec
     from luong.config import RunConfig, Seq2SeqConfig, TrainConfig
     from luong.config.request import RequestOptions
     from luong.config.search import SearchOptions
+    from luong.config.translation_request import TranslationRequest
     from luong.data.vocab import Vocab
     from luong.evaluation.evaluate import evaluate
     from luong.model.attention import (
@@ -64,6 +65,7 @@ PUBLIC: dict[str, tuple[str, ...]] = {
     "luong.training.settings": ("configure",),
     "luong.search": ("Hypothesis", "beam_search", "decode", "greedy_search"),
     "luong.config.search": ("SearchOptions",),
+    "luong.config.translation_request": ("TranslationRequest",),
     "luong.training.trainer": ("Trainer",),
     "luong.translation.translations": ("Translation",),
     "luong.translation.translator": ("Translator", "load", "translate"),
@@ -94,6 +96,7 @@ __all__ = [
     "TrainResult",
     "Trainer",
     "Translation",
+    "TranslationRequest",
     "Translator",
     "Vocab",
     "__version__",

@@ -111,7 +111,7 @@ from luong.common.errors import LuongError, LuongTypeError
 from luong.common.languages import check_language as check_language_code
 from luong.common.progress import WorkProgress
 from luong.config.request import RequestOptions
-from luong.config.search import SearchOptions
+from luong.config.translation_request import TranslationRequest
 from luong.memory.glossary import Glossary
 from luong.memory.translation_memory import Match, TranslationMemory
 from luong.translation.confidence import confidence
@@ -218,40 +218,35 @@ class FilledCatalog:
 def translate_messages(
     translator: Translator,
     texts: Sequence[str],
-    options: SearchOptions,
-    placeholders: str = "constrain",
+    request: TranslationRequest,
     *,
-    glossary: Sequence[tuple[str, str]] = (),
-    batch_size: int = 512,
     progress: WorkProgress | None = None,
 ) -> list[MachineText]:
     """The one place a catalog's messages are translated: ``texts`` (single lines, without
-    their accelerators) in, one translation each out, in order, their placeholders kept as
-    ``placeholders`` says (``RequestOptions.placeholders``: ``"constrain"``, the better on
-    gettext-en-de's dev, docs/results.md; ``"mask"``; ``"off"``: the model's own), through
-    ``Translator.translations`` as every face, each with the model's confidence in it
-    (``luong.translation.confidence``; that of the first search for an output searched again to keep
-    its placeholders; 0.0 for an empty text, which is not translated); with ``glossary``
-    (``RequestOptions.glossary``: ``(source term, target term)`` pairs), each translation
-    holds the target terms of the terms its text holds (``luong.memory.glossary``). ``batch_size``:
-    the texts of one search call (``Translator.translations``'s; ``luong po --batch-size``).
-    ``progress``: advanced by each text as its first search is done.
+    their accelerators) in, one translation each out, in order, through
+    ``Translator.answer`` as every face, for ``request`` (``luong po`` builds it from its
+    flags: the search, ``--placeholders`` (``"constrain"``, the better on gettext-en-de's
+    dev, docs/results.md; ``"mask"``; ``"off"``: the model's own), the glossary's pairs, so
+    that each translation holds the target terms of the terms its text holds
+    (``luong.memory.glossary``), and ``--batch-size``). Each comes with the model's
+    confidence in it (``luong.translation.confidence``; that of the first search for an output
+    searched again to keep its placeholders; 0.0 for an empty text, which is not
+    translated). ``progress``: advanced by each text as its first search is done.
 
     Raises:
-        TypeError: ``translator`` is not a ``Translator``, ``options`` not ``SearchOptions``.
-        ValueError: an unknown ``placeholders``, a bad glossary; as
-            ``Translator.translations``.
+        TypeError: ``translator`` is not a ``Translator``, ``request`` not a
+            ``TranslationRequest``.
+        ValueError: as ``Translator.answer``.
     """
     if not isinstance(translator, Translator):
         raise LuongTypeError(f"translator: expected a Translator, got {type(translator).__name__}")
-    if not isinstance(options, SearchOptions):
-        raise LuongTypeError(f"options: expected SearchOptions, got {type(options).__name__}")
-    request = RequestOptions(placeholders=placeholders, glossary=tuple(glossary))
+    if not isinstance(request, TranslationRequest):
+        raise LuongTypeError(
+            f"request: expected a TranslationRequest, got {type(request).__name__}"
+        )
     return [
         MachineText(t.texts[0], confidence(t.hypotheses[0])) if t.texts else MachineText("", 0.0)
-        for t in translator.translations(
-            list(texts), options, request, batch_size=batch_size, progress=progress
-        )
+        for t in translator.answer(list(texts), request, progress=progress)
     ]
 
 

@@ -27,6 +27,8 @@ from luong.common.errors import LuongError
 from luong.common.files import atomic_write, read_bounded
 from luong.common.languages import check_language as check_language_code
 from luong.common.progress import WorkProgress
+from luong.config.request import RequestOptions
+from luong.config.translation_request import TranslationRequest
 from luong.translation.translator import Translator, load
 
 __all__ = ["FORMAT_CHECK_FAILED", "main"]
@@ -166,21 +168,18 @@ def main(args: argparse.Namespace) -> int:
     memory, glossary = resources.memory, resources.glossary
     terms = () if glossary is None else glossary.pairs()
     name = "+".join(Path(folder).resolve().name for folder in folders)
+    request = TranslationRequest(
+        options,
+        RequestOptions(placeholders=args.placeholders, glossary=terms),
+        batch_size=args.batch_size,
+    )
 
     def translate(texts: list[str]) -> list[MachineText]:
         # said once, when the catalog's header has passed its checks and the model first fills
         while warnings:
             say(warnings.pop())
         with WorkProgress(len(texts), "translated", "messages") as progress:
-            return translate_messages(
-                translator,
-                texts,
-                options,
-                args.placeholders,
-                glossary=terms,
-                batch_size=args.batch_size,
-                progress=progress,
-            )
+            return translate_messages(translator, texts, request, progress=progress)
 
     try:
         filled = fill_catalog(

@@ -27,6 +27,7 @@ from luong.common.errors import LuongError
 from luong.common.files import read_text_lines, text_lines
 from luong.config.request import RequestOptions
 from luong.config.search import MAX_SEED, OptionError, SearchOptions
+from luong.config.translation_request import TranslationRequest
 from luong.translation.admission import fit_sources
 from luong.translation.records import output_lines
 from luong.translation.translator import Translator, load
@@ -88,15 +89,10 @@ def main(args: argparse.Namespace) -> int:
     constraints = None
     if args.constraints is not None:
         constraints = read_constraints(translator, args.constraints, len(fitted.sources), request)
-    lines = output_lines(
-        translator,
-        fitted.sources,
-        options,
-        request=request,
-        format=args.format,
-        batch_size=args.batch_size,
-        constraints=constraints,
+    asked = TranslationRequest(
+        options, request, constraints=constraints, batch_size=args.batch_size
     )
+    lines = output_lines(translator, fitted.sources, asked, format=args.format)
     # Each window of lines is written as soon as it is done: memory does not grow with the
     # input (every line was checked above, so nothing stops half-way).
     for line in lines:
@@ -134,13 +130,8 @@ def _stream(
             line_options = options
             if options.seed is not None:  # line i draws with seed N + i (below 2^64)
                 line_options = replace(options, seed=(options.seed + number) % (MAX_SEED + 1))
-            outputs = output_lines(
-                translator,
-                fitted.sources,
-                line_options,
-                request=request,
-                format=args.format,
-            )
+            asked = TranslationRequest(line_options, request, batch_size=args.batch_size)
+            outputs = output_lines(translator, fitted.sources, asked, format=args.format)
             for output in outputs:
                 write_line(output)
             flush_stdout()

@@ -3,11 +3,12 @@
 ``SearchOptions`` says how to decode (beam, penalties, prefix, sampling); ``RequestOptions``
 says what to do around the search and what each output carries: the source's placeholders
 kept or not (``placeholders``), each output's word alignment (``align``), its attention
-(``attention``), the terms its outputs hold (``glossary``: ``luong.memory.glossary``), and whether a
-translation memory given to the face is consulted (``memory``: the memory itself is data a
-face loads, ``luong.memory.translation_memory``, handed to ``Translator.translations`` beside the
-request). Both are handed whole to ``luong.translation.translator.Translator``, the one path from a
-request to its outputs, which every face calls: ``luong translate``, ``luong eval``, ``luong po``,
+(``attention``), the terms its outputs hold (``glossary``: ``luong.memory.glossary``), and whether
+the translator's translation memory is consulted (``memory``: the memory itself is the
+translator's, read once from the files a face names, ``Translator.with_resources``). Both go
+into one ``TranslationRequest`` (``luong.config.translation_request``), handed whole to
+``luong.translation.translator.Translator.answer``, the one path from a request to its outputs,
+which every face calls: ``luong translate``, ``luong eval``, ``luong po``,
 the server's ``POST /api/translate`` and LibreTranslate's ``/translate``.
 
     Translator(model).translations(texts, SearchOptions(beam=5),
@@ -15,7 +16,7 @@ the server's ``POST /api/translate`` and LibreTranslate's ``/translate``.
 
 **To add a request field**: a field here with its ``option(...)`` metadata
 (its help text and bounds, checked on construction as ``SearchOptions``' are) and a rule
-between fields in ``__post_init__``; read it in ``Translator.translations``. The server's
+between fields in ``__post_init__``; read it in ``Translator.answer``. The server's
 request body (``luong.server.api_requests.request_model``) and its JSON schema take every
 field from here; the commands build the value from their flags
 (``luong.cli.common.request_options``). A field of another type than ``SearchOptions``' (int,

@@ -26,6 +26,7 @@ from luong.common.errors import LuongError
 from luong.config.faces import MAX_DPI, MAX_POSITIONS
 from luong.config.request import RequestOptions
 from luong.config.search import SearchOptions
+from luong.config.translation_request import TranslationRequest
 from luong.data.batching import encode_sources
 from luong.data.vocab import Vocab
 from luong.model.attention import SCORES, LuongAttention, length_mask
@@ -200,8 +201,8 @@ def plot_translation(
     """
     translator = model if isinstance(model, Translator) else Translator(model)
     _check_text(translator, text)
-    request = RequestOptions(attention=True)
-    (translation,) = translator.translations([text], options, request)
+    request = TranslationRequest(options, RequestOptions(attention=True))
+    (translation,) = translator.answer([text], request)
     best = translation.hypotheses[0]
     copy_from = text if options is not None and options.replace_unk else None
     plot_attention(

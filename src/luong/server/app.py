@@ -74,6 +74,7 @@ from luong.common.errors import LuongError, LuongTypeError
 from luong.config.faces import ServeLimits
 from luong.config.request import GlossaryPairs, RequestOptions
 from luong.config.search import OptionError, SearchOptions
+from luong.config.translation_request import TranslationRequest
 from luong.server.api_requests import (
     REQUEST_FIELDS,
     REQUEST_OPTIONS,
@@ -260,9 +261,8 @@ class _Service:
         def run(key: DecodeOptions, sources: list[str]) -> list[Translation]:
             """A batch of requests that share ``key``, on the batcher's worker thread."""
             served = by_name[key.model]
-            translations = served.translator.translations(
-                sources, key.search, key.request, batch_size=max_batch
-            )
+            request = TranslationRequest(key.search, key.request, batch_size=max_batch)
+            translations = served.translator.answer(sources, request)
             return list(translations)
 
         batcher: Batcher[DecodeOptions, str, Translation] = Batcher(

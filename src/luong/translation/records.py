@@ -14,9 +14,7 @@ from typing import Any
 from luong.common.errors import LuongError, LuongTypeError
 from luong.common.lines import json_line
 from luong.config.faces import FORMATS
-from luong.config.request import RequestOptions
-from luong.config.search import SearchOptions
-from luong.memory.translation_memory import TranslationMemory
+from luong.config.translation_request import TranslationRequest
 from luong.model.ensemble import Decodable
 from luong.search import Hypothesis, hypothesis_symbols, hypothesis_text
 from luong.translation.alignment import hypothesis_alignment, pharaoh
@@ -36,73 +34,59 @@ __all__ = [
 def output_lines(
     model: Decodable | Translator,
     sources: Sequence[str],
-    options: SearchOptions | None = None,
+    request: TranslationRequest | None = None,
     *,
-    request: RequestOptions | None = None,
     format: str = "text",
-    batch_size: int = 512,
-    window: int | None = None,
-    constraints: Sequence[Sequence[str]] | None = None,
-    memory: TranslationMemory | None = None,
 ) -> Iterator[str]:
     """The lines ``luong translate`` writes, one per source, in order, handed out as they are
-    done: memory holds one window of sources' outputs (``Translator.translations``),
-    whatever the number of sources, and attention only where it is written (jsonl), used
-    (``options.replace_unk``, ``align``, masked placeholders).
+    done: memory holds one window of sources' outputs (``Translator.answer``), whatever the
+    number of sources, and attention only where it is written (jsonl), used
+    (``search.replace_unk``, ``align``, masked placeholders).
 
     Args:
-        model: the model, an ``Ensemble``, or a ``Translator``.
+        model: the model, an ``Ensemble``, or a ``Translator`` (with its translation memory,
+            ``Translator.with_resources``: in text, a source it holds exactly gets the
+            memory's translation; in jsonl, every record gets ``"origin"`` (``"memory"`` or
+            ``"model"``) and ``"matches"``: ``memory_record``).
         sources: the inputs (``fit_sources``' ``sources``).
-        options: how to decode (default greedy search).
-        request: what is asked beside the search (default ``RequestOptions()``): the
-            placeholders kept (``luong.config.faces.PLACEHOLDER_MODES``), and with ``align`` each
-            output's word alignment (``luong.translation.alignment``): in text, the output then a
-            tab and its Pharaoh links (``0-0 1-2``); in jsonl, each record's ``"alignment"``, a list
-            of ``[i, j]`` pairs. jsonl writes the attention whatever ``request.attention``,
-            and with ``request.glossary`` each line's ``"glossary"``: the terms its outputs
-            hold (``term_records``).
+        request: the request (``TranslationRequest``; default: the model's decoding
+            defaults); its ``window`` by default ``8 * batch_size``. With
+            ``request.options.align`` each line holds after each output a tab and its
+            Pharaoh links (``0-0 1-2``); in jsonl, each record's ``"alignment"``, a list of
+            ``[i, j]`` pairs. jsonl writes the attention whatever ``options.attention``,
+            and with a glossary each line's ``"glossary"``: the terms its outputs hold
+            (``term_records``).
         format: ``"text"``: the n-best outputs, tab-separated (an empty line for an empty
             input); ``"jsonl"``: ``{"source", "hypotheses": [hypothesis_record, ...]}``.
-        batch_size: sentences per search call.
-        window: sources decoded (and sorted by length) together before their lines are
-            handed out; default ``8 * batch_size``.
-        constraints: per source, the phrases its outputs must contain (``translate``).
-        memory: a translation memory (``Translator.translations``): in text, a source it
-            holds exactly gets the memory's translation; in jsonl, every record gets
-            ``"origin"`` (``"memory"`` or ``"model"``) and ``"matches"`` (``memory_record``).
 
     Returns:
         an iterator of lines, without their newline.
 
     Raises:
-        TypeError: ``options`` is not a ``SearchOptions``, ``request`` not a
-            ``RequestOptions``.
-        ValueError: an unknown ``format``; as ``Translator.translations``, on the call
-            itself.
+        TypeError: ``request`` is not a ``TranslationRequest``.
+        ValueError: an unknown ``format``; as ``Translator.answer``, on the call itself.
     """
     if format not in FORMATS:
         raise LuongError(f"format: expected one of {', '.join(FORMATS)}, got {format!r}")
-    request = RequestOptions() if request is None else request
-    if not isinstance(request, RequestOptions):
-        raise LuongTypeError(f"request: expected RequestOptions, got {type(request).__name__}")
+    request = TranslationRequest() if request is None else request
+    if not isinstance(request, TranslationRequest):
+        raise LuongTypeError(
+            f"request: expected a TranslationRequest, got {type(request).__name__}"
+        )
     translator = model if isinstance(model, Translator) else Translator(model)
+    if request.window is None:
+        request = replace(request, window=8 * request.batch_size)
     if format == "jsonl":  # each record holds its attention
-        request = replace(request, attention=True)
-    translations = translator.translations(
-        sources,
-        options,
-        request,
-        batch_size=batch_size,
-        window=window if window is not None else 8 * batch_size,
-        constraints=constraints,
-        memory=memory,
-    )
-    replace_unk = options.replace_unk if options is not None else False
+        request = replace(request, options=replace(request.options, attention=True))
+    translations = translator.answer(sources, request)
+    search = translator.search if request.search is None else request.search
+    replace_unk = search.replace_unk
     if format == "text":
         return (_text_line(t) for t in translations)
-    glossary = bool(request.glossary)
+    asked = request.options
     return (
-        _jsonl_line(translator.model, t, replace_unk, request.align, glossary) for t in translations
+        _jsonl_line(translator.model, t, replace_unk, asked.align, bool(asked.glossary))
+        for t in translations
     )
 
 

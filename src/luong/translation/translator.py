@@ -37,6 +37,7 @@ from luong.config.decoding import decoding_defaults, with_defaults
 from luong.config.model import Seq2SeqConfig
 from luong.config.request import RequestOptions
 from luong.config.search import SearchOptions
+from luong.config.translation_request import TranslationRequest
 from luong.data.vocab import Vocab
 from luong.memory.glossary import Glossary, Term, enforced_terms, glossary_of
 from luong.memory.glossary_files import read_glossary
@@ -354,35 +355,33 @@ class Translator:
         last."""
         return source_symbols(self.model, text)
 
-    def translations(
+    def answer(
         self,
         sources: Sequence[str],
-        search: SearchOptions | None = None,
-        request: RequestOptions | None = None,
+        request: TranslationRequest | None = None,
         *,
-        constraints: Sequence[Sequence[str]] | None = None,
-        exact: bool = False,
-        batch_size: int = 512,
-        window: int | None = None,
-        memory: TranslationMemory | None = None,
         progress: WorkProgress | None = None,
     ) -> Iterator[Translation]:
-        """The one path from a request to its outputs: a ``Translation`` per source, in
-        order, handed out a window at a time (memory holds one window's).
+        """The one path from a request to its outputs: a ``Translation`` per source of
+        ``sources``, in order, handed out a window at a time (memory holds one window's),
+        for ``request``, a ``TranslationRequest`` (``luong.config.translation_request``: every
+        face builds one and hands it here whole).
 
-        A translation memory (``memory``, consulted unless ``request.memory`` is false;
+        The translator's translation memory (``with_resources``; consulted unless
+        ``request.options.memory`` is false;
         ``TranslationMemory.recall``): a source it holds exactly, with a translation that
         could be an output of it (no line break or control character the source lacks, the
-        source's placeholders kept, the terms of ``request.glossary`` held:
+        source's placeholders kept, the terms of the request's glossary held:
         ``luong.memory.translation_memory.unfit_reason``), takes that translation (``origin``
         ``"memory"``), written as one line as every output is (``luong.data.vocab.one_line``), and
         is not decoded; every other source is decoded as below and carries the memory's fuzzy
         matches (``Translation.matches``).
 
-        Placeholders (``request.placeholders``, ``luong.translation.placeholders``): ``"mask"``:
-        each source's spans masked before the search and put back after, where the attention
-        aligns them; ``"constrain"``: an output that misses one of its source's spans is
-        searched again by constrained beam search holding each exactly as often
+        Placeholders (``request.options.placeholders``, ``luong.translation.placeholders``):
+        ``"mask"``: each source's spans masked before the search and put back after, where
+        the attention aligns them; ``"constrain"``: an output that misses one of its
+        source's spans is searched again by constrained beam search holding each exactly as
+        often
         (``keep_placeholders``, for a search call's misses together; masked where that
         fails too), the ``constraints`` of its
         source held too, at least as often as listed (in the masked search as well); not
@@ -390,29 +389,20 @@ class Translator:
         placeholder of its own (``luong.translation.placeholders.check_phrases``); with ``"mask"``,
         the masked source is decoded with ``constraints``, and no span is put back inside one.
 
-        A glossary (``request.glossary``, ``luong.memory.glossary``): the terms found in each source
-        add their target terms to its ``constraints``, each held at least once
+        A glossary (``request.options.glossary``, ``luong.memory.glossary``): the terms found
+        in each source add their target terms to its ``constraints``, each held at least once
         (``enforced_terms``; with ``exact``, the source's own phrases exactly, the terms at
         least), in every search above; the terms a translation holds are its ``terms``. Not
         with sampling.
 
         Args:
             sources: the inputs.
-            search: how to decode (default: the model's decoding defaults, ``self.search``).
-            request: what is asked beside the search (default ``RequestOptions()``).
-            constraints: per source, the phrases its outputs must contain, each as often as
-                listed (``luong.search.decode``).
-            exact: with ``constraints``, each phrase exactly as often as listed.
-            batch_size: sentences per search call.
-            window: sources decoded (and sorted by length) together before their
-                translations are handed out; None: all at once (``luong.search.decode``).
-            memory: a translation memory; None: the translator's own (``with_resources``),
-                or none.
+            request: the request (default ``TranslationRequest()``: the model's decoding
+                defaults, nothing asked beside).
             progress: advanced by each source as its first search (or the memory) is done.
 
         Raises:
-            TypeError: ``search`` is not a ``SearchOptions``, ``request`` not a
-                ``RequestOptions``, ``memory`` not a ``TranslationMemory``.
+            TypeError: ``request`` is not a ``TranslationRequest``.
             ValueError: ``constraints`` not one list per source, or a phrase that holds a
                 placeholder with placeholders kept; placeholders ``"constrain"`` or a
                 glossary with sampling (``RequestOptions.check_search``); a glossary's term
@@ -420,30 +410,25 @@ class Translator:
                 (``check_glossary``); as ``luong.search.decode_batches``; all on the call
                 itself.
         """
-        search = self.search if search is None else search
-        request = RequestOptions() if request is None else request
-        if not isinstance(search, SearchOptions):
-            raise LuongTypeError(f"options: expected SearchOptions, got {type(search).__name__}")
-        if not isinstance(request, RequestOptions):
-            raise LuongTypeError(f"request: expected RequestOptions, got {type(request).__name__}")
-        if constraints is not None and len(constraints) != len(sources):
-            raise LuongError(
-                f"constraints: expected one list per source ({len(sources)}), "
-                f"got {len(constraints)}"
-            )
-        memory = self.memory if memory is None else memory
-        if memory is not None and not isinstance(memory, TranslationMemory):
+        request = TranslationRequest() if request is None else request
+        if not isinstance(request, TranslationRequest):
             raise LuongTypeError(
-                f"memory: expected a TranslationMemory, got {type(memory).__name__}"
+                f"request: expected a TranslationRequest, got {type(request).__name__}"
             )
+        request.check_sources(sources)
+        search = self.search if request.search is None else request.search
+        options = request.options
+        constraints: Sequence[Sequence[str]] | None = request.constraints
+        exact = request.exact
+        memory = self.memory
         if progress is not None and not isinstance(progress, WorkProgress):
             raise LuongTypeError(f"progress: expected WorkProgress, got {type(progress).__name__}")
-        request.check_search(search)
-        if constraints is not None and request.placeholders != "off":
+        options.check_search(search)
+        if constraints is not None and options.placeholders != "off":
             check_phrases(constraints)
-        glossary = self.check_glossary(request.glossary) if request.glossary else None
+        glossary = self.check_glossary(options.glossary) if options.glossary else None
         recalls = None
-        if memory is not None and request.memory:
+        if memory is not None and options.memory:
             # a reused translation holds the glossary's terms, as a decoded one does
             recalls = [
                 memory.recall(text, glossary.targets(text) if glossary is not None else ())
@@ -466,25 +451,67 @@ class Translator:
             ]
             constraints, held = with_terms(given, exact, terms)
         masked = None
-        if request.placeholders == "mask":
+        if options.placeholders == "mask":
             masked = [mask_source(text) for text in sources]
         with self.computing():
             batches = decode_batches(
                 self.model,
                 sources if masked is None else [m.text for m in masked],
                 search,
-                batch_size=batch_size,
-                window=window,
-                attention=request.keeps_attention or search.replace_unk,
+                batch_size=request.batch_size,
+                window=request.window,
+                attention=options.keeps_attention or search.replace_unk,
                 constraints=constraints,
                 exact=held,
             )
         if progress is not None:
             batches = counted(batches, progress)
-        job = Job(self, sources, search, request, masked, constraints, terms, held)
+        job = Job(self, sources, search, options, masked, constraints, terms, held)
         if recalls is None:
             return job.run(batches)
-        return with_memory(everything, recalls, job.run(batches), request.align)
+        return with_memory(everything, recalls, job.run(batches), options.align)
+
+    def translations(
+        self,
+        sources: Sequence[str],
+        search: SearchOptions | None = None,
+        request: RequestOptions | None = None,
+        *,
+        constraints: Sequence[Sequence[str]] | None = None,
+        exact: bool = False,
+        batch_size: int = 512,
+        window: int | None = None,
+        memory: TranslationMemory | None = None,
+        progress: WorkProgress | None = None,
+    ) -> Iterator[Translation]:
+        """``answer`` with the request's parts as arguments, for a caller in Python:
+        ``translations(texts, SearchOptions(beam=5), RequestOptions(align=True))`` is
+        ``answer(texts, TranslationRequest(SearchOptions(beam=5), RequestOptions(align=True)))``
+        (``search`` None: the model's decoding defaults; ``request`` None: ``RequestOptions()``;
+        the rest as ``TranslationRequest``'s fields). ``memory``: a translation memory
+        consulted instead of the translator's own (``with_resources``).
+
+        Raises:
+            TypeError: ``memory`` not a ``TranslationMemory``; as ``TranslationRequest``.
+            ValueError: as ``TranslationRequest`` and ``answer``.
+        """
+        asked = TranslationRequest(
+            search,
+            RequestOptions() if request is None else request,
+            constraints=constraints,
+            exact=exact,
+            batch_size=batch_size,
+            window=window,
+        )
+        translator = self
+        if memory is not None:
+            if not isinstance(memory, TranslationMemory):
+                raise LuongTypeError(
+                    f"memory: expected a TranslationMemory, got {type(memory).__name__}"
+                )
+            translator = copy.copy(self)
+            translator.memory = memory
+        return translator.answer(sources, asked, progress=progress)
 
     def translate(
         self,
