@@ -106,10 +106,10 @@ FLOORS: list[tuple[str, set[str]]] = [
     ("a translation's records, the lines luong translate writes", {
         "luong.translation.records",
     }),
-    ("evaluation, task dispatch, catalogs, a request's limits", {
+    ("evaluation, task dispatch, catalogs, a request's limits, the served models", {
         "luong.catalogs.fill", "luong.evaluation.evaluate", "luong.service.answers",
-        "luong.service.limits", "luong.service.request_glossary", "luong.service.texts",
-        "luong.tasks",
+        "luong.service.limits", "luong.service.registry", "luong.service.request_glossary",
+        "luong.service.texts", "luong.tasks",
     }),
     ("prepared corpora, corpora from catalogs, Debian's catalogs", {
         "luong.catalogs.corpus", "luong.catalogs.debian", "luong.data.prepare",
@@ -488,6 +488,40 @@ def test_the_faces_decode_through_the_translator_alone(face: str) -> None:
         and source != "luong.config.search"
     )
     assert reached == []
+
+
+def test_every_face_hands_one_request_to_the_translator() -> None:
+    """Issue 52: a request is one value. The faces build a ``TranslationRequest`` and call
+    ``Translator.answer`` with it; none calls ``translations``, whose loose arguments (the
+    constraints, ``exact``, the batch size, the window, a memory) are for a caller in
+    Python, so no part of a request travels beside it."""
+    faces = (
+        "luong.cli.translate", "luong.cli.po", "luong.catalogs.fill", "luong.evaluation.plot",
+        "luong.server.app", "luong.server.libretranslate", "luong.service.registry",
+        "luong.translation.records",
+    )  # fmt: skip
+    loose = [
+        f"{module}:{node.lineno}"
+        for module in faces
+        for node in ast.walk(TREES[module])
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "translations"
+    ]  # fmt: skip
+    assert loose == []
+    answering = [
+        module for module in faces if ".answer(" in MODULES[module].read_text()
+    ]  # fmt: skip
+    assert answering == [
+        "luong.catalogs.fill", "luong.evaluation.plot", "luong.service.registry",
+        "luong.translation.records",
+    ]  # fmt: skip
+    building = sorted(
+        module for module in faces if "TranslationRequest(" in MODULES[module].read_text()
+    )
+    assert building == [
+        "luong.cli.po", "luong.cli.translate", "luong.evaluation.plot", "luong.service.registry",
+        "luong.translation.records",  # the default request, for a caller in Python
+    ]  # fmt: skip
 
 
 def test_no_command_resolves_a_device_or_enters_autocast_itself() -> None:

@@ -21,7 +21,8 @@ from luong.cli.common import (
 from luong.common.files import read_json, read_text_lines
 from luong.common.folder_files import METRICS
 from luong.config.faces import ServeLimits
-from luong.server.app import ServedModel, create_app
+from luong.server.app import create_app
+from luong.service.registry import ServedModel
 from luong.translation.translator import Translator, load
 
 __all__ = ["main", "model_names", "read_api_keys", "server_config"]

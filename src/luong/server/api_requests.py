@@ -1,12 +1,10 @@
 """What a request to luong's own API (``POST /api/translate``, ``luong.server.app``) is: its
-body, a field per option (``request_model``), the key it carries (``key_check``), the answer to
-a body that does not fit (``invalid``), and what the requests of one batch share
-(``DecodeOptions``).
+body, a field per option (``request_model``), the key it carries (``key_check``), and the answer to
+a body that does not fit (``invalid``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import Depends, HTTPException, Request
@@ -24,7 +22,6 @@ __all__ = [
     "JSON_KINDS",
     "REQUEST_FIELDS",
     "REQUEST_OPTIONS",
-    "DecodeOptions",
     "TranslateRequest",
     "invalid",
     "key_check",
@@ -81,18 +78,6 @@ REQUEST_OPTIONS = tuple(f.name for f, _, _ in option_specs(RequestOptions))
 
 REQUEST_FIELDS = ("sources", "model", *REQUEST_OPTIONS)
 """The fields of a request that are not decoding options."""
-
-
-@dataclass(frozen=True)
-class DecodeOptions:
-    """What the requests of one batch share: the model, the decoding options and what is
-    asked beside them. A sampling request carries its own ``ticket``, so it is decoded alone
-    and a seed reproduces it."""
-
-    model: str
-    search: SearchOptions
-    request: RequestOptions = RequestOptions()
-    ticket: int = 0
 
 
 BEARER = HTTPBearer(auto_error=False, description="one of the keys of luong serve --api-keys")

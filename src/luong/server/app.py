@@ -56,12 +56,9 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import itertools
 import json
-import math
-from collections.abc import AsyncIterator, Collection, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Collection, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
@@ -70,15 +67,13 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel
 
-from luong.common.errors import LuongError, LuongTypeError
+from luong.common.errors import LuongError
 from luong.config.faces import ServeLimits
 from luong.config.request import GlossaryPairs, RequestOptions
 from luong.config.search import OptionError, SearchOptions
-from luong.config.translation_request import TranslationRequest
 from luong.server.api_requests import (
     REQUEST_FIELDS,
     REQUEST_OPTIONS,
-    DecodeOptions,
     invalid,
     key_check,
     request_model,
@@ -96,11 +91,10 @@ from luong.server.libretranslate import (
 )
 from luong.server.middleware import BodyLimit, HangUps
 from luong.service.answers import translation_answer
-from luong.service.batcher import Batcher
 from luong.service.limits import LimitError, check_request
+from luong.service.registry import BatchKey, ServedModel, TranslationService, model_list
 from luong.service.texts import join_lines, split_lines, text_confidences
 from luong.translation.translations import Translation
-from luong.translation.translator import Translator
 from luong.version import __version__
 
 __all__ = [
@@ -115,25 +109,6 @@ EXPLORER_FILES: dict[str, str] = {
     "explorer.css": "text/css; charset=utf-8",
 }
 """The explorer's files besides ``index.html``, served under ``/static/``."""
-
-
-@dataclass(frozen=True)
-class ServedModel:
-    """A model the server decodes with: its name in requests, the translator (with the
-    translation memory its requests consult, ``Translator.with_resources``), and the
-    metrics of its run folder (``metrics.json``; None when there is none)."""
-
-    name: str
-    translator: Translator
-    metrics: Mapping[str, Any] | None = None
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not self.name:
-            raise LuongError(f"name: expected a non-empty str, got {self.name!r}")
-        if not isinstance(self.translator, Translator):
-            raise LuongTypeError(
-                f"translator: expected a Translator, got {type(self.translator).__name__}"
-            )
 
 
 def create_app(
@@ -172,7 +147,16 @@ def create_app(
             glossary term that is malformed or a model's vocabulary cannot write.
         TypeError: a model is not a ``ServedModel``.
     """
-    service = _Service.of(models, max_batch, max_wait_ms, limits, options, api_keys, glossary)
+    service = TranslationService.of(
+        models,
+        max_batch=max_batch,
+        max_wait_ms=max_wait_ms,
+        limits=limits,
+        options=options,
+        api_keys=api_keys,
+        glossary=glossary,
+    )
+    body_model = request_model(service.options)  # the request's fields, from the options
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -192,118 +176,13 @@ def create_app(
     app.add_middleware(BodyLimit, limit=service.limits.max_body_bytes, error_paths=PATHS)
     app.add_middleware(HangUps)  # outermost of the two: it sees BodyLimit's hang-ups too
     app.exception_handler(RequestValidationError)(invalid)
-    _add_api_routes(app, service)
+    _add_api_routes(app, service, body_model)
     _add_libretranslate_routes(app, service)
     _add_explorer_routes(app)
     return app
 
 
-@dataclass(frozen=True)
-class _Service:
-    """What the routes of one app share: the models (by name, the first the default), the
-    limits, the request's options class and body model, LibreTranslate's keys and routing,
-    the batcher that decodes on its worker thread, and the sampling requests' tickets."""
-
-    models: list[ServedModel]
-    by_name: dict[str, ServedModel]
-    limits: ServeLimits
-    options: type[SearchOptions]
-    body_model: type[BaseModel]
-    api_keys: frozenset[str] | None
-    pairs: dict[tuple[str, str], str]  # LibreTranslate's routing: the first model wins
-    batcher: Batcher[DecodeOptions, str, Translation]
-    tickets: Iterator[int]
-    glossary: GlossaryPairs  # the default glossary, after each request's own
-
-    @staticmethod
-    def of(
-        models: Sequence[ServedModel],
-        max_batch: int,
-        max_wait_ms: float,
-        limits: ServeLimits | None,
-        options: type[SearchOptions],
-        api_keys: Collection[str] | None,
-        glossary: GlossaryPairs = (),
-    ) -> _Service:
-        """``create_app``'s arguments checked (its docstring says how) and put together."""
-        models = list(models)
-        by_name = _models_by_name(models)
-        limits = limits if limits is not None else ServeLimits()
-        if not isinstance(limits, ServeLimits):
-            raise LuongTypeError(f"limits: expected ServeLimits, got {type(limits).__name__}")
-        if (
-            isinstance(max_wait_ms, bool)
-            or not isinstance(max_wait_ms, int | float)
-            or not 0 <= max_wait_ms < float("inf")
-        ):
-            raise LuongError(f"max_wait_ms: expected a finite number >= 0, got {max_wait_ms!r}")
-        if not (isinstance(options, type) and issubclass(options, SearchOptions)):
-            raise LuongTypeError(f"options: expected SearchOptions or a subclass, got {options!r}")
-        body_model = request_model(options)
-        try:
-            default = RequestOptions(glossary=glossary).glossary
-        except OptionError as error:
-            raise LuongTypeError(str(error)) from None
-        for served in models:
-            if default:
-                served.translator.check_glossary(default)
-        keys = None
-        if api_keys is not None:
-            keys = frozenset(api_keys)
-            if not keys or not all(isinstance(key, str) and key for key in keys):
-                raise LuongError("api_keys: expected non-empty strings, at least one, or None")
-        pairs: dict[tuple[str, str], str] = {}
-        for served in models:
-            src_lang, tgt_lang = served.translator.src_lang, served.translator.tgt_lang
-            if src_lang is not None and tgt_lang is not None:
-                pairs.setdefault((src_lang, tgt_lang), served.name)
-
-        def run(key: DecodeOptions, sources: list[str]) -> list[Translation]:
-            """A batch of requests that share ``key``, on the batcher's worker thread."""
-            served = by_name[key.model]
-            request = TranslationRequest(key.search, key.request, batch_size=max_batch)
-            translations = served.translator.answer(sources, request)
-            return list(translations)
-
-        batcher: Batcher[DecodeOptions, str, Translation] = Batcher(
-            run, max_batch=max_batch, max_wait=max_wait_ms / 1000.0
-        )
-        return _Service(
-            models,
-            by_name,
-            limits,
-            options,
-            body_model,
-            keys,
-            pairs,
-            batcher,
-            itertools.count(1),
-            default,
-        )
-
-    def with_glossary(self, request: RequestOptions) -> RequestOptions:
-        """``request`` with the default glossary after its own pairs."""
-        if not self.glossary:
-            return request
-        return dataclasses.replace(request, glossary=request.glossary + self.glossary)
-
-
-def _models_by_name(models: list[ServedModel]) -> dict[str, ServedModel]:
-    """The models by name, checked: at least one, each a ``ServedModel``, no name twice."""
-    if not models:
-        raise LuongError("models: expected at least one model, got none")
-    for served in models:
-        if not isinstance(served, ServedModel):
-            raise LuongTypeError(f"models: expected ServedModel items, got {type(served).__name__}")
-    by_name = {served.name: served for served in models}
-    if len(by_name) != len(models):
-        names = [served.name for served in models]
-        twice = sorted({name for name in names if names.count(name) > 1})
-        raise LuongError(f"models: expected distinct names, got {', '.join(twice)} twice")
-    return by_name
-
-
-def _add_api_routes(app: FastAPI, service: _Service) -> None:
+def _add_api_routes(app: FastAPI, service: TranslationService, body_model: type[BaseModel]) -> None:
     """luong's own API: ``/health``, ``/api/models``, ``POST /api/translate``."""
     by_name, batcher, limits = service.by_name, service.batcher, service.limits
 
@@ -318,28 +197,9 @@ def _add_api_routes(app: FastAPI, service: _Service) -> None:
 
     @app.get("/api/models")
     async def list_models() -> dict[str, Any]:
-        """What a client needs: each model's name, language pair (null where its folder
-        records none), architecture (``config.json``'s sizes and its longest source),
-        vocabulary sizes and its run's figures (``_run_figures``); the limits, and whether a
-        translating request needs a key. Nothing of the host: no path, command line or
-        version."""
-        return {
-            "models": [
-                {
-                    "name": served.name,
-                    "src_lang": served.translator.src_lang,
-                    "tgt_lang": served.translator.tgt_lang,
-                    "config": served.translator.config.to_json(),
-                    "src_vocab_size": len(served.translator.src_vocab),
-                    "tgt_vocab_size": len(served.translator.tgt_vocab),
-                    "decoding": served.translator.search.to_json(),
-                    "metrics": _run_figures(served.metrics),
-                }
-                for served in service.models
-            ],
-            "limits": dataclasses.asdict(limits),
-            "key_required": service.api_keys is not None,
-        }
+        """What a client needs of each model, the limits, and whether a translating request
+        needs a key (``luong.service.registry.model_list``)."""
+        return model_list(service)
 
     async def translate(body: Any) -> Response:
         """Translate ``sources``; one result per source, in order."""
@@ -365,7 +225,7 @@ def _add_api_routes(app: FastAPI, service: _Service) -> None:
         await asyncio.to_thread(_check_request, body.sources, search, served, limits, request)
         ticket = next(service.tickets) if search.sample else 0
         try:
-            future = batcher.submit(DecodeOptions(name, search, request, ticket), body.sources)
+            future = batcher.submit(BatchKey(name, search, request, ticket), body.sources)
         except RuntimeError as error:  # closed: the server is shutting down
             raise HTTPException(503, str(error)) from error
         try:
@@ -376,7 +236,7 @@ def _add_api_routes(app: FastAPI, service: _Service) -> None:
         content = await asyncio.to_thread(_answer, name, served, translations, search, request)
         return Response(content, media_type="application/json")
 
-    translate.__annotations__["body"] = service.body_model  # FastAPI reads the body's model here
+    translate.__annotations__["body"] = body_model  # FastAPI reads the body's model here
     # With keys, the key is checked before the body's fields (FastAPI solves dependencies
     # first; only a body that is not JSON is refused before); the OpenAPI schema says so, and
     # /docs asks for the key.
@@ -384,21 +244,7 @@ def _add_api_routes(app: FastAPI, service: _Service) -> None:
     app.post("/api/translate", dependencies=needs_key)(translate)
 
 
-def _run_figures(metrics: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """The figures of a run's ``metrics.json`` that ``/api/models`` shows: its top-level
-    numbers (scores, steps, pairs, parameters, seconds; a number that is not finite as
-    null). Nothing else: the file also records the command line, the data's paths and the
-    versions of the host's software, which are no client's business."""
-    if metrics is None:
-        return None
-    return {
-        key: None if isinstance(value, float) and not math.isfinite(value) else value
-        for key, value in metrics.items()
-        if isinstance(value, int | float) and not isinstance(value, bool)
-    }
-
-
-def _add_libretranslate_routes(app: FastAPI, service: _Service) -> None:
+def _add_libretranslate_routes(app: FastAPI, service: TranslationService) -> None:
     """The LibreTranslate API (``luong.server.libretranslate``): ``POST /translate``,
     ``/detect``, ``/languages``, ``/frontend/settings``, routed by language pair."""
     pairs, api_keys, limits = service.pairs, service.api_keys, service.limits
@@ -450,7 +296,7 @@ def _add_libretranslate_routes(app: FastAPI, service: _Service) -> None:
             except LimitError as error:  # a limit, as /api/translate words it
                 raise LibreError(400, f"Invalid request: {error}") from None
             try:
-                future = service.batcher.submit(DecodeOptions(name, search, wanted), split.lines)
+                future = service.batcher.submit(BatchKey(name, search, wanted), split.lines)
             except RuntimeError as error:  # closed: the server is shutting down
                 raise LibreError(503, str(error)) from None
             try:
