@@ -27,7 +27,7 @@ from pathlib import Path
 import polib
 
 from luong import RequestOptions, SearchOptions, TranslationRequest, load
-from luong.catalogs.fill import fill_catalog, translate_messages
+from luong.catalogs.fill import fill_catalog, too_long, translate_messages
 from luong.config.faces import PLACEHOLDER_MODES
 from luong.evaluation.metrics import bleu_chrf
 
@@ -72,6 +72,7 @@ def main() -> None:
             ),
             target=target,
             model=name,
+            too_long=too_long(translator, mode),  # as luong po: a line too long is left
         )
         seconds = time.perf_counter() - start
         reference = {(e.msgctxt, e.msgid): e for e in polib.pofile(str(DATA / f"{catalog}.de.po"))}

@@ -3,11 +3,12 @@ harvests from this machine's catalogs fills the held-out catalogs of that corpus
 po``, scored against their own translations.
 
     python benchmarks/second_language.py runs/fr runs/corpus-fr --tgt-lang fr \
-        [--out docs/french.json]
+        [--catalogs FILE.mo ...] [--out docs/french.json]
 
 For each catalog the corpus dealt to devtest (its manifest; whole catalogs, never trained
-on): its singular entries become a template (each msgstr emptied, the header's Language
-kept), ``luong po --to-utf8`` fills it as a translator would run it (the model's decoding
+on), or each of ``--catalogs`` (those a corpus split by hash left out with ``--exclude``):
+its singular entries become a template (each msgstr emptied, the header's Language kept),
+``luong po --to-utf8`` fills it as a translator would run it (the model's decoding
 defaults; in UTF-8, since a model may write what a catalog's older charset cannot hold),
 and BLEU and chrF (sacrebleu, through ``luong.evaluation.metrics``) score every filled msgstr
 against the catalog's own. Also ``luong eval MODEL --data CORPUS/devtest.tsv``: the devtest split's
@@ -77,10 +78,21 @@ def main() -> None:
     parser.add_argument("model", type=Path)
     parser.add_argument("corpus", type=Path, help="the corpus folder luong corpus wrote")
     parser.add_argument("--tgt-lang", required=True)
+    parser.add_argument(
+        "--catalogs",
+        type=Path,
+        nargs="+",
+        help="the held-out catalogs to fill (default: those the corpus dealt to devtest; a "
+        "corpus split by hash deals none whole, and its --exclude'd catalogs go here)",
+    )
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     manifest = json.loads((args.corpus / "manifest.json").read_text(encoding="utf-8"))
-    held_out = [Path(c["path"]) for c in manifest["catalogs"] if c["split"] == "devtest"]
+    held_out = args.catalogs or [
+        Path(c["path"]) for c in manifest["catalogs"] if c["split"] == "devtest"
+    ]
+    if not held_out:
+        parser.error(f"{args.corpus}: no catalog in devtest; name the held-out ones: --catalogs")
     pooled: list[tuple[str, str]] = []
     with tempfile.TemporaryDirectory() as work:
         catalogs = [fill(args.model, p, args.tgt_lang, Path(work), pooled) for p in held_out]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
-from helpers import SRC_SPACE, assert_one_line_error, small_model
+from helpers import SRC_SPACE, TINY_MODEL_FLAGS, assert_one_line_error, small_model
 from helpers import luong as run_luong
 
 from luong.catalogs.fill import too_long
@@ -176,3 +176,46 @@ def test_luong_eval_admits_by_the_same_rule_before_decoding(tmp_path: Path) -> N
     )
     data.write_text("abc\t12\nab\t1\n", encoding="utf-8")  # every source fits: scored
     assert run_luong("eval", str(model), "--data", str(data), "--json").returncode == 0
+
+
+def test_the_translator_refuses_a_source_it_does_not_take_before_decoding() -> None:
+    """``load().translate`` (``Translator.answer``, the path every face takes) decoded a
+    source past the model's limit; it now refuses by the same verdicts, naming the first
+    refused source and how many, before anything is decoded."""
+    translator = Translator(small_model(0, SRC_SPACE, max_src_len=6))
+    sources = ["abc", "abcdefgh", "", "ab\ud800c", "abcdefghij"]
+    with pytest.raises(
+        ValueError,
+        match=r"^sources\[1\]: 8 symbols, above the maximum source length 6 \(3 refused "
+        r"sources\); cut it",
+    ):
+        translator.translate(sources)
+    with pytest.raises(ValueError, match=r"^sources\[0\]: not valid Unicode \(a lone surrogate"):
+        translator.translate(["ab\ud800c"])
+    masked = "{}{}a"  # 5 symbols as typed; masked, "%d %d a" is 7
+    assert len(translator.translate([masked])) == 1
+    with pytest.raises(ValueError, match=r"7 symbols with its placeholders masked \(placeholders"):
+        translator.translate([masked], request=MASK)
+    assert len(translator.translate(["abc", "", "abcdef"])) == 3  # empty and the limit pass
+
+
+def test_a_run_refuses_a_test_split_it_could_not_decode_before_the_first_step(
+    tmp_path: Path,
+) -> None:
+    """A run checked its dev sources' lengths up front, but its test split only when it was
+    decoded after the last epoch; now both, by the same rule, and nothing is written."""
+    train, dev, test = (tmp_path / f"{name}.tsv" for name in ("train", "dev", "test"))
+    train.write_text("abc\t12\nab\t1\n" * 8, encoding="utf-8")
+    dev.write_text("abc\t12\n", encoding="utf-8")
+    test.write_text("abc\t12\nabcdefghij\t3\n", encoding="utf-8")
+    out = tmp_path / "run"
+    result = run_luong(
+        "train", "--train", str(train), "--dev", str(dev), "--test", str(test),
+        "--out", str(out), "--max-src-len", "5", *TINY_MODEL_FLAGS,
+    )  # fmt: skip
+    assert_one_line_error(
+        result,
+        "luong: error: test_pairs: 1 sources are longer than the model's max_src_len=5 "
+        "symbols (the longest has 10); raise max_src_len (--max-src-len 10)",
+    )
+    assert not out.exists()

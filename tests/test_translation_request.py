@@ -56,6 +56,7 @@ def test_the_request_keeps_its_parts_and_turns_constraints_into_tuples() -> None
         ({"batch_size": True}, LuongTypeError, "batch_size: expected an int >= 1, got bool"),
         ({"batch_size": 2.0}, LuongTypeError, "batch_size: expected an int >= 1, got float"),
         ({"window": -1}, LuongError, "window: expected an int >= 1, got -1"),
+        ({"max_src_len": 0}, LuongError, "max_src_len: expected an int >= 1, got 0"),
         (
             {
                 "search": SearchOptions(sample=True),
@@ -104,5 +105,12 @@ def test_answer_refuses_what_is_not_one_request() -> None:
         translator.answer(TEXTS, SearchOptions())  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"constraints: expected one list per source \(4\), got 1"):
         translator.answer(TEXTS, TranslationRequest(constraints=[["1"]]))
+    # the request's own limit, as luong translate --max-src-len gives it
+    longer = TranslationRequest(max_src_len=3)
+    with pytest.raises(
+        ValueError, match=r"sources\[0\]: 6 symbols, above the maximum source length 3"
+    ):
+        translator.answer(TEXTS, longer)
+    assert len(list(translator.answer(["ab", "", "j"], longer))) == 3
     with pytest.raises(TypeError, match="memory: expected a TranslationMemory, got dict"):
         translator.translations(TEXTS, memory={})  # type: ignore[arg-type]

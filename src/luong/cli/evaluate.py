@@ -26,6 +26,7 @@ from luong.data.subword import SubwordVocab
 from luong.evaluation.evaluate import evaluate, evaluate_sources
 from luong.tasks import load_task
 from luong.tasks.tsv import read_split
+from luong.translation.admission import refusals
 from luong.translation.translator import Translator, load
 
 __all__ = ["main"]
@@ -95,7 +96,7 @@ def _admit(translator: Translator, pairs: list[Pair], what: dict[str, Any]) -> N
     """Every pair's source as the model takes it (``Translator.admit``, the rule of every
     face), before anything is decoded: a refused one names the first pair and how many."""
     verdicts = translator.admit([source for source, _ in pairs])
-    refused = [(i, v) for i, v in enumerate(verdicts) if v is not None and v.refused]
+    refused = refusals(verdicts)
     if refused:
         first, verdict = refused[0]
         where = what.get("data", what.get("task"))

@@ -90,7 +90,11 @@ def main(args: argparse.Namespace) -> int:
     if args.constraints is not None:
         constraints = read_constraints(translator, args.constraints, len(fitted.sources), request)
     asked = TranslationRequest(
-        options, request, constraints=constraints, batch_size=args.batch_size
+        options,
+        request,
+        constraints=constraints,
+        batch_size=args.batch_size,
+        max_src_len=args.max_src_len,
     )
     lines = output_lines(translator, fitted.sources, asked, format=args.format)
     # Each window of lines is written as soon as it is done: memory does not grow with the
@@ -130,7 +134,9 @@ def _stream(
             line_options = options
             if options.seed is not None:  # line i draws with seed N + i (below 2^64)
                 line_options = replace(options, seed=(options.seed + number) % (MAX_SEED + 1))
-            asked = TranslationRequest(line_options, request, batch_size=args.batch_size)
+            asked = TranslationRequest(
+                line_options, request, batch_size=args.batch_size, max_src_len=args.max_src_len
+            )
             outputs = output_lines(translator, fitted.sources, asked, format=args.format)
             for output in outputs:
                 write_line(output)

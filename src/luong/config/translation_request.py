@@ -5,7 +5,8 @@ It holds how to search (``search``, a ``SearchOptions``: beam, penalties, prefix
 sampling), what is asked around the search (``options``, a ``RequestOptions``:
 placeholders, glossary pairs, memory on or off, alignment, attention), each source's
 phrases its outputs must hold (``constraints``, with ``exact``), and how the sources are
-cut into search calls (``batch_size``, ``window``). Every face builds one from its input
+cut into search calls (``batch_size``, ``window``), and the longest source admitted
+(``max_src_len``). Every face builds one from its input
 (a command's flags, a request's JSON body, a catalog's messages) and hands it whole to the
 Translator, with nothing beside it but the sources:
 
@@ -52,6 +53,9 @@ class TranslationRequest:
         batch_size: sentences per search call (>= 1).
         window: sources decoded (and sorted by length) together before their translations
             are handed out (>= 1); None: all at once.
+        max_src_len: the longest source admitted, in symbols (``luong translate
+            --max-src-len``; a location-score model reads no more than its own); None: the
+            model's (``luong.translation.admission.source_limit``).
     """
 
     search: SearchOptions | None = None
@@ -60,6 +64,7 @@ class TranslationRequest:
     exact: bool = False
     batch_size: int = 512
     window: int | None = None
+    max_src_len: int | None = None
 
     def __post_init__(self) -> None:
         if self.search is not None and not isinstance(self.search, SearchOptions):
@@ -75,8 +80,9 @@ class TranslationRequest:
         if not isinstance(self.exact, bool):
             raise LuongTypeError(f"exact: expected a bool, got {type(self.exact).__name__}")
         _check_count("batch_size", self.batch_size)
-        if self.window is not None:
-            _check_count("window", self.window)
+        for name in ("window", "max_src_len"):
+            if getattr(self, name) is not None:
+                _check_count(name, getattr(self, name))
         if self.search is not None:
             self.options.check_search(self.search)
 

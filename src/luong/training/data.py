@@ -1,6 +1,6 @@
 """What the trainer trains on: the training pairs checked against the model's limits
 (``training_data``: text's pairs as ``ParallelData``, or a prepared corpus read from disk),
-the dev sources likewise (``check_dev_lengths``), each epoch's optimizer steps in an
+the dev and test sources likewise (``check_lengths``), each epoch's optimizer steps in an
 order that follows from the seed and the epoch alone (``epoch_steps``), so that a resumed
 run replays it, and how many steps the run takes (``StepCounts``: the schedule's total).
 """
@@ -24,11 +24,12 @@ from luong.data.prepared import PreparedData
 from luong.model.seq2seq import Seq2Seq
 from luong.search import default_max_len
 from luong.training.distributed import World, shard
+from luong.translation.admission import admit, refusals
 
 __all__ = [
     "COUNT_AFTER_START",
     "StepCounts",
-    "check_dev_lengths",
+    "check_lengths",
     "epoch_seed",
     "epoch_step_count",
     "epoch_steps",
@@ -114,18 +115,25 @@ def _checked_prepared(
     return data
 
 
-def check_dev_lengths(model: Seq2Seq, dev_pairs: Sequence[Pair], init_from: str = "") -> None:
-    """Raises ValueError when a dev source is longer than the model's ``max_src_len`` (the
-    message for a model ``init_from`` names, which a fine-tuning run keeps, says so)."""
-    limit = model.config.max_src_len
-    dev_lengths = [len(model.src_vocab.tokenize(s)) for s, _ in dev_pairs]
-    if max(dev_lengths, default=0) > limit:
-        longest = max(dev_lengths)
+def check_lengths(
+    model: Seq2Seq, pairs: Sequence[Pair], name: str = "dev_pairs", init_from: str = ""
+) -> None:
+    """Raises ValueError when a source of ``pairs`` (a run's dev or test split, called
+    ``name``) is one the model does not take (``luong.translation.admission.admit``, the rule
+    of every face: longer than its ``max_src_len``, not valid Unicode), before the first
+    step, rather than when the split is decoded (the message for a model ``init_from``
+    names, which a fine-tuning run keeps, says so)."""
+    refused = refusals(admit(model, [source for source, _ in pairs]))
+    too_long = [verdict.length for _, verdict in refused if verdict.kind == "too_long"]
+    if too_long:
+        longest, limit = max(too_long), model.config.max_src_len
         raise LuongError(
-            f"dev_pairs: {sum(n > limit for n in dev_lengths)} sources are longer than the "
-            f"model's max_src_len={limit} symbols (the longest has {longest}); "
-            + _longer(init_from, longest)
+            f"{name}: {len(too_long)} sources are longer than the model's max_src_len={limit} "
+            f"symbols (the longest has {longest}); " + _longer(init_from, longest)
         )
+    if refused:
+        first, verdict = refused[0]
+        raise LuongError(f"{name}: pair {first + 1}: its source is {verdict.detail}")
 
 
 def epoch_seed(seed: int, epoch: int) -> int:

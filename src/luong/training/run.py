@@ -40,6 +40,7 @@ from luong.evaluation.evaluate import BLEU_SCORES, PAIR_SCORES, REFERENCE_SCORES
 from luong.model.folder import is_int8_folder, language_pair
 from luong.model.seq2seq import Seq2Seq
 from luong.tasks import OWN_DATA, TaskData, load_task, task_configs
+from luong.training.data import check_lengths
 from luong.training.distributed import pick_device, setup
 from luong.training.fine_tuning import (
     check_config,
@@ -236,7 +237,9 @@ def run(
     with ExitStack() as lock:
         try:
             model.to(pick_device(train_config.device, world))
-            # The trainer checks the data (source lengths) before anything is written.
+            # The trainer checks the data (source lengths) before anything is written, and
+            # the test split is checked here, not when it is decoded after the last epoch.
+            check_lengths(model, data.test, "test_pairs", train_config.init_from)
             train_data = prepared if prepared is not None else data.train
             trainer = Trainer(model, train_data, data.dev, train_config, out, log=log, world=world)
             if folder is not None:

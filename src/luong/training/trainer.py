@@ -38,7 +38,7 @@ from luong.model.seq2seq import Seq2Seq
 from luong.training.checkpoint import find_latest
 from luong.training.data import (
     StepCounts,
-    check_dev_lengths,
+    check_lengths,
     epoch_seed,
     epoch_steps,
     training_data,
@@ -107,7 +107,7 @@ class Trainer:
         self.world = world or World()
         with stage(f"encoding {len(train_pairs):,} training pairs", shown=self.world.main):
             self.data: ParallelData | PreparedData = training_data(train_pairs, model, config)
-        check_dev_lengths(model, dev_pairs, config.init_from)
+        check_lengths(model, dev_pairs, "dev_pairs", config.init_from)
         self.dev_pairs = list(dev_pairs)
         self.out = Path(out) if out is not None and self.world.main else None
         say = log or LOGGER.info

@@ -18,7 +18,9 @@ The rule:
 
 ``fit_sources`` is the command line's use of it: every source checked before the first is
 decoded (an error names the first refused line), or cut to fit with ``truncate``; ``luong
-eval`` refuses a data set with a refused source, naming its first pair, before decoding.
+eval`` refuses a data set with a refused source, naming its first pair, before decoding;
+``Translator.answer`` refuses a call that holds one (``sources[I]: ...``), and a training
+run its dev and test splits before the first step (``luong.training.data.check_lengths``).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from luong.common.errors import LuongError
+from luong.common.errors import LuongError, LuongTypeError
 from luong.config.request import RequestOptions
 from luong.data.vocab import Vocab
 from luong.model.ensemble import Decodable, members_of
@@ -39,6 +41,7 @@ __all__ = [
     "admit",
     "fit_sources",
     "read_length",
+    "refusals",
     "source_length",
     "source_limit",
     "truncate_source",
@@ -132,13 +135,20 @@ def admit(
     the model takes as ``request`` decodes it. ``max_src_len``: as ``source_limit``.
 
     Raises:
+        TypeError: ``sources`` not a sequence of strings.
         ValueError: a bad ``max_src_len`` (``source_limit``).
     """
     limit = source_limit(model, max_src_len)
     placeholders = "off" if request is None else request.placeholders
     vocab = model.src_vocab
     verdicts: list[Verdict | None] = []
-    for text in sources:
+    if isinstance(sources, str):
+        raise LuongTypeError("texts: expected a sequence of strings, got a single str")
+    for i, text in enumerate(sources):
+        if not isinstance(text, str):
+            raise LuongTypeError(
+                f"texts: expected a sequence of strings, got {type(text).__name__} at {i}"
+            )
         try:
             text.encode("utf-8")
         except UnicodeEncodeError as error:
@@ -154,6 +164,12 @@ def admit(
         masked = placeholders if length > source_length(vocab, text) else ""
         verdicts.append(Verdict("too_long", length, limit, masked))
     return verdicts
+
+
+def refusals(verdicts: Sequence[Verdict | None]) -> list[tuple[int, Verdict]]:
+    """The refused ones of ``admit``'s ``verdicts`` (every kind but ``empty``), each with
+    its source's index, in order: what a face names (the first) and counts."""
+    return [(i, v) for i, v in enumerate(verdicts) if v is not None and v.refused]
 
 
 @dataclass(frozen=True)

@@ -47,7 +47,7 @@ from luong.model.seq2seq import Seq2Seq
 from luong.search import decode_batches, source_symbols
 from luong.search.constrained import constraint_ids
 from luong.training.checkpoint import is_stopped_run, stopped_run_model
-from luong.translation.admission import Verdict, admit, source_limit
+from luong.translation.admission import Verdict, admit, refusals, source_limit
 from luong.translation.placeholders import check_phrases, mask_source
 from luong.translation.translations import Job, Translation, counted, with_memory, with_terms
 
@@ -403,9 +403,13 @@ class Translator:
 
         Raises:
             TypeError: ``request`` is not a ``TranslationRequest``.
-            ValueError: ``constraints`` not one list per source, or a phrase that holds a
-                placeholder with placeholders kept; placeholders ``"constrain"`` or a
-                glossary with sampling (``RequestOptions.check_search``); a glossary's term
+            ValueError: a source the model does not take as the request decodes it
+                (``admit``: longer than ``max_src_len``, not valid Unicode), the first
+                named (``"sources[3]: 412 symbols, above the maximum source length 400 (1
+                refused source); ..."``); ``constraints`` not one list per source, or a
+                phrase that holds a placeholder with placeholders kept; placeholders
+                ``"constrain"`` or a glossary with sampling (``RequestOptions.check_search``);
+                a glossary's term
                 that is malformed or that the target vocabulary cannot write
                 (``check_glossary``); as ``luong.search.decode_batches``; all on the call
                 itself.
@@ -424,6 +428,14 @@ class Translator:
         if progress is not None and not isinstance(progress, WorkProgress):
             raise LuongTypeError(f"progress: expected WorkProgress, got {type(progress).__name__}")
         options.check_search(search)
+        refused = refusals(self.admit(sources, options, max_src_len=request.max_src_len))
+        if refused:  # the rule every face maps to its own error, checked before decoding
+            first, verdict = refused[0]
+            raise LuongError(
+                f"sources[{first}]: {verdict.detail} ({len(refused)} refused source"
+                f"{'s' * (len(refused) != 1)}); cut it to the model's maximum "
+                f"(luong.translation.admission.truncate_source) or leave it out"
+            )
         if constraints is not None and options.placeholders != "off":
             check_phrases(constraints)
         glossary = self.check_glossary(options.glossary) if options.glossary else None
