@@ -303,12 +303,14 @@ def child(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.CompletedProcess(result.args, result.returncode, out, err)
 
 
+@pytest.mark.parametrize("flags", [[], ["--l2sp", "5"]], ids=["plain", "l2sp"])
 def test_a_fine_tuning_run_killed_resumes_from_its_own_checkpoint_bit_for_bit(
-    base: Path, tmp_path: Path
+    base: Path, tmp_path: Path, flags: list[str]
 ) -> None:
+    # With L2-SP too: the resumed run pulls toward the same anchor, the model's weights.
     def command(out: Path) -> list[str]:
         return ["train", "dates", "--out", str(out), "--init-from", str(base), "--data-seed", "3",
-                *TINY_DATES_FLAGS, "--batch-size", "32"]  # fmt: skip
+                *TINY_DATES_FLAGS, "--batch-size", "32", *flags]  # fmt: skip
 
     reference = child("0", "SIGTERM", *command(tmp_path / "reference"))
     assert reference.returncode == 0, reference.stderr
@@ -446,3 +448,38 @@ def test_another_dropout_is_accepted_and_the_language_pair_kept(base: Path, tmp_
     config = json.loads((out / "config.json").read_text())
     assert config["model"]["dropout"] == 0.3
     assert (config["src_lang"], config["tgt_lang"]) == ("en", "de")  # the base's pair
+
+
+def test_l2sp_needs_init_from_and_a_share_at_most_one() -> None:
+    with pytest.raises(ValueError, match=r"l2sp: expected a finite number >= 0, got -1"):
+        TrainConfig(l2sp=-1)
+    with pytest.raises(ValueError, match=r"l2sp: pulls the weights toward the model of init_from"):
+        TrainConfig(l2sp=1.0)
+    with pytest.raises(ValueError, match=r"at most 1; got 0\.01 x 200 = 2"):
+        TrainConfig(init_from="runs/base", lr=0.01, l2sp=200.0)
+    assert TrainConfig(init_from="runs/base", lr=0.01, l2sp=100.0).l2sp == 100.0
+
+
+def test_l2sp_pulls_the_weights_back_to_the_models(
+    base: Path, pairs: dict[str, Path], tmp_path: Path
+) -> None:
+    """L2-SP, decoupled: after each step every weight moves lr x l2sp of the way back to the
+    --init-from model's. At a share of 1 the run ends where it began, bit for bit; at a
+    share between, nearer the model than the run without it."""
+    start = weights(base)
+    own = ["--train", str(pairs["train"]), "--dev", str(pairs["dev"])]
+    common = ["--init-from", str(base), *own, *TINY_MODEL_FLAGS, "--lr", "0.01",
+              "--warmup-steps", "0", "--schedule", "constant"]  # fmt: skip
+
+    def run(name: str, *flags: str) -> dict[str, torch.Tensor]:
+        result = luong("train", *common, "--out", str(tmp_path / name), *flags)
+        assert result.returncode == 0, result.stderr.decode()
+        return weights(tmp_path / name)
+
+    def distance(trained: dict[str, torch.Tensor]) -> float:
+        return sum(float((trained[k] - start[k]).norm() ** 2) for k in start) ** 0.5
+
+    assert same_weights(run("anchored", "--l2sp", "100"), start)  # 0.01 x 100: all the way
+    free, pulled = run("free"), run("pulled", "--l2sp", "20")
+    assert not same_weights(free, start) and not same_weights(pulled, start)
+    assert distance(pulled) < distance(free)

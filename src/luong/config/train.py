@@ -79,6 +79,12 @@ class TrainConfig:
         metavar="MODEL",
     )
     label_smoothing: float = setting(0.0, "the cross-entropy's label smoothing, 0 to < 1 (0: none)")
+    l2sp: float = setting(
+        0.0,
+        "fine-tuning: after each step, move every weight lr x this of the way back to the "
+        "--init-from model's (L2-SP, Li et al. 2018, decoupled as AdamW's weight decay), so "
+        "that the run forgets less of the model; lr x this at most 1 (0: none)",
+    )
     eval_every: int = setting(
         100, "steps between dev evaluations (there is one at each epoch's end too)"
     )
@@ -193,6 +199,18 @@ class TrainConfig:
             raise LuongTypeError(
                 "init_from: expected one model folder (a path as a str), got "
                 f"{type(self.init_from).__name__} {self.init_from!r:.80}"
+            )
+        if not is_number(self.l2sp) or not 0 <= self.l2sp < math.inf:
+            raise LuongError(f"l2sp: expected a finite number >= 0, got {self.l2sp!r}")
+        if self.l2sp and not self.init_from:
+            raise LuongError(
+                f"l2sp: pulls the weights toward the model of init_from (--init-from), which "
+                f"this run does not have; give one, or leave l2sp 0, got {self.l2sp!r}"
+            )
+        if is_number(self.lr) and self.lr * self.l2sp > 1:
+            raise LuongError(
+                f"l2sp: lr x l2sp is the share of the way back to the model's weights each step "
+                f"moves, at most 1; got {self.lr:g} x {self.l2sp:g} = {self.lr * self.l2sp:g}"
             )
         if self.init_from and self.init_range:
             raise LuongError(

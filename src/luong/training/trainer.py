@@ -108,6 +108,11 @@ class Trainer:
         with stage(f"encoding {len(train_pairs):,} training pairs", shown=self.world.main):
             self.data: ParallelData | PreparedData = training_data(train_pairs, model, config)
         check_lengths(model, dev_pairs, "dev_pairs", config.init_from)
+        # L2-SP's anchor: the weights the run starts from, the init_from model's (a resumed
+        # run is built from that model before its checkpoint is loaded: the same anchor).
+        self.anchor: list[torch.Tensor] | None = None
+        if config.l2sp:
+            self.anchor = [weight.detach().clone() for weight in model.parameters()]
         self.dev_pairs = list(dev_pairs)
         self.out = Path(out) if out is not None and self.world.main else None
         say = log or LOGGER.info
@@ -477,6 +482,11 @@ class Trainer:
             return stop
         scaler.step(self.optimizer)
         scaler.update()
+        if self.anchor is not None:  # L2-SP: each weight lr x l2sp of the way back
+            share = self.optimizer.param_groups[0]["lr"] * cfg.l2sp
+            with torch.no_grad():
+                for weight, anchor in zip(self.model.parameters(), self.anchor, strict=True):
+                    weight.lerp_(anchor, share)
         p.losses.append(value)
         p.interval_losses.append(value)
         p.interval_norms.append(float(norm))
