@@ -497,3 +497,26 @@ def test_the_table_fits_120_columns_and_wide_shows_every_setting(
     assert wide_lines[1].split()[1] == "data/" + "d" * 50 + "/train-0.tsv"
     assert rows[0]["task"] == "data/" + "d" * 50 + "/train-0.tsv"
     assert all(f"train.{key}" in rows[0] for key in changed)
+
+
+def test_a_run_killed_while_it_wrote_run_json_starts_again(tmp_path: Path) -> None:
+    """SIGKILL between atomic_write's temporary file and its rename (seen once in CI, the
+    random-moment kill test): the folder held only ``.run.json.PID.HEX.tmp`` and the next
+    ``luong train`` refused it as a folder of the user's own files. A leftover whose writer
+    is gone is no user's file: the run starts, and clears it."""
+    out = tmp_path / "run"
+    out.mkdir()
+    leftover = out / f".run.json.999999999.{'ab' * 16}.tmp"  # no such process
+    leftover.write_text("{", encoding="utf-8")
+    result = luong("train", "dates", "--out", str(out), *TINY_DATES_FLAGS, "--epochs", "1")
+    assert result.returncode == 0, result.stderr.decode()
+    assert not leftover.exists() and json.loads((out / "run.json").read_text())["task"] == "dates"
+    other = tmp_path / "mine"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine", encoding="utf-8")
+    result = luong("train", "dates", "--out", str(other), *TINY_DATES_FLAGS)
+    assert_one_line_error(
+        result,
+        f"luong: error: {other}: not empty and not a luong run folder (it holds notes.txt, but "
+        "no run.json); choose a new or empty folder for --out",
+    )

@@ -46,6 +46,7 @@ __all__ = [
     "folder_list",
     "shown_names",
     "clear_stale_partials",
+    "stale_write_leftovers",
     "BOM",
     "MAX_JSON_BYTES",
     "MAX_LINE_BYTES",
@@ -397,6 +398,24 @@ def clear_stale_partials(folder: str | os.PathLike[str]) -> list[Path]:
             shutil.rmtree(partial, ignore_errors=True)
             removed.append(partial)
     return removed
+
+
+_WRITE_LEFTOVER = re.compile(r"\.(?P<name>.+)\.(?P<pid>\d+)\.[0-9a-f]{32}\.tmp")
+"""The temporary name ``atomic_write`` gives a file while it writes it."""
+
+
+def stale_write_leftovers(folder: str | os.PathLike[str]) -> list[Path]:
+    """The files of ``folder`` that ``atomic_write`` began and its process, killed (SIGKILL,
+    a power cut) before its rename, never finished: named ``.NAME.PID.HEX.tmp`` with PID no
+    longer running. None of them is a user's file, and none is a file the folder holds."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    return sorted(
+        path
+        for path in folder.iterdir()
+        if (match := _WRITE_LEFTOVER.fullmatch(path.name)) and not _running(int(match["pid"]))
+    )
 
 
 def _take_lock(lock: Path, partial: Path) -> bool:

@@ -25,7 +25,15 @@ from typing import Any
 import torch
 
 from luong.common.errors import LuongError
-from luong.common.files import FolderLocked, locked, read_json, shown_names, write_json, write_text
+from luong.common.files import (
+    FolderLocked,
+    locked,
+    read_json,
+    shown_names,
+    stale_write_leftovers,
+    write_json,
+    write_text,
+)
 from luong.common.folder_files import LOCK, METRICS, MODEL_CONFIG, RUN, RUN_CONFIG, TRAIN_LOG
 from luong.common.languages import check_language
 from luong.common.progress import stage
@@ -246,6 +254,8 @@ def run(
                 _check_run_folder(folder, flag)
                 folder.mkdir(parents=True, exist_ok=True)
                 _lock_run_folder(folder, lock, flag)
+                for leftover in stale_write_leftovers(folder):
+                    leftover.unlink(missing_ok=True)
                 _check_or_write_run(folder, description, flag)
                 if not (folder / RUN_CONFIG).is_file():
                     write_text(folder / RUN_CONFIG, run_toml(_as_kept_in(folder, config)))
@@ -405,7 +415,10 @@ def _check_run_folder(out: Path, flag: str) -> None:
         )
     if not out.is_dir() or (out / RUN).is_file():
         return
-    others = sorted(path.name for path in out.iterdir() if path.name != LOCK)
+    leftovers = set(stale_write_leftovers(out))  # a run killed while it wrote run.json
+    others = sorted(
+        path.name for path in out.iterdir() if path.name != LOCK and path not in leftovers
+    )
     if others:
         shown = shown_names(others)
         raise LuongError(
