@@ -124,9 +124,9 @@ def check_lengths(
     step, rather than when the split is decoded (the message for a model ``init_from``
     names, which a fine-tuning run keeps, says so)."""
     refused = refusals(admit(model, [source for source, _ in pairs]))
-    too_long = [verdict.length for _, verdict in refused if verdict.kind == "too_long"]
+    too_long = [verdict for _, verdict in refused if verdict.kind == "too_long"]
     if too_long:
-        longest, limit = max(too_long), model.config.max_src_len
+        longest, limit = max(verdict.length for verdict in too_long), too_long[0].limit
         raise LuongError(
             f"{name}: {len(too_long)} sources are longer than the model's max_src_len={limit} "
             f"symbols (the longest has {longest}); " + _longer(init_from, longest)
