@@ -75,7 +75,11 @@ def test_quantize_says_what_int8_measured() -> None:
     )
     line = help_text[help_text.index("quantize ") :]
     assert line.startswith("quantize write a model's int8 form: half the size on disk")
-    assert "faster" not in line[: line.index(" pair ")]
+    claim = line[: line.index(" pair ")]
+    # The speeds docs/performance.md measured since issue 50 (1.38-1.54x, greedy and beam 5,
+    # on the VNNI and the AMX CPU), and where: a bare "faster" would promise it on any CPU.
+    assert "1.4-1.5x float32's speed on a CPU with VNNI or AMX units" in claim
+    assert "faster" not in claim
 
 
 def test_the_files_the_readme_names_from_the_clone_exist() -> None:

@@ -421,6 +421,8 @@ def test_a_folder_that_is_not_a_run_is_one_line(three_runs: Path, tmp_path: Path
     assert_one_line_error(luong("runs", str(tmp_path)), f"{tmp_path}: no luong run folders")
     missing = tmp_path / "missing"
     assert_one_line_error(luong("runs", str(missing)), f"{missing}: no such folder")
+    notes = tmp_path / "notes.txt"
+    assert_one_line_error(luong("runs", str(notes)), f"{notes}: a file, not a folder of runs")
     assert_one_line_error(
         luong("curves", str(three_runs / "x"), str(missing), "--out", str(tmp_path / "c.png")),
         f"{missing}: no such folder",

@@ -113,8 +113,8 @@ def add_average(commands: Any) -> None:
 def add_quantize(commands: Any) -> None:
     parser = commands.add_parser(
         "quantize",
-        help="write a model's int8 form: half the size on disk, decoding at about float32's "
-        "speed on this CPU (docs/performance.md)",
+        help="write a model's int8 form: half the size on disk, decoding 1.4-1.5x float32's "
+        "speed on a CPU with VNNI or AMX units (docs/performance.md)",
         description="Write the int8 form of a model folder (int8 weights with a float scale "
         "per row, in safetensors): the decoder's output layer, cells and attentional layer "
         "multiply in int8 on the CPU. luong translate, eval, serve, ensembles and luong.load "

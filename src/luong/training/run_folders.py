@@ -174,7 +174,8 @@ def find_runs(root: str | Path) -> list[Path]:
     """
     root = Path(root)
     if not root.is_dir():
-        raise LuongError(f"{root}: no such folder")
+        what = "a file, not a folder of runs" if root.exists() else "no such folder"
+        raise LuongError(f"{root}: {what}")
     found = sorted(path.parent for path in root.rglob(RUN))
     if not found:
         raise LuongError(f"{root}: no luong run folders in it (none holds {RUN})")
