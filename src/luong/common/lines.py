@@ -1,6 +1,7 @@
 """What breaks one line of text: the characters that a decoded output never holds and a
 target prefix may not hold, so that N lines in give N lines out and an output is one field
-of a tab-separated line.
+of a tab-separated line; and the one character no line can be written with, a lone
+surrogate (``lone_surrogate``: the place that each check of valid Unicode names).
 
 ``json_line``: a JSON value as one line that stays one line for every reader, those that
 split at Unicode's own line breaks too (``str.splitlines``: U+0085, U+2028, U+2029, which
@@ -17,7 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["LINE_BREAKS", "json_line"]
+__all__ = ["LINE_BREAKS", "json_line", "lone_surrogate"]
 
 LINE_BREAKS = frozenset("\n\r\t\v\f\x1c\x1d\x1e\x85\u2028\u2029\x00")
 """Characters that would split one output into several lines or fields (``str.splitlines``'
@@ -36,3 +37,17 @@ def json_line(value: Any) -> str:
         ValueError: a number that is not finite; TypeError: a value JSON cannot hold.
     """
     return json.dumps(value, ensure_ascii=False, allow_nan=False).translate(_RAW_IN_JSON)
+
+
+def lone_surrogate(text: str) -> int | None:
+    """The place of ``text``'s first lone surrogate (JSON's ``"\\ud800"``, a file read with
+    ``surrogateescape``), which UTF-8 cannot write, or None when it has none.
+
+    >>> lone_surrogate("caf\\u00e9"), lone_surrogate("ab\\ud800")
+    (None, 2)
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        return error.start
+    return None

@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from luong.common.errors import LuongTypeError
+from luong.common.lines import lone_surrogate
 from luong.config.faces import PLACEHOLDER_MODES
 from luong.config.search import (
     OptionError,
@@ -146,13 +147,12 @@ def _pairs(name: str, value: object) -> GlossaryPairs:
         ):
             raise OptionTypeError(name, f"{expected}, got {pair!r:.60} at {i}")
         for term in pair:
-            try:
-                term.encode("utf-8")
-            except UnicodeEncodeError as error:
+            surrogate = lone_surrogate(term)
+            if surrogate is not None:
                 raise OptionError(
                     name,
-                    f"expected valid Unicode, got a lone surrogate at character {error.start} "
+                    f"expected valid Unicode, got a lone surrogate at character {surrogate} "
                     f"of pair {i}",
-                ) from None
+                )
         pairs.append((pair[0], pair[1]))
     return tuple(pairs)

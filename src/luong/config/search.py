@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from luong.common.errors import LuongError, LuongTypeError
-from luong.common.lines import LINE_BREAKS
+from luong.common.lines import LINE_BREAKS, lone_surrogate
 
 __all__ = [
     "COMBINE",
@@ -199,12 +199,11 @@ def check_field(name: str, kind: Any, spec: OptionSpec, value: object) -> object
     if kind is str:
         if not isinstance(value, str):
             raise OptionTypeError(name, f"expected a string, got {type(value).__name__}")
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as error:  # a lone surrogate (JSON's "\ud800")
+        surrogate = lone_surrogate(value)
+        if surrogate is not None:
             raise OptionError(
-                name, f"expected valid Unicode, got a lone surrogate at character {error.start}"
-            ) from None
+                name, f"expected valid Unicode, got a lone surrogate at character {surrogate}"
+            )
         if spec.choices is not None and value not in spec.choices:
             raise OptionError(name, f"expected one of {', '.join(spec.choices)}, got {value!r:.60}")
         if spec.max_chars is not None and len(value) > spec.max_chars:

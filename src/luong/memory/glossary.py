@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from luong.common.errors import LuongError, LuongTypeError
-from luong.common.lines import LINE_BREAKS
+from luong.common.lines import LINE_BREAKS, lone_surrogate
 from luong.config.search import MAX_CONSTRAINT_PIECES, MAX_PHRASE_PIECES
 from luong.data.vocab import Vocab
 from luong.translation.placeholders import find_placeholders
@@ -266,13 +266,12 @@ def _checked(term: Term) -> Term:
         if not text:
             raise LuongError(f"{term.where}: the {side} term is empty")
     for side, text in (("source", source), ("target", target), *(("variant", v) for v in variants)):
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError as error:
+        surrogate = lone_surrogate(text)
+        if surrogate is not None:
             raise LuongError(
                 f"{term.where}: the {side} term is not valid Unicode (a lone surrogate at "
-                f"character {error.start})"
-            ) from None
+                f"character {surrogate})"
+            )
         if len(text) > MAX_TERM_CHARS:
             raise LuongError(
                 f"{term.where}: the {side} term has {len(text)} characters, above the "

@@ -6,6 +6,7 @@ each error is a ``LuongError`` that the face words in its own shape (LibreTransl
 from __future__ import annotations
 
 from luong.common.errors import LuongError, LuongTypeError
+from luong.common.lines import lone_surrogate
 from luong.memory.glossary import Glossary
 from luong.memory.glossary_files import parse_glossary
 
@@ -57,9 +58,6 @@ def check_unicode(name: str, text: str) -> None:
     Raises:
         ValueError: ``text`` holds one (the message names ``name`` and its place).
     """
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as error:
-        raise LuongError(
-            f"{name} is not valid Unicode (a lone surrogate at character {error.start})"
-        ) from None
+    surrogate = lone_surrogate(text)
+    if surrogate is not None:
+        raise LuongError(f"{name} is not valid Unicode (a lone surrogate at character {surrogate})")

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from luong.common.errors import LuongError, LuongTypeError
+from luong.common.lines import lone_surrogate
 from luong.config.request import RequestOptions
 from luong.data.vocab import Vocab
 from luong.model.ensemble import Decodable, members_of
@@ -149,10 +150,9 @@ def admit(
             raise LuongTypeError(
                 f"texts: expected a sequence of strings, got {type(text).__name__} at {i}"
             )
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError as error:
-            verdicts.append(Verdict("unrepresentable", error.start))
+        surrogate = lone_surrogate(text)
+        if surrogate is not None:
+            verdicts.append(Verdict("unrepresentable", surrogate))
             continue
         if not text.strip():
             verdicts.append(Verdict("empty"))
