@@ -85,6 +85,10 @@ def test_translate_keeps_every_line_in_order(model_dir: Path, tmp_path: Path) ->
     path.write_bytes("\r\n".join(lines).encode() + b"\r\n")
     from_file = luong("translate", str(model_dir), "--input", str(path))
     assert from_file.stdout.decode().split("\n")[:-1] == outputs
+    # "--input -" reads stdin, as in most tools (it was a file named "-" that is not there).
+    dash = luong("translate", str(model_dir), "--input", "-", stdin="\n".join(lines).encode())
+    assert dash.returncode == 0, dash.stderr.decode()
+    assert dash.stdout.decode().split("\n")[:-1] == outputs
 
 
 def test_unknown_task_is_a_usage_error() -> None:

@@ -80,10 +80,17 @@ def add_eval(commands: Any) -> None:
     add_search_flags(parser, exclude=NOT_SCORED)
 
 
+def input_file(text: str) -> Path | None:
+    """``--input``'s value: the file it names, or None (stdin) for ``-`` as in most tools."""
+    return None if text == "-" else Path(text)
+
+
 def add_translate(commands: Any) -> None:
     parser = commands.add_parser("translate", help="one source per line in, one output out")
     add_model_arguments(parser)
-    parser.add_argument("--input", type=Path, help="read sources from FILE (default: stdin)")
+    parser.add_argument(
+        "--input", type=input_file, help="read sources from FILE (default, or -: stdin)"
+    )
     parser.add_argument(
         "--batch-size", type=int, default=512, help="sources per search call (default 512)"
     )
