@@ -14,6 +14,7 @@ from helpers import SRC_SPACE, TINY_MODEL_FLAGS, assert_one_line_error, small_mo
 from helpers import luong as run_luong
 
 from luong.catalogs.fill import too_long
+from luong.common.lines import lone_surrogate
 from luong.config.request import RequestOptions
 from luong.config.search import SearchOptions
 from luong.evaluation.plot import plot_translation
@@ -219,3 +220,12 @@ def test_a_run_refuses_a_test_split_it_could_not_decode_before_the_first_step(
         "symbols (the longest has 10); raise max_src_len (--max-src-len 10)",
     )
     assert not out.exists()
+
+
+def test_lone_surrogate_names_the_first_one_or_none() -> None:
+    # The one check that admission, the search options and the glossaries word their
+    # messages from: the place of the first character UTF-8 cannot write.
+    assert lone_surrogate("") is None
+    assert lone_surrogate("caf\u00e9 \U0001f600") is None  # a pair in UTF-8 is fine
+    assert lone_surrogate("ab\ud800cd\udfff") == 2
+    assert lone_surrogate(b"x\xff".decode("utf-8", "surrogateescape")) == 1
