@@ -409,10 +409,9 @@ class Translator:
                 refused source); ..."``); ``constraints`` not one list per source, or a
                 phrase that holds a placeholder with placeholders kept; placeholders
                 ``"constrain"`` or a glossary with sampling (``RequestOptions.check_search``);
-                a glossary's term
-                that is malformed or that the target vocabulary cannot write
-                (``check_glossary``); as ``luong.search.decode_batches``; all on the call
-                itself.
+                a glossary's term that is malformed or that the target vocabulary cannot
+                write (``check_glossary``); as ``luong.search.decode_batches``; all on the
+                call itself.
         """
         request = TranslationRequest() if request is None else request
         if not isinstance(request, TranslationRequest):
