@@ -18,6 +18,8 @@ import pytest
 from helpers import small_config
 
 import luong.config
+from luong.common.checks import check_positive_int
+from luong.common.errors import LuongError, LuongTypeError
 from luong.common.files import MAX_TEXT_BYTES
 from luong.config.choices import ATTENTIONS
 from luong.config.fields import config_from_dict
@@ -26,6 +28,8 @@ from luong.config.run import RunConfig, read_toml_tables, run_toml
 from luong.config.search import MAX_ALPHA, MAX_BEAM, MAX_OUTPUT_LEN, SearchOptions
 from luong.config.train import TrainConfig
 from luong.config.vocab import VocabConfig
+from luong.model.recurrence import Recurrence
+from luong.service.batcher import Batcher
 
 # --- Seq2SeqConfig -------------------------------------------------------------------------------
 
@@ -525,3 +529,43 @@ def test_the_package_shows_the_four_configs_of_their_modules() -> None:
         "TrainConfig",
         "VocabConfig",
     ]
+
+
+@pytest.mark.parametrize("value", [1, 7, 10**12])
+def test_a_count_is_returned_as_given(value: int) -> None:
+    assert check_positive_int("beam", value) == value
+
+
+@pytest.mark.parametrize(
+    ("value", "error", "shown"),
+    [
+        (0, LuongError, "0"),
+        (-3, LuongError, "-3"),
+        (True, LuongTypeError, "True"),
+        (2.0, LuongTypeError, "2.0"),
+        ("5", LuongTypeError, "'5'"),
+        (None, LuongTypeError, "None"),
+    ],
+)
+def test_a_count_that_is_not_one_is_refused_naming_it(
+    value: object, error: type[Exception], shown: str
+) -> None:
+    with pytest.raises(error) as raised:
+        check_positive_int("beam", value)
+    assert str(raised.value) == f"beam: expected an int >= 1, got {shown}"
+    # A wrong type is a TypeError and, as every LuongError, a ValueError too.
+    assert isinstance(raised.value, ValueError)
+    assert isinstance(raised.value, TypeError) == (error is LuongTypeError)
+
+
+def test_the_public_functions_refuse_a_bool_count_as_a_type_error() -> None:
+    """The same check behind the configs, the batcher and a search option: a bool is no
+    count, and it is refused as a TypeError naming it."""
+    refusals = [
+        lambda: Batcher(lambda key, items: items, max_batch=True),
+        lambda: Recurrence(lstm=True, layers=True),
+        lambda: SearchOptions(beam=True),
+    ]
+    for refuse in refusals:
+        with pytest.raises(LuongTypeError, match=r"expected an int >= 1, got True$"):
+            refuse()

@@ -53,8 +53,8 @@ def test_the_request_keeps_its_parts_and_turns_constraints_into_tuples() -> None
         ({"constraints": [[1]]}, LuongTypeError, r"got \[1\] at 0"),
         ({"exact": 1}, LuongTypeError, "exact: expected a bool, got int"),
         ({"batch_size": 0}, LuongError, "batch_size: expected an int >= 1, got 0"),
-        ({"batch_size": True}, LuongTypeError, "batch_size: expected an int >= 1, got bool"),
-        ({"batch_size": 2.0}, LuongTypeError, "batch_size: expected an int >= 1, got float"),
+        ({"batch_size": True}, LuongTypeError, "batch_size: expected an int >= 1, got True"),
+        ({"batch_size": 2.0}, LuongTypeError, "batch_size: expected an int >= 1, got 2.0"),
         ({"window": -1}, LuongError, "window: expected an int >= 1, got -1"),
         ({"max_src_len": 0}, LuongError, "max_src_len: expected an int >= 1, got 0"),
         (

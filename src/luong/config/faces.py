@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
+from luong.common.checks import check_positive_int
 from luong.common.errors import LuongError, LuongTypeError
 
 __all__ = [
@@ -153,5 +154,4 @@ class ServeLimits:
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise LuongError(f"{f.name}: expected an int >= 1, got {value!r}")
+            check_positive_int(f.name, value)

@@ -1,7 +1,8 @@
 """The machinery of the checked config dataclasses (``luong.config.model``, ``.train``,
 ``.vocab``): a field with its help text (``setting``), the checks their ``__post_init__``
-share, each message naming the field, what it expected and what it got, and a config built
-from a dict whose unknown keys are named (``config_from_dict``).
+share (a count's is ``luong.common.checks``, which every public function uses too), each
+message naming the field, what it expected and what it got, and a config built from a dict
+whose unknown keys are named (``config_from_dict``).
 
 A field's help text is the one source of its ``luong train --help`` text
 (``luong.cli.common.add_config_flags``).
@@ -16,7 +17,7 @@ from typing import Any
 from luong.common.errors import LuongError
 from luong.config.search import option
 
-__all__ = ["check_choice", "check_positive_int", "config_from_dict", "is_number", "setting"]
+__all__ = ["check_choice", "config_from_dict", "is_number", "setting"]
 
 
 def setting(
@@ -44,16 +45,6 @@ def check_choice(name: str, value: object, choices: Sequence[str]) -> None:
     """
     if value not in choices:
         raise LuongError(f"{name}: expected one of {', '.join(choices)}, got {value!r}")
-
-
-def check_positive_int(name: str, value: object) -> None:
-    """Refuse a ``value`` of field ``name`` that is not an int >= 1 (a bool is none).
-
-    Raises:
-        ValueError: the field and the value.
-    """
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise LuongError(f"{name}: expected an int >= 1, got {value!r}")
 
 
 def is_number(value: object) -> bool:

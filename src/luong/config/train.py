@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from luong.common.checks import check_positive_int
 from luong.common.errors import LuongError, LuongTypeError
 from luong.config.choices import (
     NORMALIZATIONS,
@@ -19,7 +20,7 @@ from luong.config.choices import (
     SELECTS,
     device_form,
 )
-from luong.config.fields import check_choice, check_positive_int, is_number, setting
+from luong.config.fields import check_choice, is_number, setting
 from luong.config.search import OptionError, SearchOptions
 
 __all__ = ["TrainConfig"]

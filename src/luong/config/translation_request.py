@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from luong.common.checks import check_positive_int
 from luong.common.errors import LuongError, LuongTypeError
 from luong.config.request import RequestOptions
 from luong.config.search import SearchOptions
@@ -79,10 +80,10 @@ class TranslationRequest:
             object.__setattr__(self, "constraints", _constraints(self.constraints))
         if not isinstance(self.exact, bool):
             raise LuongTypeError(f"exact: expected a bool, got {type(self.exact).__name__}")
-        _check_count("batch_size", self.batch_size)
+        check_positive_int("batch_size", self.batch_size)
         for name in ("window", "max_src_len"):
             if getattr(self, name) is not None:
-                _check_count(name, getattr(self, name))
+                check_positive_int(name, getattr(self, name))
         if self.search is not None:
             self.options.check_search(self.search)
 
@@ -120,11 +121,3 @@ def _constraints(value: object) -> Constraints:
             raise LuongTypeError(f"constraints: {expected}, got {phrases!r:.60} at {i}")
         lists.append(tuple(phrases))
     return tuple(lists)
-
-
-def _check_count(name: str, value: object) -> None:
-    """Refuse a ``value`` that is not an int >= 1 (a bool is not a count)."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise LuongTypeError(f"{name}: expected an int >= 1, got {type(value).__name__}")
-    if value < 1:
-        raise LuongError(f"{name}: expected an int >= 1, got {value}")

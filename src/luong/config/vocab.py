@@ -9,9 +9,10 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from luong.common.checks import check_positive_int
 from luong.common.errors import LuongError, LuongTypeError
 from luong.config.choices import SUBWORD_KINDS
-from luong.config.fields import check_choice, check_positive_int, setting
+from luong.config.fields import check_choice, setting
 
 __all__ = ["VocabConfig"]
 

@@ -30,6 +30,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from luong.common.checks import check_positive_int
 from luong.common.errors import LuongError
 from luong.common.progress import WorkProgress
 from luong.config.search import SearchOptions
@@ -224,8 +225,7 @@ def dev_loss(model: Seq2Seq, pairs: Sequence[Pair], batch_size: int = 500) -> fl
     """
     if not pairs:
         raise LuongError("pairs: expected at least one (source, target) pair, got none")
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise LuongError(f"batch_size: expected an int >= 1, got {batch_size!r}")
+    check_positive_int("batch_size", batch_size)
     data = ParallelData(pairs, model.src_vocab, model.tgt_vocab)
     total = torch.zeros((), dtype=torch.float64)
     tokens = 0

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch import Tensor
 
+from luong.common.checks import check_positive_int
 from luong.common.errors import LuongError
 from luong.config.faces import MAX_DPI, MAX_POSITIONS
 from luong.config.request import RequestOptions
@@ -84,8 +85,7 @@ def _figure(size: tuple[float, float], dpi: int) -> Figure:
 def _check_size(size: tuple[float, float] | None, dpi: int) -> None:
     if size is not None and (len(size) != 2 or not all(v > 0 for v in size)):
         raise LuongError(f"size: expected (width, height) in inches, both > 0, got {size!r}")
-    if isinstance(dpi, bool) or not isinstance(dpi, int) or dpi < 1:
-        raise LuongError(f"dpi: expected an int >= 1, got {dpi!r}")
+    check_positive_int("dpi", dpi)
     if dpi > MAX_DPI:
         raise LuongError(f"dpi: expected at most {MAX_DPI}, got {dpi}")
 

@@ -76,6 +76,7 @@ from lxml import etree
 from rapidfuzz import fuzz, process
 
 from luong.catalogs.mo_file import check_mo
+from luong.common.checks import check_positive_int
 from luong.common.errors import LuongError, LuongTypeError
 from luong.common.files import read_bounded, read_text_lines
 from luong.common.lines import LINE_BREAKS
@@ -208,8 +209,7 @@ class TranslationMemory:
             or not 0.0 < threshold <= 100.0
         ):
             raise LuongError(f"threshold: expected a number in (0, 100], got {threshold!r}")
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            raise LuongError(f"limit: expected an int >= 1, got {limit!r}")
+        check_positive_int("limit", limit)
         self.threshold = float(threshold)
         self.limit = limit
         self.entries: list[MemoryEntry] = []

@@ -36,6 +36,7 @@ from pathlib import Path
 import torch
 from torch import Tensor
 
+from luong.common.checks import check_positive_int
 from luong.common.devices import resolve_device
 from luong.common.errors import LuongError, LuongTypeError
 from luong.common.files import folder_list, shown_names, write_folder, write_text
@@ -77,8 +78,8 @@ def run_checkpoints(run: str | Path, last: int | None = None) -> list[Path]:
         ValueError: ``last`` below 1, a folder without checkpoints, or fewer than ``last``
             (the message says how many the run kept: ``--keep-checkpoints``).
     """
-    if last is not None and (isinstance(last, bool) or not isinstance(last, int) or last < 1):
-        raise LuongError(f"last: expected an int >= 1, got {last!r}")
+    if last is not None:
+        check_positive_int("last", last)
     run = Path(run)
     if not run.is_dir():
         raise LuongError(f"{run}: no such run folder")

@@ -37,6 +37,7 @@ import torch.nn.functional as F
 from torch import Tensor
 from torch.autograd.function import once_differentiable
 
+from luong.common.checks import check_positive_int
 from luong.common.errors import LuongError, LuongTypeError
 
 __all__ = ["Recurrence", "recur"]
@@ -52,8 +53,7 @@ class Recurrence:
     dropout: float = 0.0
 
     def __post_init__(self) -> None:
-        if not isinstance(self.layers, int) or isinstance(self.layers, bool) or self.layers < 1:
-            raise LuongError(f"layers: expected an int >= 1, got {self.layers!r}")
+        check_positive_int("layers", self.layers)
         if not 0.0 <= self.dropout < 1.0:
             raise LuongError(f"dropout: expected a number in [0, 1), got {self.dropout!r}")
 

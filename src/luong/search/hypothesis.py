@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 import torch
 from torch import Tensor
 
+from luong.common.checks import check_positive_int
 from luong.common.errors import LuongError
 from luong.data.batching import check_batch
 from luong.data.vocab import Vocab
@@ -91,9 +92,8 @@ def output_limits(
                 f"({src.shape[0]},), got {max_len.dtype} {tuple(max_len.shape)}"
             )
         return max_len.to(device=src.device, dtype=torch.long)
-    if not isinstance(max_len, int) or isinstance(max_len, bool) or max_len < 1:
-        raise LuongError(f"max_len: expected an int >= 1, got {max_len!r}")
-    return torch.full((src.shape[0],), max_len, dtype=torch.long, device=src.device)
+    limit = check_positive_int("max_len", max_len)
+    return torch.full((src.shape[0],), limit, dtype=torch.long, device=src.device)
 
 
 def next_token_log_probs(logits: Tensor) -> Tensor:

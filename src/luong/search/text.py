@@ -13,6 +13,7 @@ from dataclasses import replace
 import torch
 from torch import Tensor
 
+from luong.common.checks import check_positive_int
 from luong.common.errors import LuongError, LuongTypeError
 from luong.config.search import OptionError, SearchOptions
 from luong.model.ensemble import (
@@ -203,12 +204,9 @@ def decode_batches(
     options = SearchOptions() if options is None else options
     if not isinstance(options, SearchOptions):
         raise LuongTypeError(f"options: expected SearchOptions, got {type(options).__name__}")
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise LuongError(f"batch_size: expected an int >= 1, got {batch_size!r}")
-    if window is not None and (
-        isinstance(window, bool) or not isinstance(window, int) or window < 1
-    ):
-        raise LuongError(f"window: expected an int >= 1, got {window!r}")
+    check_positive_int("batch_size", batch_size)
+    if window is not None:
+        check_positive_int("window", window)
     prefix = prefix_ids(model.tgt_vocab, options.prefix)
     ids = None
     if constraints is not None:

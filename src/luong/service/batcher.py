@@ -22,6 +22,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from luong.common.checks import check_positive_int
 from luong.common.errors import LuongError, LuongTypeError
 
 __all__ = ["Batcher", "BatcherStats"]
@@ -76,8 +77,7 @@ class Batcher(Generic[K, I, O]):
     ) -> None:
         if not callable(run):
             raise LuongTypeError(f"run: expected a callable, got {type(run).__name__}")
-        if isinstance(max_batch, bool) or not isinstance(max_batch, int) or max_batch < 1:
-            raise LuongError(f"max_batch: expected an int >= 1, got {max_batch!r}")
+        check_positive_int("max_batch", max_batch)
         if (
             isinstance(max_wait, bool)
             or not isinstance(max_wait, int | float)

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import torch
 
+from luong.common.checks import check_positive_int
 from luong.common.errors import LuongError, LuongTypeError
 from luong.common.files import read_json, write_text
 from luong.config.presets import SPLITS, ZOO_PRESETS
@@ -137,8 +138,7 @@ class ZooSettings:
             )
         for name in ("steps", "seeds", "window", "n_dev", "n_test"):
             value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise LuongError(f"{name}: expected an int >= 1, got {value!r}")
+            check_positive_int(name, value)
         if not isinstance(self.data_seed, int) or self.data_seed < 0:
             raise LuongError(f"data_seed: expected an int >= 0, got {self.data_seed!r}")
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from luong.common.checks import check_positive_int
 from luong.common.errors import LuongError, LuongTypeError
 from luong.common.lines import lone_surrogate
 from luong.config.request import RequestOptions
@@ -114,8 +115,7 @@ def source_limit(model: Decodable, max_src_len: int | None = None) -> int:
     """
     configs = [member.config for member in members_of(model)]
     limit = min(c.max_src_len for c in configs) if max_src_len is None else max_src_len
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise LuongError(f"max_src_len: expected an int >= 1, got {limit!r}")
+    check_positive_int("max_src_len", limit)
     location = [c.max_src_len for c in configs if c.attention == "location"]
     if location and limit > min(location):
         raise LuongError(

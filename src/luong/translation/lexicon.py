@@ -26,6 +26,7 @@ from pathlib import Path
 
 import torch
 
+from luong.common.checks import check_positive_int
 from luong.common.errors import LuongError, LuongTypeError
 from luong.common.files import locked
 from luong.data.batching import encode_sources, pad_batch, source_mask
@@ -62,8 +63,7 @@ def lexical_counts(model: Seq2Seq, pairs: Sequence[Pair], batch_size: int = 64) 
         raise LuongTypeError("pairs: expected a sequence of (source, target) strings")
     if not pairs:
         raise LuongError("pairs: expected at least one (source, target) pair, got none")
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise LuongError(f"batch_size: expected an int >= 1, got {batch_size!r}")
+    check_positive_int("batch_size", batch_size)
     counts = torch.zeros(len(model.src_vocab) * len(model.tgt_vocab), dtype=torch.float64)
     kept = [p for p in pairs if p[0].strip() and p[1].strip()]
     kept.sort(key=lambda p: len(p[0]))  # less padding
