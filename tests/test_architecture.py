@@ -31,7 +31,7 @@ FLOORS: list[tuple[str, set[str]]] = [
     ("the ONNX runtime", {"luong.export", "luong.export.runtime"}),
     ("folder files, line breaks", {"luong.common.folder_files", "luong.common.lines"}),
     ("errors", {"luong.common.errors"}),
-    ("a count's check", {"luong.common.checks"}),
+    ("the checks of counts and texts", {"luong.common.checks"}),
     ("files", {
         "luong.common.files", "luong.common.languages", "luong.common.progress",
         "luong.service.batcher", "luong.version",

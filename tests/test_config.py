@@ -15,10 +15,10 @@ import math
 from pathlib import Path
 
 import pytest
-from helpers import small_config
+from helpers import small_config, small_model
 
 import luong.config
-from luong.common.checks import check_positive_int
+from luong.common.checks import check_positive_int, check_strings
 from luong.common.errors import LuongError, LuongTypeError
 from luong.common.files import MAX_TEXT_BYTES
 from luong.config.choices import ATTENTIONS
@@ -28,8 +28,11 @@ from luong.config.run import RunConfig, read_toml_tables, run_toml
 from luong.config.search import MAX_ALPHA, MAX_BEAM, MAX_OUTPUT_LEN, SearchOptions
 from luong.config.train import TrainConfig
 from luong.config.vocab import VocabConfig
+from luong.evaluation.metrics import exact_match
 from luong.model.recurrence import Recurrence
+from luong.search.text import decode
 from luong.service.batcher import Batcher
+from luong.translation.admission import admit
 
 # --- Seq2SeqConfig -------------------------------------------------------------------------------
 
@@ -569,3 +572,42 @@ def test_the_public_functions_refuse_a_bool_count_as_a_type_error() -> None:
     for refuse in refusals:
         with pytest.raises(LuongTypeError, match=r"expected an int >= 1, got True$"):
             refuse()
+
+
+def test_a_sequence_of_strings_is_returned_as_given() -> None:
+    texts = ["a", "b c"]
+    assert check_strings("texts", texts) is texts
+    assert check_strings("texts", ()) == ()
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ("abc", "texts: expected a sequence of strings, got a single str"),
+        (b"abc", "texts: expected a sequence of strings, got bytes"),
+        ({"a"}, "texts: expected a sequence of strings, got set"),
+        (None, "texts: expected a sequence of strings, got NoneType"),
+        (["a", b"b"], r"texts\[1\]: expected a str, got bytes"),
+        (("a", "b", None), r"texts\[2\]: expected a str, got NoneType"),
+    ],
+)
+def test_what_is_not_a_sequence_of_strings_is_refused_naming_it(
+    values: object, message: str
+) -> None:
+    with pytest.raises(LuongTypeError, match=f"^{message}$"):
+        check_strings("texts", values)
+
+
+def test_the_faces_refuse_a_source_that_is_not_a_str_in_the_same_words() -> None:
+    """Admission (the translator's every face), the search over texts and the metrics name
+    the first item that is not a str by its place."""
+    model = small_model()
+    refusals = [
+        lambda: admit(model, ["a b", 3]),
+        lambda: decode(model, ["a b", 3]),
+    ]
+    for refuse in refusals:
+        with pytest.raises(LuongTypeError, match=r"^texts\[1\]: expected a str, got int$"):
+            refuse()
+    with pytest.raises(LuongTypeError, match=r"^refs\[0\]: expected a str, got bytes$"):
+        exact_match(["a"], [b"a"])

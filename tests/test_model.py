@@ -622,9 +622,9 @@ def test_translate_edge_cases() -> None:
     model.train()
     translate(model, ["abc"])
     assert model.training  # the mode is restored
-    with pytest.raises(TypeError, match="texts: expected a sequence of strings"):
+    with pytest.raises(TypeError, match="texts: expected a sequence of strings, got a single str"):
         translate(model, "abc")
-    with pytest.raises(TypeError, match="texts: expected a sequence of strings"):
+    with pytest.raises(TypeError, match=r"texts\[1\]: expected a str, got int"):
         translate(model, ["abc", 3])  # type: ignore[list-item]
     with pytest.raises(ValueError, match="batch_size: expected an int >= 1, got 0"):
         translate(model, ["abc"], batch_size=0)

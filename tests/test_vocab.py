@@ -70,7 +70,7 @@ def test_constructor_rejects_bad_symbols(symbols: list[str], tokens: str, messag
 
 
 def test_constructor_type_errors() -> None:
-    with pytest.raises(TypeError, match="symbols: expected a sequence of strings, got str"):
+    with pytest.raises(TypeError, match="symbols: expected a sequence of strings, got a single"):
         Vocab("abc")
     with pytest.raises(TypeError, match=r"symbols\[1\]: expected a str, got int"):
         Vocab(["a", 1])  # type: ignore[list-item]

@@ -47,6 +47,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar, Literal
 
+from luong.common.checks import check_strings
 from luong.common.errors import LuongError, LuongTypeError
 from luong.common.files import MAX_JSON_BYTES, read_bounded, write_json
 from luong.common.lines import LINE_BREAKS
@@ -126,10 +127,7 @@ class Vocab:
             )
         if not isinstance(lowercase, bool):
             raise LuongTypeError(f"lowercase: expected a bool, got {type(lowercase).__name__}")
-        if isinstance(symbols, str) or not isinstance(symbols, Sequence):
-            raise LuongTypeError(
-                f"symbols: expected a sequence of strings, got {type(symbols).__name__}"
-            )
+        check_strings("symbols", symbols)
         self.tokens: str = tokens
         self.lowercase = lowercase
         self.normalization: Normalization = normalization
@@ -137,10 +135,6 @@ class Vocab:
         self._ids: dict[str, int] = {}
         for index, symbol in enumerate(self._symbols):
             position = index - len(self.SPECIALS)  # index into ``symbols``
-            if not isinstance(symbol, str):
-                raise LuongTypeError(
-                    f"symbols[{position}]: expected a str, got {type(symbol).__name__}"
-                )
             if symbol in self._ids:
                 first = self._ids[symbol]
                 if first < len(self.SPECIALS):

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from rapidfuzz.distance import Levenshtein
 from sacrebleu.metrics import BLEU, CHRF
 
+from luong.common.checks import check_strings
 from luong.common.errors import LuongError, LuongTypeError
 from luong.data.vocab import TOKENS, Tokens, split_symbols
 
@@ -221,19 +222,14 @@ def bleu_chrf(hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> dict[str, f
 
 
 def _check_strings(hyps: Sequence[str], refs: Sequence[str]) -> None:
-    for name, values in (("hyps", hyps), ("refs", refs)):
-        if isinstance(values, str):
-            raise LuongTypeError(f"{name}: expected a sequence of strings, got a single str")
+    check_strings("hyps", hyps)
+    check_strings("refs", refs)
     if len(hyps) != len(refs):
         raise LuongError(
             f"hyps, refs: expected as many outputs as references, got {len(hyps)} and {len(refs)}"
         )
     if not refs:
         raise LuongError("refs: expected at least one item, got none")
-    for name, values in (("hyps", hyps), ("refs", refs)):
-        for i, value in enumerate(values):
-            if not isinstance(value, str):
-                raise LuongTypeError(f"{name}[{i}]: expected a str, got {type(value).__name__}")
 
 
 def _check_phonemes(value: object, name: str) -> list[str]:

@@ -13,7 +13,7 @@ from dataclasses import replace
 import torch
 from torch import Tensor
 
-from luong.common.checks import check_positive_int
+from luong.common.checks import check_positive_int, check_strings
 from luong.common.errors import LuongError, LuongTypeError
 from luong.config.search import OptionError, SearchOptions
 from luong.model.ensemble import (
@@ -199,8 +199,7 @@ def decode_batches(
     Raises:
         TypeError, ValueError: as ``decode``, and ``window`` below 1, on the call itself.
     """
-    if isinstance(texts, str) or not all(isinstance(t, str) for t in texts):
-        raise LuongTypeError("texts: expected a sequence of strings")
+    check_strings("texts", texts)
     options = SearchOptions() if options is None else options
     if not isinstance(options, SearchOptions):
         raise LuongTypeError(f"options: expected SearchOptions, got {type(options).__name__}")

@@ -28,8 +28,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from luong.common.checks import check_positive_int
-from luong.common.errors import LuongError, LuongTypeError
+from luong.common.checks import check_positive_int, check_strings
+from luong.common.errors import LuongError
 from luong.common.lines import lone_surrogate
 from luong.config.request import RequestOptions
 from luong.data.vocab import Vocab
@@ -143,13 +143,7 @@ def admit(
     placeholders = "off" if request is None else request.placeholders
     vocab = model.src_vocab
     verdicts: list[Verdict | None] = []
-    if isinstance(sources, str):
-        raise LuongTypeError("texts: expected a sequence of strings, got a single str")
-    for i, text in enumerate(sources):
-        if not isinstance(text, str):
-            raise LuongTypeError(
-                f"texts: expected a sequence of strings, got {type(text).__name__} at {i}"
-            )
+    for text in check_strings("texts", sources):
         surrogate = lone_surrogate(text)
         if surrogate is not None:
             verdicts.append(Verdict("unrepresentable", surrogate))

@@ -44,6 +44,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
+from luong.common.checks import check_strings
 from luong.common.errors import LuongError, LuongTypeError
 from luong.data.vocab import Vocab
 from luong.search.hypothesis import Hypothesis
@@ -82,15 +83,7 @@ def word_groups(symbols: Sequence[str], tokens: str) -> list[list[int]]:
     """
     if tokens not in _KINDS:
         raise LuongError(f"tokens: expected one of {', '.join(_KINDS)}, got {tokens!r}")
-    if isinstance(symbols, str) or not isinstance(symbols, Sequence):
-        raise LuongTypeError(
-            f"symbols: expected a sequence of strings, got {type(symbols).__name__}"
-        )
-    for position, symbol in enumerate(symbols):
-        if not isinstance(symbol, str):
-            raise LuongTypeError(
-                f"symbols[{position}]: expected a str, got {type(symbol).__name__}"
-            )
+    check_strings("symbols", symbols)
     words: list[list[int]] = []
     in_word = False
     for char, owners in _characters(symbols, tokens):

@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from luong.common.errors import LuongError, LuongTypeError
+from luong.common.checks import check_strings
+from luong.common.errors import LuongError
 from luong.config.search import SearchOptions
 from luong.model.ensemble import Decodable
 from luong.search import Hypothesis, decode, hypothesis_text
@@ -86,8 +87,7 @@ def translate_masked(
         ValueError: a bad ``mask``, a phrase that holds a placeholder; as
             ``luong.search.decode``.
     """
-    if isinstance(texts, str) or not isinstance(texts, Sequence):
-        raise LuongTypeError(f"texts: expected a sequence of strings, got {type(texts).__name__}")
+    check_strings("texts", texts)
     options = SearchOptions() if options is None else options
     check_mask(mask)
     if constraints is not None:
@@ -152,8 +152,7 @@ def translate_constrained(
         ValueError: sampling options, a phrase that holds a placeholder; as
             ``luong.search.decode``.
     """
-    if isinstance(texts, str) or not isinstance(texts, Sequence):
-        raise LuongTypeError(f"texts: expected a sequence of strings, got {type(texts).__name__}")
+    check_strings("texts", texts)
     options = SearchOptions(beam=5) if options is None else options
     if options.sample:
         raise LuongError("sample: placeholders are kept by beam search, not sampling")
