@@ -230,7 +230,8 @@ def filled_row(
         "entries": len(project.second),
         **scores(hyps, [ref for _, _, ref in project.second]),
         "seconds": round(seconds, 1),
-        "stderr": done.stderr.strip().splitlines()[-3:],
+        # The scratch folder left out: its catalogs are named as within it, not by /tmp.
+        "stderr": [line.replace(f"{work}/", "") for line in done.stderr.strip().splitlines()[-3:]],
         "outputs": hyps,
         "recalled": recalled,
     }
