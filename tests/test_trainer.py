@@ -20,7 +20,7 @@ import luong.training.objective
 from luong import Seq2Seq, Seq2SeqConfig, TrainConfig, train
 from luong.data.batching import Batch, ParallelData, bucketed_batches, token_batches
 from luong.data.vocab import Vocab
-from luong.training.objective import loss_of, lr_factor
+from luong.training.objective import loss_of, lr_factor, make_optimizer
 from luong.training.trainer import Trainer
 
 SMALL_MODEL = Seq2SeqConfig(emb_dim=16, enc_hidden=32, enc_layers=1, dec_hidden=64)
@@ -380,3 +380,33 @@ def test_the_progress_bar_is_drawn_on_a_terminal_only(monkeypatch: pytest.Monkey
         Trainer(small_model(), pairs, pairs[:4], config, log=lambda m: None).run()
         # A redirected stderr (a log file, a pipe) gets no carriage-return updates.
         assert ("\r" in stream.getvalue()) == drawn, stream.getvalue()
+
+
+def test_adam_is_one_fused_kernel_on_the_cpu_and_moves_the_weights_as_the_loop_does() -> None:
+    """``make_optimizer`` fuses Adam on the CPU (3-4x faster a step, docs/performance.md);
+    its weights after a few steps differ from PyTorch's loop over the tensors by rounding
+    alone, and SGD is left as it was."""
+    model = small_model()
+    loop_model = copy.deepcopy(model)
+    config = TrainConfig(lr=1e-2)
+    fused = make_optimizer(model, config)
+    assert isinstance(fused, torch.optim.Adam) and fused.defaults["fused"] is True
+    loop = torch.optim.Adam(loop_model.parameters(), lr=1e-2)
+    generator = torch.Generator().manual_seed(0)
+    for _ in range(5):
+        for a, b in zip(model.parameters(), loop_model.parameters(), strict=True):
+            grad = torch.randn(a.shape, generator=generator)
+            a.grad, b.grad = grad.clone(), grad.clone()
+        fused.step()
+        loop.step()
+    moved = [
+        (a, b, start)
+        for a, b, start in zip(
+            model.parameters(), loop_model.parameters(), small_model().parameters(), strict=True
+        )
+    ]
+    for a, b, start in moved:
+        assert not torch.equal(a, start)  # five steps of lr 1e-2 moved every weight
+        torch.testing.assert_close(a, b, rtol=1e-6, atol=1e-6)
+    sgd = make_optimizer(small_model(), TrainConfig(optimizer="sgd", lr=0.5))
+    assert isinstance(sgd, torch.optim.SGD) and not sgd.defaults.get("fused")
