@@ -46,7 +46,7 @@ from luong.config.search import SearchOptions
 from luong.data.batching import Batch, ParallelData, bucketed_batches, encode_sources, token_batches
 from luong.model.int8 import Int8Matrix, activation_levels
 from luong.tasks import load_task, translation
-from luong.training.objective import loss_of
+from luong.training.objective import loss_of, make_optimizer
 from luong.translation.translator import translate
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -376,11 +376,12 @@ def bench_translation_precisions(
     peak: dict[str, float], steps: int, warmup: int
 ) -> dict[str, object]:
     """The translation preset's training step in float32 and in bf16 side by side on the
-    CPU: two copies of one model and its Adam, the steps alternating batch by batch (the
-    trainer's step: forward under autocast with the preset's label smoothing, backward,
-    clipping, Adam). Per precision: the median step, target tokens/s, MFU against that
-    precision's own peak (``peak``: GFLOP/s by precision); the speed ratio is the median of
-    the per-batch ratios; and each step's roofline (``roofline``).
+    CPU: two copies of one model and the trainer's Adam (``make_optimizer``: fused), the
+    steps alternating batch by batch (the trainer's step: forward under autocast with the
+    preset's label smoothing, backward, clipping, Adam). Per precision: the median step,
+    target tokens/s, MFU against that precision's own peak (``peak``: GFLOP/s by precision);
+    the speed ratio is the median of the per-batch ratios; and each step's roofline
+    (``roofline``).
 
     The batches are stepped through twice and the second pass is timed: a training meets each
     batch shape again within an epoch, and oneDNN (every bf16 product) compiles a kernel per
@@ -393,7 +394,8 @@ def bench_translation_precisions(
     base = Seq2Seq(cfg, vocab, vocab, seed=0).train()
     precisions = ("fp32", "bf16")
     models = {p: copy.deepcopy(base) for p in precisions}
-    optimizers = {p: torch.optim.Adam(m.parameters(), lr=1e-3) for p, m in models.items()}
+    # The trainer's optimizer (Adam fused into one kernel on the CPU), at the preset's lr.
+    optimizers = {p: make_optimizer(m, train_cfg) for p, m in models.items()}
     cpu = torch.device("cpu")
 
     def step(precision: str, batch: Batch) -> None:
