@@ -607,24 +607,24 @@ def test_validation_length_mask_type_and_rank() -> None:
             lambda: LuongAttention(4, "bilinear"),
             "score: expected one of dot, general, concat, location, scaled_dot, got 'bilinear'",
         ),
-        (lambda: LuongAttention(0, "dot"), "d: expected a positive int, got 0"),
-        (lambda: LuongAttention(2.0, "general"), "d: expected a positive int, got 2.0"),
-        (lambda: LuongAttention(True, "concat"), "d: expected a positive int, got True"),
+        (lambda: LuongAttention(0, "dot"), "d: expected an int >= 1, got 0"),
+        (lambda: LuongAttention(2.0, "general"), "d: expected an int >= 1, got 2.0"),
+        (lambda: LuongAttention(True, "concat"), "d: expected an int >= 1, got True"),
         (
             lambda: LuongAttention(4, "general", key_dim=0),
-            "key_dim: expected a positive int, got 0",
+            "key_dim: expected an int >= 1, got 0",
         ),
         (
             lambda: LuongAttention(4, "concat", key_dim=True),
-            "key_dim: expected a positive int, got True",
+            "key_dim: expected an int >= 1, got True",
         ),
         (
             lambda: LuongAttention(4, "dot", key_dim=3),
             "key_dim: the dot score needs key_dim == d = 4, got 3; "
             "use general or concat for keys of another width",
         ),
-        (lambda: BahdanauAttention(-2), "d: expected a positive int, got -2"),
-        (lambda: BahdanauAttention(4, key_dim=0), "key_dim: expected a positive int, got 0"),
+        (lambda: BahdanauAttention(-2), "d: expected an int >= 1, got -2"),
+        (lambda: BahdanauAttention(4, key_dim=0), "key_dim: expected an int >= 1, got 0"),
     ],
 )
 def test_validation_constructor(build: typing.Callable[[], object], message: str) -> None:

@@ -182,7 +182,7 @@ def test_location_longer_source_raises() -> None:
             lambda: LuongAttention(3, "location"),
             "max_len: the location score needs the maximum source length, got None",
         ),
-        (lambda: LuongAttention(3, "location", max_len=0), "max_len: expected a positive int"),
+        (lambda: LuongAttention(3, "location", max_len=0), "max_len: expected an int >= 1"),
         (
             lambda: LuongAttention(3, "general", max_len=8),
             "max_len: only the location score takes a maximum source length, got max_len=8 "
@@ -751,7 +751,7 @@ def test_config_local_fields_validate() -> None:
             Seq2SeqConfig(attention=attention, local="predictive")
     for name in ("window", "max_src_len"):
         for value in (0, 2.0, True):
-            with pytest.raises(ValueError, match=f"{name}: expected a positive int"):
+            with pytest.raises(ValueError, match=f"{name}: expected an int >= 1"):
                 Seq2SeqConfig(**{name: value})  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="attention 'scaled_dot' needs keys as wide"):
         Seq2SeqConfig(attention="scaled_dot", dec_hidden=64)

@@ -83,7 +83,7 @@ def test_config_last_bridge_needs_matching_widths() -> None:
 )
 @pytest.mark.parametrize("value", [0, -1, 2.0, True, "4"])
 def test_config_sizes_must_be_positive_ints(field: str, value: object) -> None:
-    with pytest.raises(ValueError, match=f"{field}: expected a positive int, got {value!r}"):
+    with pytest.raises(ValueError, match=f"{field}: expected an int >= 1, got {value!r}"):
         small_config(**{field: value})
 
 
@@ -118,8 +118,8 @@ def test_config_from_json_missing_fields_raise() -> None:
 @pytest.mark.parametrize(
     ("fields", "error", "message"),
     [
-        ({"window": 0}, ValueError, "window: expected a positive int, got 0"),
-        ({"max_src_len": -3}, ValueError, "max_src_len: expected a positive int, got -3"),
+        ({"window": 0}, ValueError, "window: expected an int >= 1, got 0"),
+        ({"max_src_len": -3}, ValueError, "max_src_len: expected an int >= 1, got -3"),
         ({"tie_embeddings": 1}, TypeError, "tie_embeddings: expected a bool, got 1"),
         (
             {"local": "monotonic", "attention": "location"},

@@ -375,7 +375,7 @@ def test_load_corrupt_weights(saved: Path, corrupt) -> None:
         ("{not json", "not a valid model config"),
         ('{"model": {"attention": "luong"}}', "attention: expected one of dot, general"),
         ('{"model": {"cell": "gru", "depth": 3}}', r"unknown fields \['depth'\]"),
-        ('{"model": {"dec_hidden": -1}}', "dec_hidden: expected a positive int"),
+        ('{"model": {"dec_hidden": -1}}', "dec_hidden: expected an int >= 1"),
         ('{"model": {"input_feed": "yes"}}', "input_feed: expected a bool"),
         ('{"model": [1]}', "expected a JSON object, got list"),
         ("[]", "expected a JSON object"),

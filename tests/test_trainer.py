@@ -101,7 +101,7 @@ def test_the_batchers_order_is_the_one_of_earlier_versions() -> None:
 
 
 def test_bucketed_batches_reject_bad_sizes() -> None:
-    with pytest.raises(ValueError, match="batch_size: expected >= 1, got 0"):
+    with pytest.raises(ValueError, match="batch_size: expected an int >= 1, got 0"):
         bucketed_batches([1, 2], 0, random.Random(0))
 
 

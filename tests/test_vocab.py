@@ -125,7 +125,7 @@ def test_build_validation() -> None:
         Vocab.build("abc")
     with pytest.raises(TypeError, match=r"texts\[1\]: expected a str, got bytes"):
         Vocab.build(["ab", b"cd"])  # type: ignore[list-item]
-    with pytest.raises(ValueError, match="min_count: expected a positive int, got 0"):
+    with pytest.raises(ValueError, match="min_count: expected an int >= 1, got 0"):
         Vocab.build(["ab"], min_count=0)
     with pytest.raises(ValueError, match="tokens: expected one of char, space"):
         Vocab.build(["ab"], tokens="bpe")  # type: ignore[arg-type]

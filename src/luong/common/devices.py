@@ -31,6 +31,7 @@ from typing import Any
 
 import torch
 
+from luong.common.checks import check_positive_int
 from luong.common.errors import LuongError, LuongTypeError
 from luong.config.choices import PRECISIONS, device_form
 
@@ -254,11 +255,7 @@ def use_threads(threads: int | None = None) -> int:
     """
     if threads is None:
         threads = default_threads()
-    if isinstance(threads, bool) or not isinstance(threads, int):
-        raise LuongTypeError(f"threads: expected an integer, got {type(threads).__name__}")
-    if threads < 1:
-        raise LuongError(f"threads: expected a positive integer, got {threads}")
-    threads = min(threads, available_cpus())
+    threads = min(check_positive_int("threads", threads), available_cpus())
     keep_compiled_kernels()  # before the process's first product: oneDNN reads it only then
     if torch.get_num_threads() != threads:
         torch.set_num_threads(threads)

@@ -100,8 +100,7 @@ class CorpusOptions:
             raise LuongError(
                 f"split_by: expected one of {', '.join(CORPUS_SPLIT_BY)}, got {self.split_by!r}"
             )
-        if isinstance(self.max_len, bool) or not isinstance(self.max_len, int) or self.max_len < 1:
-            raise LuongError(f"max_len: expected a positive integer, got {self.max_len!r}")
+        check_positive_int("max_len", self.max_len)
         for name in ("dev", "devtest"):
             share = getattr(self, name)
             if isinstance(share, bool) or not isinstance(share, int | float) or not 0 <= share < 1:

@@ -13,6 +13,7 @@ import dataclasses
 from dataclasses import dataclass, fields
 from typing import Any
 
+from luong.common.checks import check_positive_int
 from luong.common.errors import LuongError, LuongTypeError
 from luong.common.files import MAX_LINE_BYTES
 from luong.config.choices import (
@@ -114,8 +115,7 @@ class Seq2SeqConfig:
         check_choice("bridge", self.bridge, BRIDGES)
         for name, most in SIZE_BOUNDS.items():
             value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise LuongError(f"{name}: expected a positive int, got {value!r}")
+            check_positive_int(name, value)
             if value > most:
                 raise LuongError(f"{name}: expected at most {most}, got {value}")
         for name in ("bidirectional", "input_feed", "tie_embeddings"):

@@ -18,6 +18,7 @@ import sentencepiece as spm
 import torch
 from torch import Tensor
 
+from luong.common.checks import check_positive_int
 from luong.common.errors import LuongError
 from luong.data.subword import SubwordVocab
 from luong.data.vocab import Vocab
@@ -247,10 +248,8 @@ def bucketed_batches(
         ValueError: ``batch_size`` or ``pool`` below 1, or lengths that are not one int an
             example.
     """
-    if batch_size < 1:
-        raise LuongError(f"batch_size: expected >= 1, got {batch_size}")
-    if pool < 1:
-        raise LuongError(f"pool: expected >= 1, got {pool}")
+    check_positive_int("batch_size", batch_size)
+    check_positive_int("pool", pool)
     lengths = _lengths("lengths", lengths)
     order = _shuffled(len(lengths), rng)
     batches: list[np.ndarray] = []
@@ -293,10 +292,8 @@ def token_batches(
         ValueError: ``max_tokens`` or ``pool`` below 1, lengths of different counts or not
             one int an example, or an example that alone costs more than ``max_tokens``.
     """
-    if max_tokens < 1:
-        raise LuongError(f"max_tokens: expected >= 1, got {max_tokens}")
-    if pool < 1:
-        raise LuongError(f"pool: expected >= 1, got {pool}")
+    check_positive_int("max_tokens", max_tokens)
+    check_positive_int("pool", pool)
     src_all = _lengths("src_lengths", src_lengths)
     tgt_all = _lengths("tgt_lengths", tgt_lengths)
     if len(src_all) != len(tgt_all):

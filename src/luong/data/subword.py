@@ -32,6 +32,7 @@ from typing import Any
 
 import sentencepiece as spm
 
+from luong.common.checks import check_positive_int
 from luong.common.errors import LuongError, LuongTypeError
 from luong.common.files import MAX_JSON_BYTES, atomic_write, read_bounded, write_json
 from luong.data.vocab import Vocab, one_line
@@ -217,8 +218,7 @@ def train_subword(
     """
     if kind not in SUBWORDS:
         raise LuongError(f"subword: expected one of {', '.join(SUBWORDS)}, got {kind!r}")
-    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < 1:
-        raise LuongError(f"vocab_size: expected a positive int, got {vocab_size!r}")
+    check_positive_int("vocab_size", vocab_size)
     reader = _TextReader(texts, lowercase)
     lines = iter(reader)
     first = next(lines, None)

@@ -47,7 +47,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar, Literal
 
-from luong.common.checks import check_strings
+from luong.common.checks import check_positive_int, check_strings
 from luong.common.errors import LuongError, LuongTypeError
 from luong.common.files import MAX_JSON_BYTES, read_bounded, write_json
 from luong.common.lines import LINE_BREAKS
@@ -199,8 +199,7 @@ class Vocab:
             ValueError: unknown ``tokens`` or ``normalization``, ``min_count`` not a positive
                 int.
         """
-        if isinstance(min_count, bool) or not isinstance(min_count, int) or min_count < 1:
-            raise LuongError(f"min_count: expected a positive int, got {min_count!r}")
+        check_positive_int("min_count", min_count)
         if max_size is not None and (
             isinstance(max_size, bool) or not isinstance(max_size, int) or max_size <= 4
         ):

@@ -44,6 +44,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from luong.common.checks import check_positive_int
 from luong.common.errors import LuongError, LuongTypeError
 from luong.config.choices import GLOBAL_SCORES, LOCAL_MODES, LOCAL_SCORES, SAME_WIDTH_SCORES, SCORES
 from luong.model.int8 import Int8Linear
@@ -317,12 +318,6 @@ def _additive(v: nn.Linear, proj: Tensor, query_part: Tensor) -> Tensor:
     return v(hidden).squeeze(-1)
 
 
-def _check_width(name: str, value: object) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise LuongError(f"{name}: expected a positive int, got {value!r}")
-    return value
-
-
 class LuongAttention(_Attention):
     """Luong's global attention (section 3.1) with the dot, general, concat or location score
     (eq. 8), or the scaled dot.
@@ -377,8 +372,8 @@ class LuongAttention(_Attention):
         super().__init__()
         if score not in GLOBAL_SCORES:
             raise LuongError(f"score: expected one of {', '.join(GLOBAL_SCORES)}, got {score!r}")
-        self.d = _check_width("d", d)
-        self.key_dim = d if key_dim is None else _check_width("key_dim", key_dim)
+        self.d = check_positive_int("d", d)
+        self.key_dim = d if key_dim is None else check_positive_int("key_dim", key_dim)
         self.score = score
         if score in SAME_WIDTH_SCORES and self.key_dim != self.d:
             raise LuongError(
@@ -391,7 +386,7 @@ class LuongAttention(_Attention):
                 raise LuongError(
                     "max_len: the location score needs the maximum source length, got None"
                 )
-            self.max_len = _check_width("max_len", max_len)
+            self.max_len = check_positive_int("max_len", max_len)
             self.score_proj = nn.Linear(d, self.max_len, bias=False)  # W_a [max_len, d]
         elif max_len is not None:
             raise LuongError(
@@ -482,8 +477,8 @@ class BahdanauAttention(_Attention):
         self, d: int, rng: int | torch.Generator | None = None, *, key_dim: int | None = None
     ) -> None:
         super().__init__()
-        self.d = _check_width("d", d)
-        self.key_dim = d if key_dim is None else _check_width("key_dim", key_dim)
+        self.d = check_positive_int("d", d)
+        self.key_dim = d if key_dim is None else check_positive_int("key_dim", key_dim)
         self.score = "bahdanau"
         self.query_proj = nn.Linear(d, d, bias=False)
         self.key_proj = nn.Linear(self.key_dim, d, bias=False)
