@@ -372,6 +372,23 @@ def bench_translation(peak: float, steps: int, warmup: int, device: str = "cpu")
     }
 
 
+def precision_step(
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    batch: Batch,
+    precision: str,
+    train_cfg: TrainConfig,
+) -> None:
+    """The trainer's step on the CPU in ``precision``: the forward under autocast with the
+    config's label smoothing, the backward, clipping at its norm, the optimizer."""
+    with autocast(precision, torch.device("cpu")):
+        loss = loss_of(model, batch, train_cfg.label_smoothing)
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), train_cfg.clip_norm)
+    optimizer.step()
+
+
 def bench_translation_precisions(
     peak: dict[str, float], steps: int, warmup: int
 ) -> dict[str, object]:
@@ -396,16 +413,9 @@ def bench_translation_precisions(
     models = {p: copy.deepcopy(base) for p in precisions}
     # The trainer's optimizer (Adam fused into one kernel on the CPU), at the preset's lr.
     optimizers = {p: make_optimizer(m, train_cfg) for p, m in models.items()}
-    cpu = torch.device("cpu")
 
     def step(precision: str, batch: Batch) -> None:
-        model = models[precision]
-        with autocast(precision, cpu):
-            loss = loss_of(model, batch, train_cfg.label_smoothing)
-        optimizers[precision].zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), train_cfg.clip_norm)
-        optimizers[precision].step()
+        precision_step(models[precision], optimizers[precision], batch, precision, train_cfg)
 
     first: dict[str, list[float]] = {p: [] for p in precisions}
     times: dict[str, list[float]] = {p: [] for p in precisions}

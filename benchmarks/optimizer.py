@@ -26,12 +26,12 @@ from pathlib import Path
 import torch
 
 from luong import Seq2Seq, Vocab
-from luong.common.devices import autocast, keep_compiled_kernels, reuse_freed_memory
+from luong.common.devices import keep_compiled_kernels, reuse_freed_memory
 from luong.config.presets import GENERAL, TRANSLATION, Preset
-from luong.training.objective import loss_of
+from luong.data.batching import Batch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench import _time, translation_batches  # noqa: E402
+from bench import _time, precision_step, translation_batches  # noqa: E402
 
 KINDS = {"loop": {}, "fused": {"fused": True}}
 
@@ -88,16 +88,9 @@ def whole_steps(steps: int, warmup: int) -> dict[str, object]:
     optimizers = {
         v: torch.optim.Adam(m.parameters(), lr=1e-3, **KINDS[v[1]]) for v, m in models.items()
     }
-    cpu = torch.device("cpu")
 
-    def step(variant: tuple[str, str], batch) -> None:  # type: ignore[no-untyped-def]
-        model = models[variant]
-        with autocast(variant[0], cpu):
-            loss = loss_of(model, batch, train_cfg.label_smoothing)
-        optimizers[variant].zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), train_cfg.clip_norm)
-        optimizers[variant].step()
+    def step(variant: tuple[str, str], batch: Batch) -> None:
+        precision_step(models[variant], optimizers[variant], batch, variant[0], train_cfg)
 
     times: dict[tuple[str, str], list[float]] = {}
     for _ in range(2):  # the second pass is kept
