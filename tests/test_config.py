@@ -561,6 +561,20 @@ def test_a_count_that_is_not_one_is_refused_naming_it(
     assert isinstance(raised.value, TypeError) == (error is LuongTypeError)
 
 
+def test_a_count_is_named_by_its_first_60_characters() -> None:
+    """A long value passed as a count (a list of lines for a batch size) is named by the start
+    of its repr, so the one line on stderr stays one line."""
+    with pytest.raises(LuongTypeError) as raised:
+        check_positive_int("batch_size", list(range(10_000)))
+    assert (
+        str(raised.value)
+        == "batch_size: expected an int >= 1, got " + repr(list(range(10_000)))[:60]
+    )
+    with pytest.raises(LuongError) as raised:
+        check_positive_int("beam", -(10**100))
+    assert str(raised.value).endswith("got " + repr(-(10**100))[:60])
+
+
 def test_the_public_functions_refuse_a_bool_count_as_a_type_error() -> None:
     """The same check behind the configs, the batcher and a search option: a bool is no
     count, and it is refused as a TypeError naming it."""

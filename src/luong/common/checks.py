@@ -15,16 +15,17 @@ __all__ = ["check_positive_int", "check_strings"]
 
 def check_positive_int(name: str, value: object) -> int:
     """``value``, refused unless it is an int >= 1 (a bool is none), ``name`` the argument's
-    name in the message.
+    name in the message, the value named by its first 60 characters (a list passed as a count
+    does not fill the screen).
 
     Raises:
         TypeError: not an int (``LuongTypeError``, also a ``ValueError``), naming the value.
         ValueError: an int below 1, naming the value.
     """
     if isinstance(value, bool) or not isinstance(value, int):
-        raise LuongTypeError(f"{name}: expected an int >= 1, got {value!r}")
+        raise LuongTypeError(f"{name}: expected an int >= 1, got {value!r:.60}")
     if value < 1:
-        raise LuongError(f"{name}: expected an int >= 1, got {value!r}")
+        raise LuongError(f"{name}: expected an int >= 1, got {value!r:.60}")
     return value
 
 
