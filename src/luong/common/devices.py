@@ -172,21 +172,27 @@ def autocast(precision: str, device: torch.device) -> AbstractContextManager[Any
 
 def reuse_freed_memory() -> None:
     """Let glibc's malloc keep the large buffers a process frees for its next allocations
-    (``mallopt``: blocks of up to 32 MiB from the heap rather than ``mmap``, and the heap's
-    top not given back below 1 GiB), as a caching allocator does; elsewhere nothing.
+    (``mallopt``: every block from the heap rather than ``mmap``, and the heap's top not
+    given back below 1 GiB), as a caching allocator does; elsewhere nothing.
 
     Why: a training step allocates its logits, their float32 copy and their gradient anew
-    (``[N, V]``, 8 to 17 MB each for the translation preset); by default glibc maps each such
-    block afresh and unmaps it when freed, and touching the new pages faulted them in one by
-    one: the loss's ``x - max`` took 34 ms of a 180 ms float32 step, its bf16 copy 27 ms of
-    a 100 ms bf16 step (torch.profiler, docs/performance.md). A process keeps its peak
-    memory instead, as PyTorch's own allocators do on a GPU. Calling it again changes
-    nothing."""
+    (``[N, V]``, 8 to 17 MB each for the translation preset), a beam search its logits and
+    log-probabilities at every step (``[k B, V]``: 74 MB for 929 sentences, beam 5, 4,000
+    pieces); by default glibc maps each such block afresh and unmaps it when freed, and
+    touching the new pages faulted them in one by one: the loss's ``x - max`` took 34 ms of a
+    180 ms float32 step, its bf16 copy 27 ms of a 100 ms bf16 step, and a beam-5 decoding of
+    devtest faulted 250,000 pages (docs/performance.md, "The allocator"). The heap serves
+    blocks of up to 32 MiB (``M_MMAP_THRESHOLD``, glibc's ceiling for it on 64-bit machines)
+    and, with ``mmap`` off (``M_MMAP_MAX`` 0), the larger ones too: a thread's arena that
+    cannot hold one hands it to the main heap. A process keeps its peak memory instead, as
+    PyTorch's own allocators do on a GPU. Calling it again changes nothing."""
     if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
         return
     libc = ctypes.CDLL(None)
-    trim_threshold, mmap_threshold = -1, -3  # M_TRIM_THRESHOLD, M_MMAP_THRESHOLD (malloc.h)
-    libc.mallopt(mmap_threshold, 32 << 20)  # glibc's ceiling for it on 64-bit machines
+    # M_TRIM_THRESHOLD, M_MMAP_THRESHOLD, M_MMAP_MAX (malloc.h)
+    trim_threshold, mmap_threshold, mmap_max = -1, -3, -4
+    libc.mallopt(mmap_threshold, 32 << 20)
+    libc.mallopt(mmap_max, 0)
     libc.mallopt(trim_threshold, 1 << 30)
 
 
