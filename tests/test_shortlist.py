@@ -141,6 +141,17 @@ def test_the_table_keeps_each_source_pieces_most_linked_targets() -> None:
     assert table.frequent.tolist() == [6, 5]
 
 
+def test_more_pieces_per_source_piece_than_the_vocabulary_holds_keep_them_all() -> None:
+    """``luong shortlist --per-source 99999999999`` once tried to allocate 3 PB of EOS padding,
+    and a table wider than V is refused when a model reads it: k above V keeps all V."""
+    counts = torch.zeros(5, 8)
+    counts[4, 5] = 1
+    for k in (8, 9, 99_999_999_999):
+        table = Shortlist.from_counts(counts, k=k, n=2)
+        assert table.k == 8 and table.targets.shape == (5, 8)
+        assert table.targets[4, 0] == 5
+
+
 def test_the_attention_links_of_a_model_are_counted() -> None:
     model = small_model(0, SRC_SPACE)
     pairs = [("abc", "123"), ("j", "9"), ("", "7")]  # an empty side: not counted
@@ -303,6 +314,22 @@ def test_decoding_runs_no_greedy_search_for_a_bound(monkeypatch: pytest.MonkeyPa
     assert_same(decode(model, TEXTS, options), expected)
 
 
+def test_luong_shortlist_skips_bad_lines_when_told_as_its_error_advises(
+    folder: Path, tmp_path: Path
+) -> None:
+    run = tmp_path / "run"
+    Seq2Seq.from_pretrained(folder, shortlist=False).save_pretrained(run)
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("abc\t123\nno tab here\nj\t9\n", encoding="utf-8")
+    refused = luong("shortlist", str(run), "--train", str(pairs))
+    assert refused.returncode == 1
+    assert refused.stderr.decode().endswith("(--skip-bad-lines skips such lines)\n")
+    done = luong("shortlist", str(run), "--train", str(pairs), "--skip-bad-lines")
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stderr.decode() == f"luong: skipped 1 bad line in {pairs}\n"
+    assert f"from 2 pairs of {pairs}" in done.stdout.decode()
+
+
 def test_luong_shortlist_reads_the_runs_own_training_data(folder: Path, tmp_path: Path) -> None:
     run = tmp_path / "run"
     Seq2Seq.from_pretrained(folder, shortlist=False).save_pretrained(run)
@@ -311,7 +338,10 @@ def test_luong_shortlist_reads_the_runs_own_training_data(folder: Path, tmp_path
     (run / "config.toml").write_text(toml, encoding="utf-8")
     result = luong("shortlist", str(run), "--frequent", "2")
     assert result.returncode == 0, result.stderr.decode()
+    # The default --per-source (100) keeps all 15 of this vocabulary: a table of 100 would be
+    # refused when the model is read (it was written so until 2026-12-07).
     assert result.stdout.decode() == (
-        f"wrote {run / SHORTLIST}: 100 target pieces per source piece and the 2 most frequent, "
+        f"wrote {run / SHORTLIST}: 15 target pieces per source piece and the 2 most frequent, "
         f"from 2 pairs of the training split of {run / 'config.toml'}\n"
     )
+    assert Seq2Seq.from_pretrained(run).shortlist is not None

@@ -15,7 +15,7 @@
     luong translate runs/a runs/b runs/c [--combine logprob|prob] ...   (an ensemble)
     luong average runs/dates --last 5 --out runs/dates-avg
     luong quantize runs/dates --out runs/dates-int8 [--parts output,cells,attention]
-    luong shortlist runs/de [--train FILE.tsv] [--per-source 100] [--frequent 100]
+    luong shortlist runs/de [--train FILE.tsv] [--skip-bad-lines] [--per-source 100]
     luong plot runs/dates "Monday, March 5, 1979" --out attn.png [--beam 5]
     luong plot-scores --out scores.png [DIR ...] [--text TEXT] [--step N] [--pad N]
     luong runs runs/ [--format text|json]

@@ -166,6 +166,11 @@ def add_shortlist(commands: Any) -> None:
         "config.toml names them)",
     )
     parser.add_argument(
+        "--skip-bad-lines",
+        action="store_true",
+        help="skip the training pairs' bad lines (counted on stderr) instead of stopping",
+    )
+    parser.add_argument(
         "--per-source",
         type=int,
         default=SHORTLIST_PER_SOURCE,

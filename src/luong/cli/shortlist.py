@@ -27,7 +27,7 @@ def main(args: argparse.Namespace) -> int:
     ):
         if value < low:
             raise UsageError(f"{flag}: expected >= {low}, got {value}")
-    pairs, name = _pairs(args.model, args.train)
+    pairs, name = _pairs(args.model, args.train, args.skip_bad_lines)
     table = shortlist_folder(args.model, pairs, args.per_source, args.frequent, args.batch_size)
     print(
         f"wrote {Path(args.model) / SHORTLIST}: {table.k} target pieces per source piece and "
@@ -36,10 +36,13 @@ def main(args: argparse.Namespace) -> int:
     return 0
 
 
-def _pairs(folder: Path, train: Path | None) -> tuple[list[Pair], str]:
-    """The training pairs: ``train``'s, or the run's own (its ``config.toml``)."""
+def _pairs(folder: Path, train: Path | None, skip_bad_lines: bool) -> tuple[list[Pair], str]:
+    """The training pairs: ``train``'s, or the run's own (its ``config.toml``); with
+    ``skip_bad_lines`` their bad lines are left out, each file's count said on stderr."""
     if train is not None:
-        read = read_split(train)
+        read = read_split(train, skip_bad_lines=skip_bad_lines)
+        if read.skipped:
+            _say_skipped(len(read.skipped), read.name)
         return read.pairs, read.name
     config_file = folder / RUN_CONFIG
     if not config_file.is_file():
@@ -50,7 +53,14 @@ def _pairs(folder: Path, train: Path | None) -> tuple[list[Pair], str]:
     config = configure(config_file=config_file)
     if config.task == OWN_DATA and "prepared" in config.data:
         raise UsageError(f"{folder} was trained on a prepared corpus: pass --train FILE.tsv")
-    data = load_task(config.task, **config.data)
+    settings = dict(config.data)
+    if skip_bad_lines and config.task == OWN_DATA:
+        settings["skip_bad_lines"] = True
+    data = load_task(config.task, **settings)
     for name, count in data.info.get("skipped_lines", {}).items():
-        say(f"skipped {count} bad line{'s' * (count != 1)} in {name}")
+        _say_skipped(count, name)
     return data.train, f"the training split of {config_file}"
+
+
+def _say_skipped(count: int, name: str) -> None:
+    say(f"skipped {count} bad line{'s' * (count != 1)} in {name}")

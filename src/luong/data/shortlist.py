@@ -79,25 +79,25 @@ class Shortlist:
         """The shortlist of a table of link counts ``[V_src, V]`` (how often target piece t
         was aligned to source piece s): each row's ``k`` most counted pieces (p(t | s) =
         count / row total orders them as the counts do; a piece never seen is not kept, its
-        place EOS), and the ``n`` most frequent target pieces (by their links).
+        place EOS), and the ``n`` most frequent target pieces (by their links). A ``k`` above
+        V keeps all V (a table wider than the target vocabulary would be refused when a model
+        reads it, and ``luong shortlist --per-source 99999999999`` once tried to allocate its
+        padding: 3 PB).
 
         Raises:
-            ValueError: ``k`` or ``n`` below 1 (``n`` 0 is allowed), counts not 2-D.
+            ValueError: ``k`` below 1, ``n`` below 0, counts not 2-D.
         """
         if not isinstance(counts, Tensor) or counts.dim() != 2:
             raise LuongTypeError(f"counts: expected a 2-D tensor [V_src, V], got {counts!r:.60}")
         for name, value, low in (("k", k, 1), ("n", n, 0)):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise LuongError(f"{name}: expected an int >= {low}, got {value!r}")
+                raise LuongError(f"{name}: expected an int >= {low}, got {value!r:.60}")
         size = counts.shape[1]
+        k = min(k, size)
         counts = counts.double()
         counts[:, list(SPECIAL_IDS)] = 0  # always candidates: no place of a row goes to them
-        top, ids = counts.topk(min(k, size), dim=1, sorted=True)
+        top, ids = counts.topk(k, dim=1, sorted=True)
         targets = torch.where(top > 0, ids, Vocab.eos_id)
-        if targets.shape[1] < k:
-            targets = torch.cat(
-                [targets, targets.new_full((len(counts), k - size), Vocab.eos_id)], 1
-            )
         totals = counts.sum(dim=0)
         seen = int((totals > 0).sum())
         frequent = totals.topk(min(n, seen)).indices
