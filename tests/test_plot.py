@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from helpers import SRC_SPACE, small_model
+from helpers import SRC_SPACE, luong, small_model
 from matplotlib.image import imread
 
 from luong.common.errors import LuongError
@@ -16,6 +16,7 @@ from luong.config.search import SearchOptions
 from luong.evaluation.plot import (
     CurveRun,
     ScorePanel,
+    check_figure_path,
     curves_figure,
     fresh_score_panels,
     model_score_panel,
@@ -144,3 +145,45 @@ def test_curves_name_the_dev_axis_by_each_runs_metric() -> None:
     ]
     with pytest.raises(LuongError, match="runs/x: dev_key: expected one of dev_exact_match, "):
         curves_figure([CurveRun("runs/x", curve_records("dev_em", [0.5]), "dev_em")])
+
+
+@pytest.mark.parametrize("name", ["fig.png", "fig.PDF", "a/b.svg"])
+def test_a_figure_path_in_a_format_matplotlib_writes_is_taken(name: str) -> None:
+    assert check_figure_path(name) == Path(name)
+
+
+def test_a_figure_path_is_refused_where_the_file_written_would_be_another(
+    tmp_path: Path,
+) -> None:
+    """matplotlib writes NAME.png for a name without a suffix (a folder's name, /dev/full)
+    and raises its own error for an unknown one: each is refused first, naming the path."""
+    with pytest.raises(LuongError, match=r"expected a file to write the figure to, got a folder"):
+        check_figure_path(tmp_path)
+    with pytest.raises(
+        LuongError, match=r"^fig: expected a name ending in .*\.png.*got no suffix$"
+    ):
+        check_figure_path("fig")
+    with pytest.raises(LuongError, match=r"^fig\.txt: expected .*\.svg.*, got '\.txt'$"):
+        check_figure_path("fig.txt")
+    with pytest.raises(TypeError, match="path: expected a file name, got int"):
+        check_figure_path(3)
+    panels = fresh_score_panels(4, 1)
+    with pytest.raises(LuongError, match="got no suffix"):
+        plot_scores(panels, tmp_path / "scores")
+    assert list(tmp_path.iterdir()) == []  # nothing written, no scores.png beside it
+
+
+def test_the_figure_commands_refuse_a_folder_and_a_text_file_in_one_line(tmp_path: Path) -> None:
+    for out in (str(tmp_path), str(tmp_path / "s.txt")):
+        result = luong("plot-scores", "--out", out)
+        assert result.returncode == 1
+        lines = result.stderr.decode().splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"luong: error: {out}: expected ")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("text", ["a\nb", "a\tb", "a\x00b"])
+def test_plot_translation_draws_one_line_and_refuses_more(text: str, tmp_path: Path) -> None:
+    with pytest.raises(LuongError, match="text: expected one line of text, got a line break"):
+        plot_translation(small_model(0, SRC_SPACE), text, tmp_path / "a.png")
+    assert not (tmp_path / "a.png").exists()

@@ -23,7 +23,8 @@ import torch
 from torch import Tensor
 
 from luong.common.checks import check_positive_int
-from luong.common.errors import LuongError
+from luong.common.errors import LuongError, LuongTypeError
+from luong.common.lines import LINE_BREAKS
 from luong.config.faces import MAX_DPI, MAX_POSITIONS
 from luong.config.request import RequestOptions
 from luong.config.search import SearchOptions
@@ -49,6 +50,7 @@ __all__ = [
     "MAX_PIXELS",
     "MAX_POSITIONS",
     "ScorePanel",
+    "check_figure_path",
     "fresh_score_panels",
     "model_score_panel",
     "CurveRun",
@@ -82,6 +84,33 @@ def _figure(size: tuple[float, float], dpi: int) -> Figure:
     return figure
 
 
+def check_figure_path(path: object) -> Path:
+    """``path`` as a ``Path``, refused unless it names a file whose suffix is a format
+    matplotlib writes (``.png``, ``.pdf``, ``.svg``, ...): the figure's format is its name's,
+    and a name without one would be written as NAME.png, another file than the one named.
+
+    Raises:
+        TypeError: not a str or a path.
+        ValueError: a folder, a name without a suffix or with one of no figure format.
+    """
+    if not isinstance(path, str | Path):
+        raise LuongTypeError(f"path: expected a file name, got {type(path).__name__}")
+    path = Path(path)
+    if path.is_dir():
+        raise LuongError(f"{path}: expected a file to write the figure to, got a folder")
+    from matplotlib.backend_bases import FigureCanvasBase  # as _figure: when one is drawn
+
+    formats = sorted(FigureCanvasBase.get_supported_filetypes())
+    suffix = path.suffix.lower().lstrip(".")
+    if suffix not in formats:
+        got = f"'.{suffix}'" if suffix else "no suffix"
+        raise LuongError(
+            f"{path}: expected a name ending in the figure's format "
+            f"({', '.join('.' + f for f in formats)}), got {got}"
+        )
+    return path
+
+
 def _check_size(size: tuple[float, float] | None, dpi: int) -> None:
     if size is not None and (len(size) != 2 or not all(v > 0 for v in size)):
         raise LuongError(f"size: expected (width, height) in inches, both > 0, got {size!r}")
@@ -102,9 +131,11 @@ def _check_pixels(size: tuple[float, float], dpi: int) -> None:
 
 
 def _check_text(translator: Translator, text: str) -> None:
-    """Raise unless ``translator`` takes ``text`` (``Translator.admit``)."""
+    """Raise unless ``translator`` takes ``text`` (``Translator.admit``), one line."""
     if not isinstance(text, str):
         raise LuongError(f"text: expected a non-empty input, got {text!r}")
+    if LINE_BREAKS.intersection(text):  # one figure draws one line's translation
+        raise LuongError("text: expected one line of text, got a line break, tab or NUL in it")
     (verdict,) = translator.admit([text])
     if verdict is not None and verdict.kind == "empty":
         raise LuongError(f"text: expected a non-empty input, got {text!r}")
@@ -139,9 +170,10 @@ def plot_attention(
 
     Raises:
         ValueError: ``attention`` is not ``[len(output_symbols), len(source_symbols)]``, or a
-            bad size or dpi.
+            bad size or dpi; a ``path`` of no figure format (``check_figure_path``).
         OSError: the file cannot be written.
     """
+    path = check_figure_path(path)
     rows, columns = len(output_symbols), len(source_symbols)
     if not isinstance(attention, Tensor) or tuple(attention.shape) != (rows, columns):
         got = tuple(attention.shape) if isinstance(attention, Tensor) else type(attention).__name__
@@ -172,7 +204,6 @@ def plot_attention(
     if title:
         axes.set_title(title)
     figure.colorbar(image, ax=axes, label="attention weight", shrink=0.9)
-    path = Path(path)
     figure.savefig(path, dpi=dpi)
     return path
 
@@ -196,9 +227,10 @@ def plot_translation(
 
     Raises:
         ValueError: an empty input, one longer than the model's ``max_src_len``, or a bad
-            option.
+            option; a ``path`` of no figure format (``check_figure_path``), before decoding.
         OSError: the file cannot be written.
     """
+    check_figure_path(path)
     translator = model if isinstance(model, Translator) else Translator(model)
     _check_text(translator, text)
     request = TranslationRequest(options, RequestOptions(attention=True))
@@ -251,9 +283,10 @@ def plot_scores(
 
     Raises:
         ValueError: no panels, a panel whose weights, labels and real count disagree, or a
-            bad size or dpi.
+            bad size or dpi; a ``path`` of no figure format (``check_figure_path``).
         OSError: the file cannot be written.
     """
+    path = check_figure_path(path)
     if not panels:
         raise LuongError("panels: expected at least one ScorePanel, got none")
     for i, panel in enumerate(panels):
@@ -301,7 +334,6 @@ def plot_scores(
     grid[0].set_ylabel("attention weight")
     if title:
         figure.suptitle(title)
-    path = Path(path)
     figure.savefig(path, dpi=dpi)
     return path
 
@@ -340,11 +372,11 @@ def plot_curves(
 
     Raises:
         ValueError: no runs, a run without records or with an unknown ``dev_key``, or a bad
-            size or dpi.
+            size or dpi; a ``path`` of no figure format (``check_figure_path``).
         OSError: the file cannot be written.
     """
+    path = check_figure_path(path)
     figure = curves_figure(runs, size=size, dpi=dpi)
-    path = Path(path)
     figure.savefig(path, dpi=dpi)
     return path
 
