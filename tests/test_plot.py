@@ -187,3 +187,12 @@ def test_plot_translation_draws_one_line_and_refuses_more(text: str, tmp_path: P
     with pytest.raises(LuongError, match="text: expected one line of text, got a line break"):
         plot_translation(small_model(0, SRC_SPACE), text, tmp_path / "a.png")
     assert not (tmp_path / "a.png").exists()
+
+
+@pytest.mark.parametrize("seed", [-1, 2**64, 99999999999999999999999, True])
+def test_fresh_panels_take_a_64_bit_seed(seed: object) -> None:
+    """``luong plot-scores --seed 99999999999999999999999`` was torch's "Overflow when
+    unpacking long long", a traceback; -1 was taken."""
+    with pytest.raises(LuongError, match=r"^seed: expected an int from 0 to 18446744073709551615"):
+        fresh_score_panels(seed=seed)  # type: ignore[arg-type]
+    assert len(fresh_score_panels(seed=2**64 - 1)) == 3

@@ -114,6 +114,17 @@ def test_run_zoo_trains_records_and_continues(tmp_path: Path, monkeypatch) -> No
             "task: expected one of dates, g2p, translation (the zoo's tasks), got 'poems'",
         ),
         ("seeds", True, "seeds: expected an int >= 1, got True"),
+        (
+            "seeds",
+            99999999999999999999,
+            "seeds: expected at most 1000 (each trains every variant), got 99999999999999999999",
+        ),
+        ("data_seed", -1, "data_seed: expected an int from 0 to 18446744073709551615, got -1"),
+        (
+            "data_seed",
+            2**64,
+            "data_seed: expected an int from 0 to 18446744073709551615, got 18446744073709551616",
+        ),
     ],
 )
 def test_settings_validate(field: str, value: object, message: str) -> None:

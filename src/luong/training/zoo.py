@@ -37,12 +37,14 @@ from luong.common.checks import check_positive_int
 from luong.common.errors import LuongError, LuongTypeError
 from luong.common.files import read_json, write_text
 from luong.config.presets import SPLITS, ZOO_PRESETS
+from luong.config.search import MAX_SEED
 from luong.evaluation.evaluate import dev_loss
 from luong.model.seq2seq import Seq2Seq
 from luong.tasks import OWN_DATA, TaskData, load_task, task_configs
 from luong.training.run import train
 
 __all__ = [
+    "MAX_ZOO_SEEDS",
     "FILES",
     "VARIANTS",
     "ZOO_TASKS",
@@ -95,6 +97,11 @@ ZOO_TASKS = ZOO_PRESETS  # translation runs on your own files; not wmt14 (preset
 FILES = SPLITS  # translation's data: TSV files of the user's
 
 
+MAX_ZOO_SEEDS = 1000
+"""The most seeds a zoo trains each variant with (``ZooSettings.seeds``): a thousand
+trainings of each variant is a study's size; more was a typo that would never end."""
+
+
 @dataclass(frozen=True)
 class ZooSettings:
     """What every run of one zoo shares (runs are reused only under the same settings)."""
@@ -139,8 +146,14 @@ class ZooSettings:
         for name in ("steps", "seeds", "window", "n_dev", "n_test"):
             value = getattr(self, name)
             check_positive_int(name, value)
-        if not isinstance(self.data_seed, int) or self.data_seed < 0:
-            raise LuongError(f"data_seed: expected an int >= 0, got {self.data_seed!r}")
+        if self.seeds > MAX_ZOO_SEEDS:
+            raise LuongError(
+                f"seeds: expected at most {MAX_ZOO_SEEDS} (each trains every variant), "
+                f"got {self.seeds}"
+            )
+        seed = self.data_seed
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+            raise LuongError(f"data_seed: expected an int from 0 to {MAX_SEED}, got {seed!r:.60}")
 
 
 @dataclass(frozen=True)
