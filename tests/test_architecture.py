@@ -37,6 +37,7 @@ FLOORS: list[tuple[str, set[str]]] = [
         "luong.service.batcher", "luong.version",
     }),
     ("a prepared corpus's manifest", {"luong.data.manifest"}),
+    ("msgfmt's grammar of PO files", {"luong.catalogs.po_grammar"}),
     ("format directives, PO and MO files", {
         "luong.catalogs.directives", "luong.catalogs.mo_file", "luong.catalogs.plural_table",
         "luong.catalogs.po_file",

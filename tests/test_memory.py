@@ -148,6 +148,29 @@ def test_a_catalog_memory_holds_its_translated_non_fuzzy_entries(
         read_entries(path, "en", "fr")
 
 
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        # polib took "Datei öffne" from this (the closing quote missing), reused unmarked
+        ('msgid "Open file"\nmsgstr "Datei öffnen\n', "line 2: end-of-line within string"),
+        ('msgid Open file\nmsgstr "Datei öffnen"\n', "line 1: syntax error"),
+        ('msgid "Open file"\nmsgstr "Datei öffnen" junk\n', "line 2: syntax error"),
+        (
+            'msgid "Open file"\nmsgstr "Datei öffnen"\n\nmsgid "Open file"\nmsgstr "X"\n',
+            "duplicate message definition (msgid 'Open file')",
+        ),
+    ],
+)
+def test_a_po_memory_is_read_as_msgfmt_reads_a_catalog(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    po = tmp_path / "tm.po"
+    po.write_text(text, encoding="utf-8")
+    with pytest.raises(LuongError) as raised:
+        read_entries(po, "en", "de")
+    assert str(raised.value) == f"{po}: {message}"
+
+
 def memory(*pairs: tuple[str, str], threshold: float = 75.0) -> TranslationMemory:
     return TranslationMemory(
         [MemoryEntry(s, t, "m.tsv", n) for n, (s, t) in enumerate(pairs, 1)], threshold
@@ -341,6 +364,19 @@ def test_luong_po_fills_from_memory_and_shows_fuzzy_matches(model: Path, tmp_pat
         'luong: memory 100 (project.tsv), not reused: its translation lacks %s: "hij %s" -> "Hij"'
     )
     assert "memory" not in entries["j"].tcomment
+
+
+def test_luong_po_and_translate_refuse_a_po_memory_msgfmt_rejects(
+    model: Path, tmp_path: Path
+) -> None:
+    catalog, tm = tmp_path / "demo.pot", tmp_path / "tm.po"
+    catalog.write_text(POT, encoding="utf-8")
+    tm.write_text('msgid "abc"\nmsgstr "123\n', encoding="utf-8")
+    result = luong("po", str(model), str(catalog), "--out", str(tmp_path / "o.po"), "--tm", str(tm))
+    assert_one_line_error(result, f"luong: error: {tm}: line 2: end-of-line within string")
+    assert not (tmp_path / "o.po").exists()
+    result = luong("translate", str(model), "--tm", str(tm), stdin=b"abc\n")
+    assert_one_line_error(result, f"luong: error: {tm}: line 2: end-of-line within string")
 
 
 def test_luong_po_names_a_malformed_memory(model: Path, tmp_path: Path) -> None:

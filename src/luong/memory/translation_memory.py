@@ -71,11 +71,13 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from lxml import etree
 from rapidfuzz import fuzz, process
 
 from luong.catalogs.mo_file import check_mo
+from luong.catalogs.po_grammar import check_grammar
 from luong.common.checks import check_positive_int
 from luong.common.errors import LuongError, LuongTypeError
 from luong.common.files import read_bounded, read_text_lines
@@ -483,11 +485,17 @@ def _catalog_entries(path: Path, tgt_lang: str | None) -> list[MemoryEntry]:
         else:
             text = data.removeprefix(b"\xef\xbb\xbf").decode("latin-1")
             # the charset the header declares (polib's reading of it; UTF-8 for none)
-            catalog = polib.pofile(data.removeprefix(b"\xef\xbb\xbf").decode(
-                polib.detect_encoding(text)))  # fmt: skip
+            text = data.removeprefix(b"\xef\xbb\xbf").decode(polib.detect_encoding(text))
+            # msgfmt's grammar first, as luong po reads a catalog: polib alone took a string
+            # without its closing quote, its last letter lost, and reused it unmarked.
+            check_grammar(text)
+            catalog = polib.pofile(text)
     except (OSError, ValueError, LookupError, struct.error) as error:  # struct: a cut .mo
+        if isinstance(error, LuongError):  # the grammar's: line N, msgfmt's words
+            raise LuongError(f"{path}: {error}") from None
         raise LuongError(f"{path}: not a gettext catalog polib reads ({error})") from None
     language = str(catalog.metadata.get("Language", "")).strip()
+    _check_unique(catalog, path)
     if (
         language
         and tgt_lang is not None
@@ -510,3 +518,16 @@ def _catalog_entries(path: Path, tgt_lang: str | None) -> list[MemoryEntry]:
         elif entry.msgstr:
             entries.append(MemoryEntry(entry.msgid, entry.msgstr, path.name, line))
     return entries
+
+
+def _check_unique(catalog: Iterable[Any], path: Path) -> None:
+    """Raise at a message defined twice (the same msgctxt and msgid, not obsolete), as
+    msgfmt does: which of the two a memory would reuse is no choice to make."""
+    seen: set[tuple[str | None, str]] = set()
+    for entry in catalog:
+        key = (entry.msgctxt, entry.msgid)
+        if entry.obsolete:
+            continue
+        if key in seen:
+            raise LuongError(f"{path}: duplicate message definition (msgid {entry.msgid!r:.60})")
+        seen.add(key)
