@@ -468,3 +468,11 @@ def test_files_that_are_not_safetensors_are_named(tmp_path: Path) -> None:
         assert str(missing.value) == f"{tmp_path}/none.safetensors: missing"
         with pytest.raises(FileNotFoundError):
             read(tmp_path)  # a folder is no tensor file
+
+
+def test_a_folder_that_cannot_be_written_is_named_not_its_lock() -> None:
+    """``luong corpus --out /proc/cx`` said ``No such file or directory:
+    '/proc/.partial-cx.17127.028c6f....lock'``, a name of luong's own; now the folder asked for."""
+    with pytest.raises(FileNotFoundError) as raised:
+        write_folder(Path("/proc") / "cx", lambda tmp: None)
+    assert str(raised.value) == "[Errno 2] No such file or directory: '/proc/cx'"

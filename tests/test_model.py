@@ -17,7 +17,17 @@ from pathlib import Path
 
 import pytest
 import torch
-from helpers import SMALL, SRC_SPACE, TGT, small_batch, small_config, small_model, source_batch
+from helpers import (
+    SMALL,
+    SRC_SPACE,
+    TGT,
+    assert_one_line_error,
+    luong,
+    small_batch,
+    small_config,
+    small_model,
+    source_batch,
+)
 from safetensors.torch import load_file, save_file
 
 from luong import Seq2Seq, Vocab, greedy_search
@@ -348,6 +358,17 @@ def test_load_missing_file(saved: Path, name: str) -> None:
 def test_load_missing_folder(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="nowhere: no such model folder"):
         Seq2Seq.from_pretrained(tmp_path / "nowhere")
+
+
+def test_a_file_given_as_the_model_folder_is_named_a_file(tmp_path: Path) -> None:
+    """``luong translate notes.txt --input notes.txt`` said ``notes.txt: no such model
+    folder`` of a file that is there."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("Open file\n")
+    with pytest.raises(NotADirectoryError, match="notes.txt: a file, not a model folder$"):
+        Seq2Seq.from_pretrained(notes)
+    result = luong("translate", str(notes), "--input", str(notes))
+    assert_one_line_error(result, f"luong: error: {notes}: a file, not a model folder")
 
 
 @pytest.mark.parametrize(

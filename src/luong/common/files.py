@@ -333,7 +333,10 @@ def write_folder(folder: str | os.PathLike[str], fill: Callable[[Path], None]) -
     clear_stale_partials(folder)
     tmp = folder.with_name(f"{PARTIAL}{folder.name}.{os.getpid()}.{uuid.uuid4().hex}")
     lock = tmp.with_name(f"{tmp.name}{LOCK}")
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666)
+    except OSError as error:  # the lock's name is luong's own: name the folder asked for
+        raise type(error)(error.errno, error.strerror, os.fspath(folder)) from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)  # a fresh name: never held by another
         tmp.mkdir()  # the umask's permissions, not mkdtemp's 0700

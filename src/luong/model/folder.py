@@ -41,6 +41,7 @@ __all__ = [
     "int8_parts",
     "is_int8_folder",
     "language_pair",
+    "no_model_folder",
     "no_model_yet",
     "read_model_config",
     "record_language_pair",
@@ -91,7 +92,8 @@ def record_language_pair(folder: str | Path, src_lang: str, tgt_lang: str) -> Pa
         the path of ``config.json``.
 
     Raises:
-        FileNotFoundError: ``folder`` or its ``config.json`` is missing.
+        FileNotFoundError: ``folder`` or its ``config.json`` is missing
+            (``NotADirectoryError``: ``folder`` is a file).
         ValueError, TypeError: a code babel does not know (``check_language``), the same code
             twice, or a folder that is not a luong model folder (``read_model_config``).
     """
@@ -107,6 +109,14 @@ def record_language_pair(folder: str | Path, src_lang: str, tgt_lang: str) -> Pa
     return path
 
 
+def no_model_folder(folder: Path) -> OSError:
+    """The error for a model folder that is not a folder: a file given where the folder goes
+    (``luong translate notes.txt``) is named as one; else there is no such folder."""
+    if folder.exists():
+        return NotADirectoryError(f"{folder}: a file, not a model folder")
+    return FileNotFoundError(f"{folder}: no such model folder")
+
+
 def read_model_config(folder: str | Path) -> tuple[Path, str, dict[str, Any]]:
     """A model folder's ``config.json``: its path, its text and its object, once the folder
     is known to be a luong model folder (its weights beside it, and a config whose
@@ -114,14 +124,15 @@ def read_model_config(folder: str | Path) -> tuple[Path, str, dict[str, Any]]:
     ``config.json``.
 
     Raises:
-        FileNotFoundError: ``folder`` or its ``config.json`` is missing.
+        FileNotFoundError: ``folder`` or its ``config.json`` is missing
+            (``NotADirectoryError``: ``folder`` is a file).
         ValueError: not a luong model folder (no weights file, or another program's
             ``config.json``), naming the folder and why.
     """
     folder = Path(folder)
     path = folder / MODEL_CONFIG
     if not folder.is_dir():
-        raise FileNotFoundError(f"{folder}: no such model folder")
+        raise no_model_folder(folder)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: missing (is {folder} a luong model folder?)")
     try:

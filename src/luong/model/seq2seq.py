@@ -61,6 +61,7 @@ from luong.model.folder import (
     check_vocab_hashes,
     int8_parts,
     language_pair,
+    no_model_folder,
     no_model_yet,
     vocab_file_sha256,
 )
@@ -341,7 +342,8 @@ class Seq2Seq(nn.Module):
         the CPU only.
 
         Raises:
-            FileNotFoundError: the folder or one of its files is missing.
+            FileNotFoundError: the folder or one of its files is missing
+                (``NotADirectoryError``: the folder is a file).
             ValueError: a file is unreadable, a vocabulary file is not the one the model was
                 saved with (its SHA-256 differs from the one ``config.json`` records), the
                 weights do not match the config (names the tensor and the expected and
@@ -350,7 +352,7 @@ class Seq2Seq(nn.Module):
         """
         path = Path(directory)
         if not path.is_dir():
-            raise FileNotFoundError(f"{path}: no such model folder")
+            raise no_model_folder(path)
         unfinished = no_model_yet(path)
         if unfinished is not None:
             raise FileNotFoundError(unfinished)
