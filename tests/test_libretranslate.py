@@ -249,7 +249,10 @@ def test_a_body_above_the_limit_is_librestranslates_error_shape() -> None:
         ({"q": ["a", "abcdefghij abc"], "source": "en", "target": "de"}, "Invalid request: "
          "max_source_len: source 1 has 14 symbols, above the limit of 12"),
         ({"q": "a", "source": "en", "target": "de", "alternatives": 16}, "Invalid request: "
-         "max_beam: beam 17, above the limit of 16"),
+         "alternatives: 16, above the limit of 15 (max_beam 16: the translation and its "
+         "alternatives)"),
+        ({"q": "a", "source": "en", "target": "de", "alternatives": 99999999999},
+         "Invalid request: alternatives must be at most 999, got 99999999999"),
         ({"q": "a", "source": "en", "target": "de", "alternatives": -1}, "Invalid request: "
          "alternatives must be an int >= 0, got -1"),
     ],

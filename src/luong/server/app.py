@@ -268,6 +268,13 @@ def _add_libretranslate_routes(app: FastAPI, service: TranslationService) -> Non
             name, source = route(pairs, asked.source, asked.target)
             served = service.by_name[name]
             n = asked.alternatives + 1
+            if n > limits.max_beam:  # said in the client's own field, not as a beam
+                raise LibreError(
+                    400,
+                    f"Invalid request: alternatives: {asked.alternatives}, above the limit of "
+                    f"{limits.max_beam - 1} (max_beam {limits.max_beam}: the translation and "
+                    "its alternatives)",
+                )
             # html: every tag (and placeholder) masked before decoding and put back after at
             # the output word the attention aligns to it (RequestOptions.placeholders "mask"),
             # so each tag comes through exactly as often as it was sent.

@@ -57,6 +57,7 @@ from urllib.parse import parse_qsl
 
 from luong.common.errors import LuongError
 from luong.common.languages import language_name
+from luong.config.search import MAX_BEAM
 from luong.service.request_glossary import check_unicode, request_glossary
 
 __all__ = [
@@ -200,6 +201,10 @@ def _alternatives(value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise LibreError(
             400, f"Invalid request: alternatives must be an int >= 0, got {value!r:.40}"
+        )
+    if value >= MAX_BEAM:  # the n-best list holds the translation and its alternatives
+        raise LibreError(
+            400, f"Invalid request: alternatives must be at most {MAX_BEAM - 1}, got {value}"
         )
     return value
 
