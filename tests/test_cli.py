@@ -139,3 +139,20 @@ def test_unreadable_input(model_dir: Path, tmp_path: Path) -> None:
     bad.write_bytes(b"3 May 1979\n\xff\xfe oops\n")
     result = luong("translate", str(model_dir), "--input", str(bad))
     assert_one_line_error(result, "bad.txt:2: not valid UTF-8")
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_nul_byte_in_the_sources_is_refused_naming_its_line(
+    model_dir: Path, tmp_path: Path, stream: bool
+) -> None:
+    """A NUL byte is a binary file's: it was translated as text (``Open\\x00file`` ->
+    ``Binär-Datei``, exit 0)."""
+    binary = tmp_path / "nul.txt"
+    binary.write_bytes(b"3 May 1979\nOpen\x00file\n")
+    flags = ["--stream"] if stream else []
+    message = f"{binary}:2: a NUL byte (byte 5 of the line); expected text, not binary data"
+    result = luong("translate", str(model_dir), "--input", str(binary), *flags)
+    assert result.returncode == 1
+    assert result.stderr.decode().splitlines()[-1] == f"luong: error: {message}"
+    result = luong("translate", str(model_dir), *flags, stdin=b"Open\x00file\n")
+    assert_one_line_error(result, "luong: error: <stdin>:1: a NUL byte (byte 5 of the line)")

@@ -199,8 +199,10 @@ def test_a_subword_model_that_emits_line_breaks_still_gives_n_lines(tmp_path: Pa
             model.decoder.out.bias[pieces.id(piece)] = 0.0
         model.decoder.out.bias[pieces.id("<0x0A>")] = 0.5
     folder = model.save_pretrained(tmp_path / "breaks")
-    # The sources hold such characters too (only \n ends an input line): a NUL, U+2028...
-    sources = [f"ab{'c' * (i % 5)}{sorted(LINE_BREAKS - {chr(10)})[i % 11]}d" for i in range(200)]
+    # The sources hold such characters too (only \n ends an input line): U+2028, a tab...;
+    # not a NUL, a binary file's byte, which luong translate refuses naming its line.
+    breakers = sorted(LINE_BREAKS - {"\n", "\x00"})
+    sources = [f"ab{'c' * (i % 5)}{breakers[i % len(breakers)]}d" for i in range(200)]
     stdin = "".join(f"{source}\n" for source in sources).encode()
     greedy = output_lines(translate(folder, stdin))
     assert len(greedy) == 200

@@ -58,6 +58,10 @@ def test_keeps_inner_spaces_and_unicode() -> None:
         (b"a\tb\n\nc\td\n", "f.tsv:2: empty line"),
         (b"a\tb\nc\td\ne\t\xff\n", "f.tsv:3: not valid UTF-8 (byte 3 of the line: b'\\xff'"),
         (b"\xc3\tb\n", "f.tsv:1: not valid UTF-8"),
+        (
+            b"a\tb\nOpen\x00file\tDatei\n",
+            "f.tsv:2: a NUL byte (byte 5 of the line); expected text, not binary data",
+        ),
     ],
 )
 def test_each_bad_line_kind_names_file_and_line(raw: bytes, message: str) -> None:

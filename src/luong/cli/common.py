@@ -350,11 +350,11 @@ def check_memory_flags(args: argparse.Namespace) -> None:
 
 
 def read_lines(path: Path | None) -> list[str]:
-    """Lines of ``path`` (stdin when None), line endings removed (``luong.common.files``' rule);
-    invalid UTF-8 names the file and line."""
+    """The sources in ``path`` (stdin when None), line endings removed (``luong.common.files``'
+    rule); invalid UTF-8 and a NUL byte (binary data) name the file and line."""
     if path is None:
-        return list(text_lines(stdin(), "<stdin>"))
-    return read_text_lines(path)
+        return list(text_lines(stdin(), "<stdin>", allow_nul=False))
+    return read_text_lines(path, allow_nul=False)
 
 
 def stdin() -> BinaryIO:

@@ -116,7 +116,7 @@ def _stream(
     name = str(args.input) if args.input is not None else "<stdin>"
     with ExitStack() as stack:
         stream = stdin() if args.input is None else stack.enter_context(open(args.input, "rb"))
-        for number, line in enumerate(text_lines(stream, name)):
+        for number, line in enumerate(text_lines(stream, name, allow_nul=False)):
             try:
                 fitted = fit_sources(
                     translator.model,

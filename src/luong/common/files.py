@@ -46,6 +46,7 @@ __all__ = [
     "folder_list",
     "shown_names",
     "clear_stale_partials",
+    "nul_problem",
     "stale_write_leftovers",
     "BOM",
     "MAX_JSON_BYTES",
@@ -129,30 +130,42 @@ def iter_lines(
         yield line
 
 
-def text_lines(stream: BinaryIO, name: str) -> Iterator[str]:
-    """The lines of a binary stream as UTF-8 text (``iter_lines``).
+def text_lines(stream: BinaryIO, name: str, *, allow_nul: bool = True) -> Iterator[str]:
+    """The lines of a binary stream as UTF-8 text (``iter_lines``); with ``allow_nul`` False,
+    a line that holds a NUL byte is refused (the sources of a translation: a binary file's
+    byte, no text's, which a model would translate as text).
 
     Raises:
-        ValueError: ``NAME:LINE: not valid UTF-8 (...)``, or a line too long.
+        ValueError: ``NAME:LINE: not valid UTF-8 (...)``, a NUL byte where refused, or a
+            line too long.
     """
     for number, line in enumerate(iter_lines(stream, name), start=1):
         try:
-            yield line.decode("utf-8")
+            text = line.decode("utf-8")
         except UnicodeDecodeError as error:
             raise LuongError(f"{name}:{number}: not valid UTF-8 ({error.reason})") from None
+        if not allow_nul and "\x00" in text:
+            raise LuongError(f"{name}:{number}: {nul_problem(line)}")
+        yield text
 
 
-def read_text_lines(path: str | os.PathLike[str]) -> list[str]:
-    """The lines of a UTF-8 text file (``text_lines``).
+def nul_problem(line: bytes) -> str:
+    """What is wrong with a line that holds a NUL byte, and where."""
+    return f"a NUL byte (byte {line.index(0) + 1} of the line); expected text, not binary data"
+
+
+def read_text_lines(path: str | os.PathLike[str], *, allow_nul: bool = True) -> list[str]:
+    """The lines of a UTF-8 text file (``text_lines``, ``allow_nul`` as there).
 
     Raises:
         FileNotFoundError: no such file.
-        ValueError: a directory, or a line that is not UTF-8 or too long (``FILE:LINE: ...``).
+        ValueError: a directory, or a line that is not UTF-8, too long or (without
+            ``allow_nul``) holds a NUL byte (``FILE:LINE: ...``).
     """
     name = os.fspath(path)
     try:
         with open(path, "rb") as stream:
-            return list(text_lines(stream, name))
+            return list(text_lines(stream, name, allow_nul=allow_nul))
     except FileNotFoundError:
         raise FileNotFoundError(f"{name}: no such file") from None
     except IsADirectoryError:

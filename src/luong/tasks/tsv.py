@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from luong.common.errors import LuongError, LuongTypeError
-from luong.common.files import iter_lines
+from luong.common.files import iter_lines, nul_problem
 from luong.data.vocab import TOKENS, Tokens
 from luong.tasks.data import TaskData
 
@@ -145,6 +145,8 @@ def _parse_line(line: bytes) -> Pair | str:
             f"not valid UTF-8 (byte {error.start + 1} of the line: "
             f"{line[error.start : error.start + 1]!r}, {error.reason})"
         )
+    if "\x00" in text:
+        return nul_problem(line)
     tabs = text.count("\t")
     if tabs != 1:
         if not text.strip():
@@ -252,6 +254,9 @@ def _parallel_pairs(
             text = _decode(line) if line is not None else ""
             if text is None:
                 bad.append(BadLine(number, f"not valid UTF-8 in {name}"))
+            elif "\x00" in text:
+                bad.append(BadLine(number, f"{nul_problem(line or b'')} in {name}"))
+                text = None
             elif line is not None and not text.strip():
                 bad.append(BadLine(number, f"empty {side} in {name}"))
             texts.append(text)
