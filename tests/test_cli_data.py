@@ -176,6 +176,15 @@ def test_bad_training_file_stops_before_training(
             "--skip-bad-lines: only with --data",
         ),
         (["eval", "m", "--data", "x.tsv", "--beam", "0"], "--beam: expected an int >= 1, got 0"),
+        # prepare recorded "zz" in its manifest
+        (
+            ["prepare", "--train", "a.tsv", "--out", "x", "--src-lang", "zz"],
+            "--src-lang: expected an ISO 639 language code that babel knows",
+        ),
+        (
+            ["corpus", "x", "--tgt-lang", "de", "--src-lang", "de", "--out", "y"],
+            "--src-lang and --tgt-lang: expected two languages, got 'de' for both",
+        ),
     ],
 )
 def test_usage_errors(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:

@@ -15,10 +15,9 @@ from luong.catalogs.corpus import (
     write_corpus,
 )
 from luong.catalogs.debian import FetchReport, catalog_folders, fetch_catalogs
-from luong.cli.common import UsageError, log_to_stderr, say
+from luong.cli.common import UsageError, check_language_flags, log_to_stderr, say
 from luong.common.errors import LuongError
 from luong.common.files import read_text_lines
-from luong.common.languages import check_language
 from luong.common.progress import WorkProgress
 from luong.config.faces import CorpusOptions, FetchOptions
 
@@ -51,11 +50,11 @@ def package_names(given: list[str]) -> set[str]:
 
 
 def main(args: argparse.Namespace) -> int:
-    for flag, code in (("--tgt-lang", args.tgt_lang), ("--src-lang", args.src_lang)):
-        try:
-            check_language(code, flag)
-        except LuongError as error:
-            raise UsageError(str(error)) from None
+    check_language_flags(("--tgt-lang", args.tgt_lang), ("--src-lang", args.src_lang))
+    if args.src_lang == args.tgt_lang:  # a catalog's msgids and msgstrs are two languages
+        raise UsageError(
+            f"--src-lang and --tgt-lang: expected two languages, got {args.tgt_lang!r} for both"
+        )
     try:
         options = CorpusOptions(
             plurals=args.plurals,

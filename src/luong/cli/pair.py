@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import argparse
 
-from luong.cli.common import UsageError
+from luong.cli.common import UsageError, check_language_flags
 from luong.common.folder_files import MODEL_CONFIG
-from luong.common.languages import check_language
 from luong.model.folder import language_pair, read_model_config, record_language_pair
 
 __all__ = ["main"]
@@ -21,11 +20,7 @@ def main(args: argparse.Namespace) -> int:
     if not path.is_file():
         raise UsageError(f"{path}: missing (is {args.model} a luong model folder?)")
     if given[0] is not None and given[1] is not None:
-        for flag, code in zip(("--src-lang", "--tgt-lang"), given, strict=True):
-            try:
-                check_language(code, flag)
-            except ValueError as error:
-                raise UsageError(str(error)) from None
+        check_language_flags(("--src-lang", given[0]), ("--tgt-lang", given[1]))
         if given[0] == given[1]:
             raise UsageError(
                 f"--src-lang and --tgt-lang: expected two languages, got {given[0]!r} for both"

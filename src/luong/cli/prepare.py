@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from luong.cli.common import UsageError, overrides, say
+from luong.cli.common import UsageError, check_language_flags, overrides, say
 from luong.config.vocab import VocabConfig
 from luong.data.prepare import prepare_corpus
 
@@ -21,7 +21,11 @@ def main(args: argparse.Namespace) -> int:
         raise UsageError("expected --train FILE.tsv or --train-src F --train-tgt F")
     train = str(args.train_file) if args.train_file else [str(args.train_src), str(args.train_tgt)]
     vocab = overrides(args, VocabConfig)
+    check_language_flags(
+        ("--src-lang", vocab.get("src_lang")), ("--tgt-lang", vocab.get("tgt_lang"))
+    )
     if args.spm_model is not None:
+        # --subword stays: it says what the model was trained as (unigram or bpe)
         learned = sorted(set(vocab) & {"vocab_size", "min_count", "joint_vocab"})
         if learned:
             raise UsageError(

@@ -5,9 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from luong.cli.common import UsageError, log_to_stderr, overrides
+from luong.cli.common import UsageError, check_language_flags, log_to_stderr, overrides
 from luong.common.folder_files import RUN_CONFIG
-from luong.common.languages import check_language
 from luong.config.model import Seq2SeqConfig
 from luong.config.presets import OWN_DATA, SPLITS
 from luong.config.train import TrainConfig
@@ -167,13 +166,10 @@ def main(args: argparse.Namespace) -> int:
         train=train,
         vocab=vocab,
     )
-    languages = (("--src-lang", config.vocab.src_lang), ("--tgt-lang", config.vocab.tgt_lang))
-    for flag, code in languages:
-        if code:  # before any data is read; the library checks again, naming the field
-            try:
-                check_language(code, flag)
-            except ValueError as error:
-                raise UsageError(str(error)) from None
+    # before any data is read; the library checks again, naming the field
+    check_language_flags(
+        ("--src-lang", config.vocab.src_lang), ("--tgt-lang", config.vocab.tgt_lang)
+    )
     result = run(config, args.out, resume=args.resume)
     if not result.main:
         return 0  # under torchrun, rank 0 alone reports
