@@ -30,7 +30,7 @@ CONSTRAIN = RequestOptions(placeholders="constrain")
 
 def test_each_kind_of_verdict() -> None:
     model = small_model(0, SRC_SPACE, max_src_len=6)
-    sources = ["abc", "", "   ", "abcdefgh", "ab\ud800c", "abcdef"]
+    sources = ["abc", "", "   ", "abcdefgh", "ab\ud800c", "abcdef", "a\x00b"]
     verdicts = admit(model, sources)
     assert verdicts == [
         None,
@@ -39,10 +39,12 @@ def test_each_kind_of_verdict() -> None:
         Verdict("too_long", 8, 6),
         Verdict("unrepresentable", 2),
         None,  # exactly the limit
+        Verdict("binary", 1),  # a NUL: a binary file's byte, which was translated as text
     ]
-    assert [v.refused for v in verdicts if v is not None] == [False, False, True, True]
+    assert [v.refused for v in verdicts if v is not None] == [False, False, True, True, True]
     assert verdicts[3].detail == "8 symbols, above the maximum source length 6"  # type: ignore[union-attr]
     assert verdicts[4].detail == "not valid Unicode (a lone surrogate at character 2)"  # type: ignore[union-attr]
+    assert verdicts[6].detail == "binary data, not text (a NUL at character 1)"  # type: ignore[union-attr]
 
 
 def test_the_length_is_read_as_the_request_decodes_the_source() -> None:
@@ -130,6 +132,9 @@ def test_the_faces_map_the_same_verdict() -> None:
         assert "sources: source 0 is not valid Unicode (a lone surrogate at character 1)" in (
             surrogate.text
         )
+        nul = client.post("/api/translate", json={"sources": ["a\u0000b"]})  # it answered "ab"
+        assert nul.status_code == 422
+        assert "sources: source 0 is binary data, not text (a NUL at character 1)" in nul.text
         answer = client.post("/api/translate", json={"sources": ["ab", "abcde"]})
         assert answer.status_code == 200
     reason = too_long(Translator(ensemble), "constrain")
@@ -152,6 +157,8 @@ def test_a_requests_limits_need_no_transport() -> None:
          "the limit of 4"),
         (["a\ud800"], SearchOptions(), False, "sources: source 0 is not valid Unicode (a "
          "lone surrogate at character 1)"),
+        (["ab", "a\x00b"], SearchOptions(), False, "sources: source 1 is binary data, not "
+         "text (a NUL at character 1)"),
         (["ab"], SearchOptions(beam=5), False, "max_beam: beam 5, above the limit of 3"),
     ]  # fmt: skip
     for sources, search, too_large, message in cases:

@@ -13,6 +13,7 @@ from luong.common.errors import LuongError
 from luong.config.faces import ServeLimits
 from luong.config.request import RequestOptions
 from luong.config.search import SearchOptions
+from luong.translation.admission import UNREADABLE
 from luong.translation.translator import Translator
 
 __all__ = ["LimitError", "check_request"]
@@ -53,7 +54,7 @@ def check_request(
     longest = min(limits.max_source_len, translator.max_src_len)
     verdicts = translator.admit(sources, request, max_src_len=longest)
     for name, verdict in zip(names, verdicts, strict=True):
-        if verdict is not None and verdict.kind == "unrepresentable":
+        if verdict is not None and verdict.kind in UNREADABLE:
             raise LimitError(False, f"sources: {name} is {verdict.detail}")
     for name, verdict in zip(names, verdicts, strict=True):
         if verdict is not None and verdict.kind == "too_long":

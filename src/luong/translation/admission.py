@@ -37,6 +37,7 @@ from luong.model.ensemble import Decodable, members_of
 from luong.translation.placeholders import mask_source
 
 __all__ = [
+    "UNREADABLE",
     "VERDICTS",
     "FittedSources",
     "Verdict",
@@ -49,8 +50,12 @@ __all__ = [
     "truncate_source",
 ]
 
-VERDICTS: tuple[str, ...] = ("unrepresentable", "empty", "too_long")
+VERDICTS: tuple[str, ...] = ("unrepresentable", "binary", "empty", "too_long")
 """The kinds of ``Verdict``, in the order they are checked."""
+
+UNREADABLE: tuple[str, ...] = ("unrepresentable", "binary")
+"""The kinds of a source that is no text to translate at all (a lone surrogate, a NUL), which
+every face refuses whatever it does with a source too long."""
 
 
 @dataclass(frozen=True)
@@ -58,7 +63,9 @@ class Verdict:
     """Why a source is not decoded as it is. ``kind``: one of ``VERDICTS``; for
     ``too_long``, ``length`` the symbols read, ``limit`` the most taken and ``masked``
     whether the length is that of the source with its placeholders masked; for
-    ``unrepresentable``, ``length`` the character where the text stops being Unicode."""
+    ``unrepresentable``, ``length`` the character where the text stops being Unicode; for
+    ``binary``, the character of its NUL (a binary file's byte: a model would translate it
+    as text)."""
 
     kind: str
     length: int = 0
@@ -76,6 +83,8 @@ class Verdict:
         placeholders masked (placeholders mask), above the maximum source length 12"``."""
         if self.kind == "unrepresentable":
             return f"not valid Unicode (a lone surrogate at character {self.length})"
+        if self.kind == "binary":
+            return f"binary data, not text (a NUL at character {self.length})"
         if self.kind == "empty":
             return "empty"
         masked = ""
@@ -148,6 +157,9 @@ def admit(
         if surrogate is not None:
             verdicts.append(Verdict("unrepresentable", surrogate))
             continue
+        if "\x00" in text:
+            verdicts.append(Verdict("binary", text.index("\x00")))
+            continue
         if not text.strip():
             verdicts.append(Verdict("empty"))
             continue
@@ -208,7 +220,7 @@ def fit_sources(
     limit = source_limit(model, max_src_len)
     refused = [(i, v) for i, v in enumerate(verdicts) if v is not None and v.refused]
     for i, verdict in refused:
-        if verdict.kind == "unrepresentable":
+        if verdict.kind in UNREADABLE:
             raise LuongError(f"{name}:{i + 1}: {verdict.detail}")
     if refused and not truncate:
         first, verdict = refused[0]
