@@ -8,7 +8,9 @@ What it reads (``read``; each file by its name's suffix):
 
 - a gettext catalog, ``.po`` or ``.mo`` (polib): its translated entries, neither fuzzy nor
   obsolete, the header left out; a plural entry gives two pairs, ``msgid`` -> ``msgstr[0]``
-  and ``msgid_plural`` -> ``msgstr[1]`` (as ``luong po`` fills a plural entry). A catalog
+  and ``msgid_plural`` -> ``msgstr[1]`` (as ``luong po`` fills a plural entry). A ``.po``
+  is checked first as msgfmt checks it (``luong.catalogs.po_grammar``; a message defined
+  twice refused), as ``luong po`` reads a catalog. A catalog
   whose ``Language`` names another language than the target is refused;
 - TMX 1.4 (lxml: internal entities expanded, external ones refused, no network): each
   ``<tu>``'s ``<tuv>`` in the source language and the one in the target language, a
@@ -525,9 +527,9 @@ def _check_unique(catalog: Iterable[Any], path: Path) -> None:
     msgfmt does: which of the two a memory would reuse is no choice to make."""
     seen: set[tuple[str | None, str]] = set()
     for entry in catalog:
-        key = (entry.msgctxt, entry.msgid)
         if entry.obsolete:
             continue
+        key = (entry.msgctxt, entry.msgid)
         if key in seen:
             raise LuongError(f"{path}: duplicate message definition (msgid {entry.msgid!r:.60})")
         seen.add(key)
