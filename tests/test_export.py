@@ -473,3 +473,14 @@ def test_cli_exports_and_refuses_bad_folders(
         timeout=120,
     )
     assert_one_line_error(bad, "luong_onnx: error: nbest: expected at most beam = 1, got 2")
+    binary = subprocess.run(  # as luong translate: a NUL is a binary file's, no text
+        [sys.executable, str(onnx / "luong_onnx.py"), str(onnx)],
+        input=b"abc\nab\x00c\n",
+        capture_output=True,
+        timeout=120,
+    )
+    assert binary.returncode == 1
+    assert binary.stderr.decode().splitlines()[-1] == (
+        "luong_onnx: error: <stdin>:2: a NUL byte (byte 3 of the line); expected text, not "
+        "binary data"
+    )

@@ -1274,9 +1274,15 @@ def _lines(stream: BinaryIO, name: str) -> Iterator[str]:
                 "file of one sentence a line"
             )
         try:
-            yield line.decode("utf-8")
+            text = line.decode("utf-8")
         except UnicodeDecodeError as error:
             raise ValueError(f"{name}:{number}: not valid UTF-8 ({error.reason})") from None
+        if "\x00" in text:  # as luong translate: a binary file's byte, no text to translate
+            raise ValueError(
+                f"{name}:{number}: a NUL byte (byte {line.index(0) + 1} of the line); "
+                "expected text, not binary data"
+            )
+        yield text
 
 
 def main(argv: Sequence[str] | None = None) -> int:
