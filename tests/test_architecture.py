@@ -141,6 +141,7 @@ FLOORS: list[tuple[str, set[str]]] = [
     ("command line: grammar", {
         "luong.cli.decode_parsers", "luong.cli.folder_parsers", "luong.cli.parsers",
     }),
+    ("command line: the language pair's flags", {"luong.cli.language_flags"}),
     ("command line: commands", {
         "luong.cli.average", "luong.cli.corpus", "luong.cli.evaluate", "luong.cli.export",
         "luong.cli.pair", "luong.cli.plot", "luong.cli.po", "luong.cli.prepare",

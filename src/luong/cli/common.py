@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from luong.common.files import read_text_lines, text_lines
-from luong.common.languages import check_language
 from luong.config.choices import DEVICES, PRECISIONS, device_form
 from luong.config.decoding import decoding_defaults, with_defaults
 from luong.config.request import RequestOptions
@@ -24,7 +23,6 @@ from luong.config.search import OptionError, SearchOptions, option_specs
 from luong.config.train import SEARCH_FIELDS
 
 __all__ = [
-    "check_language_flags",
     "UsageError",
     "add_config_flags",
     "add_device_flags",
@@ -343,18 +341,6 @@ def request_options(args: argparse.Namespace, **given: Any) -> RequestOptions:
         return RequestOptions(**{**given, **fields})
     except OptionError as error:
         raise UsageError(flag_message(error)) from None
-
-
-def check_language_flags(*flags: tuple[str, str | None]) -> None:
-    """Refuse, as a usage error naming its flag, each (flag, code) whose code is given (not
-    empty or None) and is no language code babel knows (``check_language``): before any
-    data is read."""
-    for name, code in flags:
-        if code:
-            try:
-                check_language(code, name)
-            except ValueError as error:
-                raise UsageError(str(error)) from None
 
 
 def check_memory_flags(args: argparse.Namespace) -> None:

@@ -15,7 +15,8 @@ from luong.catalogs.corpus import (
     write_corpus,
 )
 from luong.catalogs.debian import FetchReport, catalog_folders, fetch_catalogs
-from luong.cli.common import UsageError, check_language_flags, log_to_stderr, say
+from luong.cli.common import UsageError, log_to_stderr, say
+from luong.cli.language_flags import check_language_flags
 from luong.common.errors import LuongError
 from luong.common.files import read_text_lines
 from luong.common.progress import WorkProgress

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import argparse
 
-from luong.cli.common import UsageError, check_language_flags
+from luong.cli.common import UsageError
+from luong.cli.language_flags import check_language_flags
 from luong.common.folder_files import MODEL_CONFIG
 from luong.model.folder import language_pair, read_model_config, record_language_pair
 

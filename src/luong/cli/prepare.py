@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import argparse
 
-from luong.cli.common import UsageError, check_language_flags, overrides, say
+from luong.cli.common import UsageError, overrides, say
+from luong.cli.language_flags import check_language_flags
 from luong.config.vocab import VocabConfig
 from luong.data.prepare import prepare_corpus
 

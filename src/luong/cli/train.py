@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from luong.cli.common import UsageError, check_language_flags, log_to_stderr, overrides
+from luong.cli.common import UsageError, log_to_stderr, overrides
+from luong.cli.language_flags import check_language_flags
 from luong.common.folder_files import RUN_CONFIG
 from luong.config.model import Seq2SeqConfig
 from luong.config.presets import OWN_DATA, SPLITS
