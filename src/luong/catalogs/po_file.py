@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import polib
 
-from luong.catalogs.po_grammar import Grammar, catalog_lines, syntax_error
+from luong.catalogs.po_grammar import Grammar, catalog_lines, check_grammar, syntax_error
 from luong.common.errors import LuongError, LuongTypeError
 
 __all__ = [
@@ -109,7 +109,7 @@ def decode_catalog(data: bytes) -> str:
             else "UTF-8 (the header declares no charset)"
         )
         raise LuongError(f"line {line}: byte 0x{data[error.start]:02x} is not {declared}") from None
-    Grammar(text).read()  # msgfmt's syntax, checked before anything else reads the text
+    check_grammar(text)  # msgfmt's syntax, checked before anything else reads the text
     return text
 
 

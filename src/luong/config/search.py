@@ -58,6 +58,7 @@ __all__ = [
     "OptionTypeError",
     "SearchOptions",
     "check_field",
+    "check_seed",
     "option",
     "option_specs",
 ]
@@ -96,6 +97,19 @@ of an output with its last n - 1 tokens)."""
 
 MAX_SEED = 2**64 - 1
 """The largest sampling seed (``torch.Generator.manual_seed`` takes 64 bits)."""
+
+
+def check_seed(name: str, value: object) -> int:
+    """``value``, refused unless it is an int from 0 to ``MAX_SEED`` (a bool is none), the
+    seeds that ``torch.Generator.manual_seed`` takes, ``name`` the argument's in the message.
+
+    Raises:
+        ValueError: ``NAME: expected an int from 0 to 18446744073709551615, got VALUE``.
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_SEED:
+        raise LuongError(f"{name}: expected an int from 0 to {MAX_SEED}, got {value!r:.60}")
+    return value
+
 
 COMBINE: tuple[str, ...] = ("logprob", "prob")
 """How an ensemble combines its members' next-token distributions (``luong.model.ensemble``)."""

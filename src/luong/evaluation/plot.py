@@ -27,7 +27,7 @@ from luong.common.errors import LuongError, LuongTypeError
 from luong.common.lines import LINE_BREAKS
 from luong.config.faces import MAX_DPI, MAX_POSITIONS
 from luong.config.request import RequestOptions
-from luong.config.search import MAX_SEED, SearchOptions
+from luong.config.search import MAX_SEED, SearchOptions, check_seed
 from luong.config.translation_request import TranslationRequest
 from luong.data.batching import encode_sources
 from luong.data.vocab import Vocab
@@ -438,8 +438,7 @@ def fresh_score_panels(
         ValueError: ``length`` outside ``[1, MAX_POSITIONS]``, ``pad`` outside
             ``[0, length)``, ``d < 1``, ``seed`` not an int from 0 to ``MAX_SEED`` (64 bits).
     """
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
-        raise LuongError(f"seed: expected an int from 0 to {MAX_SEED}, got {seed!r:.60}")
+    check_seed("seed", seed)
     if length < 1 or not 0 <= pad < length or d < 1:
         raise LuongError(
             f"expected length >= 1, 0 <= pad < length and d >= 1, got length={length}, "

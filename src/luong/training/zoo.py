@@ -37,7 +37,7 @@ from luong.common.checks import check_positive_int
 from luong.common.errors import LuongError, LuongTypeError
 from luong.common.files import read_json, write_text
 from luong.config.presets import SPLITS, ZOO_PRESETS
-from luong.config.search import MAX_SEED
+from luong.config.search import check_seed
 from luong.evaluation.evaluate import dev_loss
 from luong.model.seq2seq import Seq2Seq
 from luong.tasks import OWN_DATA, TaskData, load_task, task_configs
@@ -151,9 +151,7 @@ class ZooSettings:
                 f"seeds: expected at most {MAX_ZOO_SEEDS} (each trains every variant), "
                 f"got {self.seeds}"
             )
-        seed = self.data_seed
-        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
-            raise LuongError(f"data_seed: expected an int from 0 to {MAX_SEED}, got {seed!r:.60}")
+        check_seed("data_seed", self.data_seed)
 
 
 @dataclass(frozen=True)
